@@ -1,0 +1,111 @@
+//! Encoding messages compactly, without building a `serde_json::Value`.
+
+use super::message::{Message, RawJson, RequestId};
+
+/// Encodes one message as a stdio frame: compact JSON and a trailing `\n`.
+///
+/// A raw value received from elsewhere (an HTTP body, say) may hold pretty-printed JSON; such a
+/// value is re-serialized compactly so the frame never contains a raw newline.
+pub fn encode_line(message: &Message) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    encode_into(message, &mut out);
+    out.push(b'\n');
+    out
+}
+
+/// Encodes a batch as one JSON array, with a trailing `\n`.
+pub fn encode_batch_into(messages: &[Message], out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        encode_into(m, out);
+    }
+    out.extend_from_slice(b"]\n");
+}
+
+impl Message {
+    /// Appends the compact JSON of this message (no newline) to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        encode_into(self, out);
+    }
+
+    /// The compact JSON of this message (no newline).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(128);
+        encode_into(self, &mut out);
+        out
+    }
+}
+
+fn encode_into(message: &Message, out: &mut Vec<u8>) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0""#);
+    match message {
+        Message::Request(r) => {
+            write_id(out, Some(&r.id));
+            write_str_member(out, "method", &r.method);
+            if let Some(p) = &r.params {
+                write_raw_member(out, "params", p);
+            }
+        }
+        Message::Notification(n) => {
+            write_str_member(out, "method", &n.method);
+            if let Some(p) = &n.params {
+                write_raw_member(out, "params", p);
+            }
+        }
+        Message::Response(r) => {
+            match (&r.id, &r.outcome) {
+                (Some(id), _) => write_id(out, Some(id)),
+                // JSON-RPC 2.0 wants `"id": null` when the id could not be read.
+                (None, _) => out.extend_from_slice(br#","id":null"#),
+            }
+            match &r.outcome {
+                Ok(result) => write_raw_member(out, "result", result),
+                Err(e) => {
+                    out.extend_from_slice(br#","error":"#);
+                    // Invariant: ErrorObject has string keys and plain values.
+                    serde_json::to_writer(&mut *out, e).expect("error objects serialize");
+                }
+            }
+        }
+    }
+    out.push(b'}');
+}
+
+fn write_id(out: &mut Vec<u8>, id: Option<&RequestId>) {
+    out.extend_from_slice(br#","id":"#);
+    match id {
+        Some(RequestId::Number(n)) => {
+            out.extend_from_slice(n.to_string().as_bytes());
+        }
+        Some(RequestId::String(s)) => write_json_str(out, s),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+fn write_str_member(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.push(b',');
+    write_json_str(out, key);
+    out.push(b':');
+    write_json_str(out, value);
+}
+
+fn write_raw_member(out: &mut Vec<u8>, key: &str, value: &RawJson) {
+    out.push(b',');
+    write_json_str(out, key);
+    out.push(b':');
+    let text = value.get();
+    if text.contains('\n') || text.contains('\r') {
+        // Invariant: a Value parsed from valid JSON serializes.
+        serde_json::to_writer(&mut *out, &value.to_value()).expect("values serialize");
+    } else {
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    // Invariant: serializing a &str into a Vec cannot fail.
+    serde_json::to_writer(&mut *out, s).expect("strings serialize");
+}

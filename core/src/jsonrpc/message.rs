@@ -1,0 +1,255 @@
+//! The four message shapes and their parts.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A request id: an integer or a string, echoed exactly as received (`1` and `"1"` differ).
+/// MCP forbids `null`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id; zest's own requests use a counter.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        Self::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(n) => s.serialize_i64(*n),
+            Self::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Self::String(s)),
+            Value::Number(n) => n
+                .as_i64()
+                .map(Self::Number)
+                .ok_or_else(|| serde::de::Error::custom("request id must be an integer")),
+            _ => Err(serde::de::Error::custom("request id must be a string or an integer")),
+        }
+    }
+}
+
+/// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.
+///
+/// The text is always compact or as received; [`encode_line`](super::encode_line) makes sure a
+/// stdio frame never contains a raw newline.
+#[derive(Clone)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// Serializes `value` compactly.
+    pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
+        // Invariant: serde_json::to_string fails only for maps with non-string keys or a
+        // Serialize impl that errors; our schema types have neither.
+        let text = serde_json::to_string(value).expect("schema types always serialize");
+        Self::from_string_unchecked(text)
+    }
+
+    /// Wraps already-valid JSON text; `None` if it is not valid JSON.
+    pub fn from_string(text: String) -> Option<Self> {
+        RawValue::from_string(text).ok().map(Self)
+    }
+
+    /// The empty object `{}`.
+    pub fn empty_object() -> Self {
+        Self::from_string_unchecked("{}".to_owned())
+    }
+
+    fn from_string_unchecked(text: String) -> Self {
+        // Invariant: callers pass text produced by serde_json.
+        Self(RawValue::from_string(text).expect("serde_json output is valid JSON"))
+    }
+
+    pub(crate) fn from_raw(raw: Box<RawValue>) -> Self {
+        Self(raw)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Parses a typed view. The error text is serde's, for `-32602` data.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, String> {
+        serde_json::from_str(self.0.get()).map_err(|e| e.to_string())
+    }
+
+    /// Parses into a [`Value`].
+    pub fn to_value(&self) -> Value {
+        // Invariant: the text is valid JSON by construction.
+        serde_json::from_str(self.0.get()).expect("RawJson holds valid JSON")
+    }
+
+    /// True when the text is a JSON object.
+    pub fn is_object(&self) -> bool {
+        self.0.get().trim_start().starts_with('{')
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.get())
+    }
+}
+
+impl PartialEq for RawJson {
+    /// Semantic equality: `{"a":1}` equals `{ "a": 1 }`.
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get() || self.to_value() == other.to_value()
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Self)
+    }
+}
+
+impl From<&Value> for RawJson {
+    fn from(v: &Value) -> Self {
+        Self::from_serialize(v)
+    }
+}
+
+impl From<Value> for RawJson {
+    fn from(v: Value) -> Self {
+        Self::from_serialize(&v)
+    }
+}
+
+/// A JSON-RPC error object: `{code, message, data?}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code; see [`codes`](super::codes).
+    pub code: i64,
+    /// One short sentence.
+    pub message: String,
+    /// Anything else the sender wants to say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with no data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Adds `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+/// A request: it has an id and expects exactly one response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The id the response echoes.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params, raw; an object in MCP.
+    pub params: Option<RawJson>,
+}
+
+/// A notification: no id, never answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params, raw.
+    pub params: Option<RawJson>,
+}
+
+/// A response: a result or an error for the request with the same id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    /// The request's id; `None` only for an error about a request whose id could not be read.
+    pub id: Option<RequestId>,
+    /// The result, or the error.
+    pub outcome: Result<RawJson, ErrorObject>,
+}
+
+/// One JSON-RPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A notification.
+    Notification(Notification),
+    /// A request.
+    Request(Request),
+    /// A result or error response.
+    Response(Response),
+}
+
+impl Message {
+    /// A request with params serialized from `params`.
+    pub fn request<P: Serialize + ?Sized>(id: RequestId, method: &str, params: &P) -> Self {
+        Self::Request(Request {
+            id,
+            method: method.to_owned(),
+            params: Some(RawJson::from_serialize(params)),
+        })
+    }
+
+    /// A notification with params serialized from `params`, or none.
+    pub fn notification<P: Serialize + ?Sized>(method: &str, params: Option<&P>) -> Self {
+        Self::Notification(Notification {
+            method: method.to_owned(),
+            params: params.map(RawJson::from_serialize),
+        })
+    }
+
+    /// A result response.
+    pub fn result(id: RequestId, result: RawJson) -> Self {
+        Self::Response(Response { id: Some(id), outcome: Ok(result) })
+    }
+
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Self::Response(Response { id, outcome: Err(error) })
+    }
+}

@@ -1,0 +1,17 @@
+//! JSON-RPC 2.0 as MCP uses it: ids, messages, batches, error objects.
+//!
+//! Params and results stay raw ([`RawJson`]) until someone asks for a typed view with
+//! [`RawJson::parse`]; decoding a message only reads the envelope. That keeps routing cheap and
+//! loses nothing a peer sent.
+
+pub mod codes;
+mod decode;
+mod encode;
+mod message;
+
+pub use decode::{decode, DecodeError, Frame, InvalidReason};
+pub use encode::{encode_batch_into, encode_line};
+pub use message::{ErrorObject, Message, Notification, RawJson, Request, RequestId, Response};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,6 @@
+//! zest-core: the Model Context Protocol as pure state machines.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod jsonrpc;
+pub mod schema;

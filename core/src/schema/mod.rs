@@ -1,0 +1,5 @@
+//! Typed MCP params, results and notifications.
+
+mod version;
+
+pub use version::ProtocolVersion;

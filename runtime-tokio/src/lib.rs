@@ -1,0 +1,4 @@
+//! zest over tokio.
+//!
+//! Empty for now: the stdio client and server arrive with the runtime issue. Nothing in this
+//! crate pretends to work yet.
