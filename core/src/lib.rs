@@ -2,5 +2,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod framing;
 pub mod jsonrpc;
 pub mod schema;
