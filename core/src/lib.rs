@@ -3,5 +3,6 @@
 #![warn(missing_docs)]
 
 pub mod framing;
+pub mod json_schema;
 pub mod jsonrpc;
 pub mod schema;
