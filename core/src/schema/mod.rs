@@ -11,10 +11,16 @@
 
 mod capabilities;
 mod common;
+mod completion;
 mod content;
+mod elicitation;
 mod lifecycle;
+mod logging;
+mod notifications;
 mod prompts;
 mod resources;
+mod roots;
+mod sampling;
 mod tools;
 mod version;
 mod wire;
@@ -27,18 +33,32 @@ pub use common::{
     progress_token, set_progress_token, Annotations, Cursor, EmptyParams, EmptyResult, Icon,
     IconTheme, Implementation, Meta, PaginatedParams, ProgressToken, Role, PROGRESS_TOKEN_KEY,
 };
+pub use completion::{
+    CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext, Reference,
+};
 pub use content::{
     AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent,
     ResourceContents, SamplingContent, SamplingContents, TextContent, TextResourceContents,
     ToolResultContent, ToolUseContent,
 };
+pub use elicitation::{
+    ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitSchema, ElicitUrlParams,
+    ElicitationCompleteParams, EnumItems, EnumOption, FormMode, PrimitiveSchema, UrlMode,
+};
 pub use lifecycle::{InitializeParams, InitializeResult};
+pub use logging::{LoggingLevel, LoggingMessageParams, SetLevelParams};
+pub use notifications::{CancelledParams, ProgressParams};
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
 };
 pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams, ReadResourceResult,
     Resource, ResourceTemplate, ResourceUpdatedParams, SubscribeParams, UnsubscribeParams,
+};
+pub use roots::{ListRootsResult, Root};
+pub use sampling::{
+    CreateMessageParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
+    SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
 };
 pub use tools::{
     CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, Tool, ToolAnnotations,
