@@ -16,6 +16,7 @@ mod content;
 mod elicitation;
 mod lifecycle;
 mod logging;
+pub mod methods;
 mod notifications;
 mod prompts;
 mod resources;
