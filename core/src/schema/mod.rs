@@ -65,3 +65,6 @@ pub use tools::{
     CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, Tool, ToolAnnotations,
 };
 pub use version::ProtocolVersion;
+
+#[cfg(test)]
+mod tests;
