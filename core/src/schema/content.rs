@@ -3,7 +3,8 @@
 //! The block unions are tagged by `type`. A block whose `type` this crate does not know (or
 //! that has no string `type`) decodes to an `Unknown` variant holding the JSON as sent, and
 //! encodes back unchanged, so newer peers' content passes through intact. A block with a known
-//! `type` but missing required fields is an error.
+//! `type` but missing required fields is an error. The tag is not kept in a body's `extra`
+//! map, and callers must not put `type` there either: it would be written twice.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};

@@ -148,7 +148,8 @@ pub struct ElicitSchema {
     /// Always `"object"`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// The fields, by name.
+    /// The fields, by name. Sorted by name: the sender's key order (which a client might use
+    /// to lay out the form) is not kept.
     pub properties: BTreeMap<String, PrimitiveSchema>,
     /// Names of fields that must be filled in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
