@@ -1,5 +1,70 @@
-//! Typed MCP params, results and notifications.
+//! Typed MCP params, results and notifications for the session-era revisions (2024-11-05,
+//! 2025-03-26, 2025-06-18, 2025-11-25).
+//!
+//! Each type is the union of its revisions: fields added later are `Option`s, and the doc
+//! comment names the revision that introduced them. Decoding is lossless: every object a peer
+//! sends keeps the fields this crate does not know in an `extra` map and writes them back, and
+//! content blocks of unknown `type` survive as `Unknown` values. Sending only what the
+//! negotiated revision allows is the caller's job (see [`ProtocolVersion`]).
+//!
+//! [`methods`] ties each method name to its params and result types.
 
+mod capabilities;
+mod common;
+mod completion;
+mod content;
+mod elicitation;
+mod lifecycle;
+mod logging;
+pub mod methods;
+mod notifications;
+mod prompts;
+mod resources;
+mod roots;
+mod sampling;
+mod tools;
 mod version;
+mod wire;
 
+pub use capabilities::{
+    CapabilityFlag, ClientCapabilities, ElicitationCapability, PromptsCapability,
+    ResourcesCapability, RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
+};
+pub use common::{
+    progress_token, set_progress_token, Annotations, Cursor, EmptyParams, EmptyResult, Icon,
+    IconTheme, Implementation, Meta, PaginatedParams, ProgressToken, Role, PROGRESS_TOKEN_KEY,
+};
+pub use completion::{
+    CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext, Reference,
+};
+pub use content::{
+    AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent,
+    ResourceContents, SamplingContent, SamplingContents, TextContent, TextResourceContents,
+    ToolResultContent, ToolUseContent,
+};
+pub use elicitation::{
+    ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitSchema, ElicitUrlParams,
+    ElicitationCompleteParams, EnumItems, EnumOption, FormMode, PrimitiveSchema, UrlMode,
+};
+pub use lifecycle::{InitializeParams, InitializeResult};
+pub use logging::{LoggingLevel, LoggingMessageParams, SetLevelParams};
+pub use notifications::{CancelledParams, ProgressParams};
+pub use prompts::{
+    GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
+};
+pub use resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams, ReadResourceResult,
+    Resource, ResourceTemplate, ResourceUpdatedParams, SubscribeParams, UnsubscribeParams,
+};
+pub use roots::{ListRootsResult, Root};
+pub use sampling::{
+    CreateMessageParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
+    SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
+};
+pub use tools::{
+    CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, Tool, ToolAnnotations,
+};
 pub use version::ProtocolVersion;
+
+#[cfg(test)]
+mod tests;
