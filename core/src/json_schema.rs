@@ -54,18 +54,10 @@ pub struct SchemaError {
 /// `$ref`, nesting beyond [`MAX_DEPTH`], too much work), that is the only problem listed.
 /// Never panics, whatever the schema or instance.
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), Vec<SchemaError>> {
-    let budget = BUDGET_PER_VALUE
-        .saturating_mul(count_values(instance))
-        .saturating_add(BASE_BUDGET);
-    let mut validator = Validator {
-        root: schema,
-        budget,
-        fatal: None,
-    };
-    let mut errors = Errors {
-        list: Vec::new(),
-        cap: MAX_ERRORS,
-    };
+    let budget =
+        BUDGET_PER_VALUE.saturating_mul(count_values(instance)).saturating_add(BASE_BUDGET);
+    let mut validator = Validator { root: schema, budget, fatal: None };
+    let mut errors = Errors { list: Vec::new(), cap: MAX_ERRORS };
     validator.check(schema, instance, &mut String::new(), 0, &mut errors);
     match validator.fatal {
         Some(fatal) => Err(vec![fatal]),
@@ -76,11 +68,7 @@ pub fn validate(schema: &Value, instance: &Value) -> Result<(), Vec<SchemaError>
 
 impl fmt::Display for SchemaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() {
-            "(root)"
-        } else {
-            &self.path
-        };
+        let path = if self.path.is_empty() { "(root)" } else { &self.path };
         write!(f, "{path}: {}", self.message)
     }
 }
@@ -109,10 +97,7 @@ impl Errors {
 
     fn push(&mut self, path: &str, message: impl Into<String>) {
         if !self.full() {
-            self.list.push(SchemaError {
-                path: path.to_owned(),
-                message: message.into(),
-            });
+            self.list.push(SchemaError { path: path.to_owned(), message: message.into() });
         }
     }
 }
@@ -158,10 +143,7 @@ impl<'s> Validator<'s> {
 
     /// Whether `inst` matches `schema`; problems are not kept.
     fn valid(&mut self, schema: &'s Value, inst: &Value, path: &mut String, depth: usize) -> bool {
-        let mut probe = Errors {
-            list: Vec::new(),
-            cap: 1,
-        };
+        let mut probe = Errors { list: Vec::new(), cap: 1 };
         self.check(schema, inst, path, depth, &mut probe);
         probe.list.is_empty()
     }
@@ -204,10 +186,7 @@ impl<'s> Validator<'s> {
         };
         if !expected.is_empty() && !expected.iter().any(|name| has_type(inst, name)) {
             let got = type_name(inst);
-            errs.push(
-                path,
-                format!("expected {}, got {got}", expected.join(" or ")),
-            );
+            errs.push(path, format!("expected {}, got {got}", expected.join(" or ")));
         }
         if let Some(Value::Array(options)) = schema.get("enum") {
             if !options.iter().any(|option| self.equal(option, inst)) {
@@ -285,16 +264,10 @@ impl<'s> Validator<'s> {
     ) {
         let len = items.len();
         if let Some(min) = count(schema, "minItems").filter(|&min| len < min) {
-            errs.push(
-                path,
-                format!("array has {len} items, fewer than minItems {min}"),
-            );
+            errs.push(path, format!("array has {len} items, fewer than minItems {min}"));
         }
         if let Some(max) = count(schema, "maxItems").filter(|&max| len > max) {
-            errs.push(
-                path,
-                format!("array has {len} items, more than maxItems {max}"),
-            );
+            errs.push(path, format!("array has {len} items, more than maxItems {max}"));
         }
         let (prefix, rest): (&'s [Value], _) =
             match (schema.get("prefixItems"), schema.get("items")) {
@@ -341,16 +314,10 @@ impl<'s> Validator<'s> {
     ) {
         let len = members.len();
         if let Some(min) = count(schema, "minProperties").filter(|&min| len < min) {
-            errs.push(
-                path,
-                format!("object has {len} properties, fewer than minProperties {min}"),
-            );
+            errs.push(path, format!("object has {len} properties, fewer than minProperties {min}"));
         }
         if let Some(max) = count(schema, "maxProperties").filter(|&max| len > max) {
-            errs.push(
-                path,
-                format!("object has {len} properties, more than maxProperties {max}"),
-            );
+            errs.push(path, format!("object has {len} properties, more than maxProperties {max}"));
         }
         if let Some(Value::Array(required)) = schema.get("required") {
             if !self.spend(required.len()) {
@@ -443,10 +410,7 @@ impl<'s> Validator<'s> {
             true
         } else {
             self.budget = 0;
-            self.fail(
-                "",
-                "validation needs too much work; the schema is too complex".into(),
-            );
+            self.fail("", "validation needs too much work; the schema is too complex".into());
             false
         }
     }
@@ -454,10 +418,7 @@ impl<'s> Validator<'s> {
     /// Records the first fatal problem; validation then stops.
     fn fail(&mut self, path: &str, message: String) {
         if self.fatal.is_none() {
-            self.fatal = Some(SchemaError {
-                path: path.to_owned(),
-                message,
-            });
+            self.fatal = Some(SchemaError { path: path.to_owned(), message });
         }
     }
 }
@@ -471,10 +432,7 @@ fn check_number(schema: &Map<String, Value>, n: &Number, path: &str, errs: &mut 
     }
     if let Some(min) = bound("exclusiveMinimum") {
         if matches!(compare(n, min), Some(Ordering::Less | Ordering::Equal)) {
-            errs.push(
-                path,
-                format!("{n} is not greater than the exclusive minimum {min}"),
-            );
+            errs.push(path, format!("{n} is not greater than the exclusive minimum {min}"));
         }
     }
     if let Some(max) = bound("maximum") {
@@ -484,10 +442,7 @@ fn check_number(schema: &Map<String, Value>, n: &Number, path: &str, errs: &mut 
     }
     if let Some(max) = bound("exclusiveMaximum") {
         if matches!(compare(n, max), Some(Ordering::Greater | Ordering::Equal)) {
-            errs.push(
-                path,
-                format!("{n} is not less than the exclusive maximum {max}"),
-            );
+            errs.push(path, format!("{n} is not less than the exclusive maximum {max}"));
         }
     }
     if let Some(step) = bound("multipleOf") {
@@ -504,16 +459,10 @@ fn check_string(schema: &Map<String, Value>, s: &str, path: &str, errs: &mut Err
     }
     let len = s.chars().count();
     if let Some(min) = min.filter(|&min| len < min) {
-        errs.push(
-            path,
-            format!("string has {len} characters, fewer than minLength {min}"),
-        );
+        errs.push(path, format!("string has {len} characters, fewer than minLength {min}"));
     }
     if let Some(max) = max.filter(|&max| len > max) {
-        errs.push(
-            path,
-            format!("string has {len} characters, more than maxLength {max}"),
-        );
+        errs.push(path, format!("string has {len} characters, more than maxLength {max}"));
     }
 }
 
@@ -538,8 +487,7 @@ fn has_type(inst: &Value, name: &str) -> bool {
         ("integer", Value::Number(n)) => {
             n.is_i64()
                 || n.is_u64()
-                || n.as_f64()
-                    .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+                || n.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
         }
         _ => false,
     }

@@ -73,11 +73,7 @@ struct Dropped {
 impl LineDecoder {
     /// Creates a decoder that drops lines longer than `max_line` bytes (line ending excluded).
     pub fn new(max_line: usize) -> Self {
-        Self {
-            max_line,
-            buf: Vec::new(),
-            dropping: None,
-        }
+        Self { max_line, buf: Vec::new(), dropping: None }
     }
 
     /// Feeds bytes; calls `sink` for each complete frame or violation, in order.
@@ -151,10 +147,7 @@ impl Default for LineDecoder {
 
 impl Dropped {
     fn of(bytes: &[u8]) -> Self {
-        let mut dropped = Self {
-            len: 0,
-            ends_in_cr: false,
-        };
+        let mut dropped = Self { len: 0, ends_in_cr: false };
         dropped.extend(bytes);
         dropped
     }
@@ -167,10 +160,7 @@ impl Dropped {
     }
 
     fn violation(self, limit: usize) -> LineViolation {
-        LineViolation::TooLong {
-            limit,
-            dropped: self.len - usize::from(self.ends_in_cr),
-        }
+        LineViolation::TooLong { limit, dropped: self.len - usize::from(self.ends_in_cr) }
     }
 }
 
@@ -178,10 +168,7 @@ impl Dropped {
 fn emit(max_line: usize, line: &[u8], sink: &mut dyn FnMut(LineEvent<'_>)) {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.len() > max_line {
-        sink(LineEvent::Violation(LineViolation::TooLong {
-            limit: max_line,
-            dropped: line.len(),
-        }));
+        sink(LineEvent::Violation(LineViolation::TooLong { limit: max_line, dropped: line.len() }));
         return;
     }
     match line.iter().find(|b| !b.is_ascii_whitespace()) {
@@ -199,9 +186,7 @@ fn excerpt(line: &[u8]) -> String {
     // Each char decodes from at most 4 bytes, so this prefix holds more chars than we keep.
     let prefix = &line[..line.len().min(4 * (EXCERPT_CHARS + 1))];
     let text = String::from_utf8_lossy(prefix);
-    let mut chars = text
-        .chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c });
+    let mut chars = text.chars().map(|c| if c.is_control() { '\u{FFFD}' } else { c });
     let mut out: String = chars.by_ref().take(EXCERPT_CHARS).collect();
     if chars.next().is_some() || prefix.len() < line.len() {
         out = out.chars().take(EXCERPT_CHARS - 1).collect();
@@ -217,10 +202,7 @@ impl fmt::Display for LineViolation {
                 write!(f, "non-JSON line of {len} bytes: {excerpt:?}")
             }
             Self::TooLong { limit, dropped } => {
-                write!(
-                    f,
-                    "line of {dropped} bytes exceeds the {limit}-byte limit and was dropped"
-                )
+                write!(f, "line of {dropped} bytes exceeds the {limit}-byte limit and was dropped")
             }
         }
     }

@@ -41,10 +41,7 @@ fn too_long(limit: usize, dropped: usize) -> Owned {
 }
 
 fn not_json(excerpt: &str, len: usize) -> Owned {
-    Owned::Violation(LineViolation::NotJson {
-        excerpt: excerpt.into(),
-        len,
-    })
+    Owned::Violation(LineViolation::NotJson { excerpt: excerpt.into(), len })
 }
 
 #[test]
@@ -55,10 +52,7 @@ fn lf_terminated_frames_arrive_in_order() {
 
 #[test]
 fn crlf_is_stripped() {
-    assert_eq!(
-        decode(b"{\"a\":1}\r\n[]\r\n"),
-        [frame(b"{\"a\":1}"), frame(b"[]")]
-    );
+    assert_eq!(decode(b"{\"a\":1}\r\n[]\r\n"), [frame(b"{\"a\":1}"), frame(b"[]")]);
 }
 
 #[test]
@@ -80,10 +74,7 @@ fn leading_whitespace_is_kept_in_the_frame() {
 #[test]
 fn banner_is_a_violation_not_a_frame() {
     let events = decode(b"Server v1.2 listening\n{}\n");
-    assert_eq!(
-        events,
-        [not_json("Server v1.2 listening", 21), frame(b"{}")]
-    );
+    assert_eq!(events, [not_json("Server v1.2 listening", 21), frame(b"{}")]);
 }
 
 #[test]
@@ -128,10 +119,7 @@ fn invalid_utf8_inside_a_frame_is_delivered() {
 
 #[test]
 fn unterminated_last_line_is_delivered_at_finish() {
-    assert_eq!(
-        decode(b"{}\n{\"last\":true}"),
-        [frame(b"{}"), frame(b"{\"last\":true}")]
-    );
+    assert_eq!(decode(b"{}\n{\"last\":true}"), [frame(b"{}"), frame(b"{\"last\":true}")]);
     assert_eq!(decode(b"{}\r"), [frame(b"{}")]);
     assert_eq!(decode(b"  \t"), []);
     assert_eq!(decode(b"trailing log"), [not_json("trailing log", 12)]);
@@ -155,13 +143,8 @@ fn line_at_the_limit_passes_and_one_past_it_is_dropped() {
     let long = format!("{{{}}}", "a".repeat(7)); // 9 bytes
     let input = format!("{ok}\r\n{long}\r\n{ok}\n{long}\n{{}}\n");
     let whole = decode_chunks(8, &[input.as_bytes()]);
-    let expected = [
-        frame(ok.as_bytes()),
-        too_long(8, 9),
-        frame(ok.as_bytes()),
-        too_long(8, 9),
-        frame(b"{}"),
-    ];
+    let expected =
+        [frame(ok.as_bytes()), too_long(8, 9), frame(ok.as_bytes()), too_long(8, 9), frame(b"{}")];
     assert_eq!(whole, expected);
     let bytewise: Vec<&[u8]> = input.as_bytes().chunks(1).collect();
     assert_eq!(decode_chunks(8, &bytewise), expected);
@@ -181,10 +164,7 @@ fn over_long_line_is_reported_once_at_its_newline() {
 
 #[test]
 fn over_long_unterminated_line_is_reported_at_finish() {
-    assert_eq!(
-        decode_chunks(4, &[b"{}\n{\"abc", b"def\"}"]),
-        [frame(b"{}"), too_long(4, 10)]
-    );
+    assert_eq!(decode_chunks(4, &[b"{}\n{\"abc", b"def\"}"]), [frame(b"{}"), too_long(4, 10)]);
 }
 
 #[test]
@@ -194,10 +174,7 @@ fn over_long_banner_is_too_long_not_not_json() {
 
 #[test]
 fn zero_limit_drops_every_non_empty_line() {
-    assert_eq!(
-        decode_chunks(0, &[b"{}\n\n\r\n "]),
-        [too_long(0, 2), too_long(0, 1)]
-    );
+    assert_eq!(decode_chunks(0, &[b"{}\n\n\r\n "]), [too_long(0, 2), too_long(0, 1)]);
 }
 
 #[test]
@@ -227,10 +204,7 @@ fn every_two_way_split_matches_whole() {
     const LIMIT: usize = 64;
     let whole = decode_chunks(LIMIT, &[STREAM]);
     assert_eq!(whole.len(), 5, "{whole:?}");
-    assert!(matches!(
-        whole[0],
-        Owned::Violation(LineViolation::NotJson { .. })
-    ));
+    assert!(matches!(whole[0], Owned::Violation(LineViolation::NotJson { .. })));
     assert_eq!(whole[2], too_long(LIMIT, 87));
     for i in 0..=STREAM.len() {
         let (a, b) = STREAM.split_at(i);
@@ -250,11 +224,7 @@ fn ten_mib_line_is_dropped_with_bounded_buffering() {
     while sent < 10 * 1024 * 1024 {
         decoder.feed(&chunk, &mut |e| events.push(own(e)));
         sent += chunk.len();
-        assert!(
-            decoder.buffered() <= LIMIT + 1,
-            "buffered {}",
-            decoder.buffered()
-        );
+        assert!(decoder.buffered() <= LIMIT + 1, "buffered {}", decoder.buffered());
     }
     decoder.feed(b"\"}\r\n{\"next\":1}\n", &mut |e| events.push(own(e)));
     assert_eq!(decoder.buffered(), 0);
@@ -277,13 +247,7 @@ fn interesting(bytes: &[u8]) -> Vec<u8> {
     const ALPHABET: &[u8] = b"\n\r \t{[}a\xff";
     bytes
         .iter()
-        .map(|&b| {
-            if b < 128 {
-                ALPHABET[usize::from(b) % ALPHABET.len()]
-            } else {
-                b
-            }
-        })
+        .map(|&b| if b < 128 { ALPHABET[usize::from(b) % ALPHABET.len()] } else { b })
         .collect()
 }
 

@@ -7,10 +7,7 @@ fn problems(schema: &Value, instance: &Value) -> Vec<String> {
     match validate(schema, instance) {
         Ok(()) => Vec::new(),
         Err(errors) => {
-            assert!(
-                !errors.is_empty() && errors.len() <= MAX_ERRORS,
-                "{errors:?}"
-            );
+            assert!(!errors.is_empty() && errors.len() <= MAX_ERRORS, "{errors:?}");
             errors.iter().map(ToString::to_string).collect()
         }
     }
@@ -53,19 +50,13 @@ fn typical_tool_input_schema() {
         rejects(schema.clone(), json!({"a": "1", "b": 2})),
         ["/a: expected number, got string"]
     );
-    assert_eq!(
-        rejects(schema, json!([1, 2])),
-        ["(root): expected object, got array"]
-    );
+    assert_eq!(rejects(schema, json!([1, 2])), ["(root): expected object, got array"]);
 }
 
 #[test]
 fn boolean_schemas() {
     accepts(json!(true), json!({"anything": [1]}));
-    assert_eq!(
-        rejects(json!(false), json!(null)),
-        ["(root): no value is allowed here"]
-    );
+    assert_eq!(rejects(json!(false), json!(null)), ["(root): no value is allowed here"]);
     accepts(json!({}), json!("empty schema accepts all"));
     accepts(json!({"properties": {"a": true}}), json!({"a": 1}));
     assert_eq!(
@@ -102,10 +93,7 @@ fn enum_and_const_compare_numbers_by_value() {
         rejects(json!({"enum": ["a", 1]}), json!("b")),
         ["(root): value is not one of the enum values"]
     );
-    accepts(
-        json!({"const": {"x": [1, 2.0], "y": "z"}}),
-        json!({"y": "z", "x": [1.0, 2]}),
-    );
+    accepts(json!({"const": {"x": [1, 2.0], "y": "z"}}), json!({"y": "z", "x": [1.0, 2]}));
     rejects(json!({"const": {"x": [1, 2]}}), json!({"x": [2, 1]}));
     rejects(json!({"const": {"x": 1}}), json!({"x": 1, "y": 1}));
     rejects(json!({"const": false}), json!(0));
@@ -121,10 +109,7 @@ fn object_keywords() {
         "maxProperties": 2
     });
     accepts(schema.clone(), json!({"n": 1, "s": "x"}));
-    assert_eq!(
-        rejects(schema.clone(), json!({"s": 1})),
-        ["/s: expected string, got number"]
-    );
+    assert_eq!(rejects(schema.clone(), json!({"s": 1})), ["/s: expected string, got number"]);
     assert_eq!(
         rejects(schema.clone(), json!({})),
         ["(root): object has 0 properties, fewer than minProperties 1"]
@@ -145,22 +130,10 @@ fn array_keywords() {
     let schema = json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}});
     accepts(schema.clone(), json!(["a", 1, 2]));
     accepts(schema.clone(), json!([]));
-    assert_eq!(
-        rejects(schema.clone(), json!([1])),
-        ["/0: expected string, got number"]
-    );
-    assert_eq!(
-        rejects(schema, json!(["a", 1, "b"])),
-        ["/2: expected integer, got string"]
-    );
-    accepts(
-        json!({"prefixItems": [{"type": "string"}]}),
-        json!(["a", 1]),
-    );
-    rejects(
-        json!({"prefixItems": [true], "items": false}),
-        json!(["a", 1]),
-    );
+    assert_eq!(rejects(schema.clone(), json!([1])), ["/0: expected string, got number"]);
+    assert_eq!(rejects(schema, json!(["a", 1, "b"])), ["/2: expected integer, got string"]);
+    accepts(json!({"prefixItems": [{"type": "string"}]}), json!(["a", 1]));
+    rejects(json!({"prefixItems": [true], "items": false}), json!(["a", 1]));
     accepts(json!({"prefixItems": [true], "items": false}), json!(["a"]));
 
     let old = json!({"items": [{"type": "string"}], "additionalItems": false});
@@ -209,14 +182,8 @@ fn numeric_bounds() {
     let schema = json!({"minimum": 1, "maximum": 10});
     accepts(schema.clone(), json!(1));
     accepts(schema.clone(), json!(10.0));
-    assert_eq!(
-        rejects(schema.clone(), json!(0.5)),
-        ["(root): 0.5 is less than the minimum 1"]
-    );
-    assert_eq!(
-        rejects(schema, json!(11)),
-        ["(root): 11 is greater than the maximum 10"]
-    );
+    assert_eq!(rejects(schema.clone(), json!(0.5)), ["(root): 0.5 is less than the minimum 1"]);
+    assert_eq!(rejects(schema, json!(11)), ["(root): 11 is greater than the maximum 10"]);
 
     let exclusive = json!({"exclusiveMinimum": 0, "exclusiveMaximum": 1.5});
     accepts(exclusive.clone(), json!(1));
@@ -231,10 +198,7 @@ fn numeric_bounds() {
 #[test]
 fn multiple_of() {
     accepts(json!({"multipleOf": 3}), json!(9));
-    assert_eq!(
-        rejects(json!({"multipleOf": 3}), json!(10)),
-        ["(root): 10 is not a multiple of 3"]
-    );
+    assert_eq!(rejects(json!({"multipleOf": 3}), json!(10)), ["(root): 10 is not a multiple of 3"]);
     accepts(json!({"multipleOf": 0.1}), json!(0.3));
     accepts(json!({"multipleOf": 0.01}), json!(19.99));
     rejects(json!({"multipleOf": 0.1}), json!(0.35));
@@ -251,19 +215,13 @@ fn combinators() {
     accepts(all.clone(), json!(3));
     assert_eq!(
         rejects(all, json!(1.5)),
-        [
-            "(root): expected integer, got number",
-            "(root): 1.5 is less than the minimum 2"
-        ]
+        ["(root): expected integer, got number", "(root): 1.5 is less than the minimum 2"]
     );
 
     let any = json!({"anyOf": [{"type": "string"}, {"minimum": 2}]});
     accepts(any.clone(), json!("x"));
     accepts(any.clone(), json!(3));
-    assert_eq!(
-        rejects(any, json!(1)),
-        ["(root): value does not match any schema in anyOf"]
-    );
+    assert_eq!(rejects(any, json!(1)), ["(root): value does not match any schema in anyOf"]);
 
     let one = json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]});
     accepts(one.clone(), json!(1));
@@ -272,17 +230,11 @@ fn combinators() {
         rejects(one.clone(), json!(3)),
         ["(root): value matches more than one schema in oneOf (0 and 1)"]
     );
-    assert_eq!(
-        rejects(one, json!(0.5)),
-        ["(root): value does not match any schema in oneOf"]
-    );
+    assert_eq!(rejects(one, json!(0.5)), ["(root): value does not match any schema in oneOf"]);
 
     let not = json!({"not": {"type": "string"}});
     accepts(not.clone(), json!(1));
-    assert_eq!(
-        rejects(not, json!("s")),
-        ["(root): value matches the schema in not"]
-    );
+    assert_eq!(rejects(not, json!("s")), ["(root): value matches the schema in not"]);
 }
 
 #[test]
@@ -369,28 +321,16 @@ fn remote_and_anchor_refs_are_accepted_unchecked() {
 
 #[test]
 fn format_and_unknown_keywords_are_ignored() {
-    accepts(
-        json!({"type": "string", "format": "email"}),
-        json!("not an email"),
-    );
-    accepts(
-        json!({"pattern": "^a$", "contains": false, "x-vendor": {"y": 1}}),
-        json!(["b"]),
-    );
-    accepts(
-        json!({"minimum": "1", "required": "a", "properties": [1]}),
-        json!({}),
-    );
+    accepts(json!({"type": "string", "format": "email"}), json!("not an email"));
+    accepts(json!({"pattern": "^a$", "contains": false, "x-vendor": {"y": 1}}), json!(["b"]));
+    accepts(json!({"minimum": "1", "required": "a", "properties": [1]}), json!({}));
     accepts(json!(42), json!(1)); // not a schema at all
 }
 
 #[test]
 fn self_reference_hits_the_depth_bound() {
     let found = rejects(json!({"$ref": "#"}), json!(1));
-    assert_eq!(
-        found,
-        [format!("(root): schema nesting exceeds {MAX_DEPTH} levels")]
-    );
+    assert_eq!(found, [format!("(root): schema nesting exceeds {MAX_DEPTH} levels")]);
     let nested = [format!("(root): schema nesting exceeds {MAX_DEPTH} levels")];
     assert_eq!(rejects(json!({"not": {"$ref": "#"}}), json!(1)), nested);
     assert_eq!(rejects(json!({"anyOf": [{"$ref": "#"}]}), json!(1)), nested);
@@ -422,10 +362,7 @@ fn exponential_schema_runs_out_of_budget() {
     defs.insert("d30".into(), json!(false));
     let schema = json!({"$defs": defs, "$ref": "#/$defs/d0"});
     let found = rejects(schema, json!(1));
-    assert_eq!(
-        found,
-        ["(root): validation needs too much work; the schema is too complex"]
-    );
+    assert_eq!(found, ["(root): validation needs too much work; the schema is too complex"]);
 }
 
 #[test]
@@ -436,24 +373,15 @@ fn errors_are_capped_and_paths_escaped() {
     let found = validate(&schema, &Value::Object(instance)).unwrap_err();
     assert_eq!(found.len(), MAX_ERRORS);
 
-    let found = rejects(
-        json!({"properties": {"a/b~": {"type": "null"}}}),
-        json!({"a/b~": 1}),
-    );
+    let found = rejects(json!({"properties": {"a/b~": {"type": "null"}}}), json!({"a/b~": 1}));
     assert_eq!(found, ["/a~1b~0: expected null, got number"]);
 }
 
 #[test]
 fn display_names_the_root() {
-    let error = SchemaError {
-        path: String::new(),
-        message: "m".into(),
-    };
+    let error = SchemaError { path: String::new(), message: "m".into() };
     assert_eq!(error.to_string(), "(root): m");
-    let error = SchemaError {
-        path: "/a/0".into(),
-        message: "m".into(),
-    };
+    let error = SchemaError { path: "/a/0".into(), message: "m".into() };
     assert_eq!(error.to_string(), "/a/0: m");
 }
 
@@ -491,16 +419,8 @@ fn build(bytes: &mut impl Iterator<Item = u8>, depth: usize) -> Value {
         "$defs",
         "a",
     ];
-    const STRINGS: &[&str] = &[
-        "#",
-        "#/$defs/a",
-        "#/properties",
-        "integer",
-        "string",
-        "object",
-        "a",
-        "",
-    ];
+    const STRINGS: &[&str] =
+        &["#", "#/$defs/a", "#/properties", "integer", "string", "object", "a", ""];
     let Some(b) = bytes.next() else {
         return Value::Null;
     };

@@ -168,10 +168,9 @@ fn decode_one(text: &str) -> Result<Message, DecodeError> {
             parse_error(e)
         }
     })?;
-    let id = match env.id {
-        None => None,
-        Some(raw) => Some(parse_id(raw.get()).ok_or(DecodeError::invalid(None, InvalidReason::InvalidId))),
-    };
+    let id = env
+        .id
+        .map(|raw| parse_id(raw.get()).ok_or(DecodeError::invalid(None, InvalidReason::InvalidId)));
     let readable_id = id.clone().and_then(Result::ok);
     let invalid = |reason| DecodeError::invalid(readable_id.clone(), reason);
     if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {

@@ -41,8 +41,7 @@ pub fn set_progress_token(meta: &mut Option<Meta>, token: ProgressToken) {
         RequestId::Number(n) => Value::from(n),
         RequestId::String(s) => Value::String(s),
     };
-    meta.get_or_insert_with(Meta::new)
-        .insert(PROGRESS_TOKEN_KEY.to_owned(), value);
+    meta.get_or_insert_with(Meta::new).insert(PROGRESS_TOKEN_KEY.to_owned(), value);
 }
 
 /// Who a message or piece of content is from or for.
@@ -98,11 +97,7 @@ pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
     /// Importance from 0 (optional) to 1 (effectively required).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub priority: Option<f64>,
     /// ISO 8601 time of last modification (2025-06-18+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,11 +135,7 @@ pub struct Implementation {
 impl Implementation {
     /// An implementation with just a name and a version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            version: version.into(),
-            ..Self::default()
-        }
+        Self { name: name.into(), version: version.into(), ..Self::default() }
     }
 }
 

@@ -39,19 +39,12 @@ pub enum Reference {
 impl Reference {
     /// A reference to the prompt `name`.
     pub fn prompt(name: impl Into<String>) -> Self {
-        Self::Prompt {
-            name: name.into(),
-            title: None,
-            extra: Map::new(),
-        }
+        Self::Prompt { name: name.into(), title: None, extra: Map::new() }
     }
 
     /// A reference to the resource template `uri`.
     pub fn resource(uri: impl Into<String>) -> Self {
-        Self::Resource {
-            uri: uri.into(),
-            extra: Map::new(),
-        }
+        Self::Resource { uri: uri.into(), extra: Map::new() }
     }
 }
 

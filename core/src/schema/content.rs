@@ -32,10 +32,7 @@ pub struct TextContent {
 impl TextContent {
     /// Plain text with no annotations.
     pub fn new(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            ..Self::default()
-        }
+        Self { text: text.into(), ..Self::default() }
     }
 }
 
@@ -134,16 +131,8 @@ impl Serialize for ContentBlock {
             Self::Text(body) => Tagged { tag: "text", body }.serialize(s),
             Self::Image(body) => Tagged { tag: "image", body }.serialize(s),
             Self::Audio(body) => Tagged { tag: "audio", body }.serialize(s),
-            Self::ResourceLink(body) => Tagged {
-                tag: "resource_link",
-                body,
-            }
-            .serialize(s),
-            Self::Resource(body) => Tagged {
-                tag: "resource",
-                body,
-            }
-            .serialize(s),
+            Self::ResourceLink(body) => Tagged { tag: "resource_link", body }.serialize(s),
+            Self::Resource(body) => Tagged { tag: "resource", body }.serialize(s),
             Self::Unknown(value) => value.serialize(s),
         }
     }
@@ -331,16 +320,8 @@ impl Serialize for SamplingContent {
             Self::Text(body) => Tagged { tag: "text", body }.serialize(s),
             Self::Image(body) => Tagged { tag: "image", body }.serialize(s),
             Self::Audio(body) => Tagged { tag: "audio", body }.serialize(s),
-            Self::ToolUse(body) => Tagged {
-                tag: "tool_use",
-                body,
-            }
-            .serialize(s),
-            Self::ToolResult(body) => Tagged {
-                tag: "tool_result",
-                body,
-            }
-            .serialize(s),
+            Self::ToolUse(body) => Tagged { tag: "tool_use", body }.serialize(s),
+            Self::ToolResult(body) => Tagged { tag: "tool_result", body }.serialize(s),
             Self::Unknown(value) => value.serialize(s),
         }
     }

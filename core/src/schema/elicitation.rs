@@ -57,9 +57,7 @@ impl<'de> Deserialize<'de> for ElicitParams {
             None | Some(Value::Null) => wire::from_value(value).map(Self::Form),
             Some(Value::String(m)) if m == "form" => wire::from_value(value).map(Self::Form),
             Some(Value::String(m)) if m == "url" => wire::from_value(value).map(Self::Url),
-            Some(other) => Err(D::Error::custom(format!(
-                "unknown elicitation mode {other}"
-            ))),
+            Some(other) => Err(D::Error::custom(format!("unknown elicitation mode {other}"))),
         }
     }
 }
@@ -198,18 +196,10 @@ pub struct PrimitiveSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// Numbers: inclusive minimum.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub minimum: Option<f64>,
     /// Numbers: inclusive maximum.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub maximum: Option<f64>,
     /// Untitled single-select and legacy enums: the allowed values.
     #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
@@ -240,10 +230,7 @@ pub struct PrimitiveSchema {
 impl PrimitiveSchema {
     /// A field of JSON Schema type `kind` with no constraints.
     pub fn of_type(kind: impl Into<String>) -> Self {
-        Self {
-            kind: kind.into(),
-            ..Self::default()
-        }
+        Self { kind: kind.into(), ..Self::default() }
     }
 
     /// An untitled single-select enum over `values`.
@@ -308,20 +295,12 @@ pub struct ElicitResult {
 impl ElicitResult {
     /// A result with `action` and no content.
     pub fn new(action: ElicitAction) -> Self {
-        Self {
-            action,
-            content: None,
-            meta: None,
-            extra: Map::new(),
-        }
+        Self { action, content: None, meta: None, extra: Map::new() }
     }
 
     /// An `accept` carrying form answers.
     pub fn accept(content: Map<String, Value>) -> Self {
-        Self {
-            content: Some(content),
-            ..Self::new(ElicitAction::Accept)
-        }
+        Self { content: Some(content), ..Self::new(ElicitAction::Accept) }
     }
 }
 

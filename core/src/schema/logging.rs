@@ -86,11 +86,7 @@ pub struct SetLevelParams {
 impl SetLevelParams {
     /// Params asking for `level` and above.
     pub fn new(level: LoggingLevel) -> Self {
-        Self {
-            level,
-            meta: None,
-            extra: Map::new(),
-        }
+        Self { level, meta: None, extra: Map::new() }
     }
 }
 
@@ -117,12 +113,6 @@ pub struct LoggingMessageParams {
 impl LoggingMessageParams {
     /// A message with no logger name.
     pub fn new(level: LoggingLevel, data: impl Into<Value>) -> Self {
-        Self {
-            level,
-            logger: None,
-            data: data.into(),
-            meta: None,
-            extra: Map::new(),
-        }
+        Self { level, logger: None, data: data.into(), meta: None, extra: Map::new() }
     }
 }

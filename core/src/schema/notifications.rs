@@ -19,11 +19,7 @@ pub struct ProgressParams {
     #[serde(serialize_with = "wire::f64_js")]
     pub progress: f64,
     /// The total, if known.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub total: Option<f64>,
     /// A human-readable status (2025-03-26+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,14 +35,7 @@ pub struct ProgressParams {
 impl ProgressParams {
     /// Progress with no total or message.
     pub fn new(progress_token: ProgressToken, progress: f64) -> Self {
-        Self {
-            progress_token,
-            progress,
-            total: None,
-            message: None,
-            meta: None,
-            extra: Map::new(),
-        }
+        Self { progress_token, progress, total: None, message: None, meta: None, extra: Map::new() }
     }
 }
 
@@ -75,11 +64,6 @@ pub struct CancelledParams {
 impl CancelledParams {
     /// Cancels `request_id`, with an optional reason.
     pub fn new(request_id: RequestId, reason: Option<String>) -> Self {
-        Self {
-            request_id: Some(request_id),
-            reason,
-            meta: None,
-            extra: Map::new(),
-        }
+        Self { request_id: Some(request_id), reason, meta: None, extra: Map::new() }
     }
 }

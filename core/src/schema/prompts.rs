@@ -69,11 +69,7 @@ pub struct PromptMessage {
 impl PromptMessage {
     /// A message of one content block.
     pub fn new(role: Role, content: impl Into<ContentBlock>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-            extra: Map::new(),
-        }
+        Self { role, content: content.into(), extra: Map::new() }
     }
 }
 

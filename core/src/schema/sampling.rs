@@ -26,11 +26,7 @@ pub struct CreateMessageParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_context: Option<IncludeContext>,
     /// Sampling temperature.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub temperature: Option<f64>,
     /// Upper bound on tokens to sample; the client MAY sample fewer.
     pub max_tokens: u64,
@@ -77,12 +73,7 @@ pub struct SamplingMessage {
 impl SamplingMessage {
     /// A message of one content block.
     pub fn new(role: Role, content: impl Into<SamplingContents>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-            meta: None,
-            extra: Map::new(),
-        }
+        Self { role, content: content.into(), meta: None, extra: Map::new() }
     }
 }
 
@@ -108,25 +99,13 @@ pub struct ModelPreferences {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints: Option<Vec<ModelHint>>,
     /// Weight of cost, 0 to 1.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub cost_priority: Option<f64>,
     /// Weight of latency, 0 to 1.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub speed_priority: Option<f64>,
     /// Weight of capability, 0 to 1.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::opt_f64_js"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "wire::opt_f64_js")]
     pub intelligence_priority: Option<f64>,
     /// Fields this crate does not know, kept for a lossless round trip.
     #[serde(flatten)]

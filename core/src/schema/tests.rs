@@ -19,10 +19,7 @@ fn round_trip<T: Serialize + DeserializeOwned>(json: &Value) -> T {
 /// Round-trips a request's params and result through the method's types.
 #[track_caller]
 fn request<M: Method>(params: &Value, result: &Value) -> (M::Params, M::Result) {
-    (
-        round_trip::<M::Params>(params),
-        round_trip::<M::Result>(result),
-    )
+    (round_trip::<M::Params>(params), round_trip::<M::Result>(result))
 }
 
 /// Round-trips a notification's params through the method's type.
@@ -68,24 +65,11 @@ fn initialize_2025_11_25() {
     });
     let (p, r) = request::<Initialize>(&params, &result);
     assert_eq!(p.known_version(), Some(ProtocolVersion::V2025_11_25));
-    assert!(p
-        .capabilities
-        .elicitation
-        .as_ref()
-        .is_some_and(|e| e.supports_url()));
+    assert!(p.capabilities.elicitation.as_ref().is_some_and(|e| e.supports_url()));
     assert!(p.capabilities.extra.contains_key("tasks"));
-    assert_eq!(
-        progress_token(p.meta.as_ref()),
-        Some(RequestId::from("init-1"))
-    );
-    assert_eq!(
-        r.capabilities.resources.and_then(|c| c.subscribe),
-        Some(true)
-    );
-    assert_eq!(
-        r.server_info,
-        Implementation::new("example-server", "2.0.0")
-    );
+    assert_eq!(progress_token(p.meta.as_ref()), Some(RequestId::from("init-1")));
+    assert_eq!(r.capabilities.resources.and_then(|c| c.subscribe), Some(true));
+    assert_eq!(r.server_info, Implementation::new("example-server", "2.0.0"));
 }
 
 #[test]
@@ -115,10 +99,7 @@ fn initialize_2024_11_05_and_unknown_version() {
 fn ping_and_empty_params() {
     let (p, _) = request::<Ping>(&json!({}), &json!({}));
     assert_eq!(p, EmptyParams::default());
-    request::<Ping>(
-        &json!({"_meta": {"progressToken": 7}}),
-        &json!({"_meta": {"k": 1}}),
-    );
+    request::<Ping>(&json!({"_meta": {"progressToken": 7}}), &json!({"_meta": {"k": 1}}));
     notification::<Initialized>(&json!({}));
     let p = notification::<Initialized>(&json!({"_meta": {"note": "hi"}, "x-extra": 1}));
     assert_eq!(p.extra.get("x-extra"), Some(&json!(1)));
@@ -156,13 +137,7 @@ fn tools_list() {
     });
     let (p, r) = request::<ListTools>(&params, &result);
     assert_eq!(p.cursor.as_deref(), Some("page-2"));
-    assert_eq!(
-        r.tools[0]
-            .annotations
-            .as_ref()
-            .and_then(|a| a.read_only_hint),
-        Some(true)
-    );
+    assert_eq!(r.tools[0].annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
     assert!(r.tools[0].extra.contains_key("execution"));
     assert_eq!(r.tools[1].input_schema, ObjectSchema::default());
 }
@@ -261,10 +236,7 @@ fn prompts_family() {
     });
     let (p, r) = request::<GetPrompt>(&params, &result);
     assert_eq!(p.arguments.unwrap()["code"], "def hello(): pass");
-    assert_eq!(
-        r.messages[0].content.as_text(),
-        Some("Please review this code")
-    );
+    assert_eq!(r.messages[0].content.as_text(), Some("Please review this code"));
     notification::<PromptListChanged>(&json!({}));
 }
 
@@ -312,10 +284,7 @@ fn logging_levels_are_ordered_by_severity() {
     use LoggingLevel as L;
     let mut shuffled = [L::Alert, L::Debug, L::Emergency, L::Warning, L::Info];
     shuffled.sort();
-    assert_eq!(
-        shuffled,
-        [L::Debug, L::Info, L::Warning, L::Alert, L::Emergency]
-    );
+    assert_eq!(shuffled, [L::Debug, L::Info, L::Warning, L::Alert, L::Emergency]);
     assert!(L::ALL.windows(2).all(|w| w[0] < w[1]));
     for level in L::ALL {
         assert_eq!(serde_json::to_value(level).unwrap(), json!(level.as_str()));
@@ -380,14 +349,9 @@ fn sampling_with_tools_2025_11_25() {
     });
     let (p, r) = request::<CreateMessage>(&params, &result);
     assert!(matches!(p.messages[1].content, SamplingContents::Multiple(ref v) if v.len() == 1));
-    assert!(
-        matches!(p.messages[2].content.as_slice()[0], SamplingContent::ToolResult(ref t)
-        if t.tool_use_id == "call_1")
-    );
-    assert_eq!(
-        p.tool_choice.and_then(|c| c.mode),
-        Some(ToolChoiceMode::Required)
-    );
+    assert!(matches!(p.messages[2].content.as_slice()[0], SamplingContent::ToolResult(ref t)
+        if t.tool_use_id == "call_1"));
+    assert_eq!(p.tool_choice.and_then(|c| c.mode), Some(ToolChoiceMode::Required));
     assert_eq!(r.content.as_slice().len(), 2);
     assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
 
@@ -395,10 +359,7 @@ fn sampling_with_tools_2025_11_25() {
         "role": "assistant", "content": {"type": "text", "text": "x"},
         "model": "m", "stopReason": "contentFilter"
     }));
-    assert_eq!(
-        custom.stop_reason,
-        Some(StopReason::Other("contentFilter".into()))
-    );
+    assert_eq!(custom.stop_reason, Some(StopReason::Other("contentFilter".into())));
 }
 
 #[test]
@@ -413,9 +374,7 @@ fn elicitation_form_without_mode_is_form() {
     });
     let result = json!({"action": "accept", "content": {"name": "octocat"}});
     let (p, r) = request::<Elicit>(&params, &result);
-    let ElicitParams::Form(form) = &p else {
-        panic!("absent mode must be form: {p:?}")
-    };
+    let ElicitParams::Form(form) = &p else { panic!("absent mode must be form: {p:?}") };
     assert_eq!(form.mode, None);
     assert_eq!(form.requested_schema.properties["name"].min_length, Some(1));
     assert_eq!(r.action, ElicitAction::Accept);
@@ -424,13 +383,7 @@ fn elicitation_form_without_mode_is_form() {
     let explicit = json!({"mode": "form", "message": "m",
                           "requestedSchema": {"type": "object", "properties": {}}});
     let p: ElicitParams = round_trip(&explicit);
-    assert!(matches!(
-        p,
-        ElicitParams::Form(ElicitFormParams {
-            mode: Some(FormMode::Form),
-            ..
-        })
-    ));
+    assert!(matches!(p, ElicitParams::Form(ElicitFormParams { mode: Some(FormMode::Form), .. })));
 }
 
 #[test]
@@ -462,19 +415,11 @@ fn elicitation_every_primitive_schema() {
     let result = json!({"action": "accept", "content": {
         "email": "a@example.com", "age": 30, "subscribe": true, "tags": ["x", "y"]}});
     let (p, _) = request::<Elicit>(&params, &result);
-    let ElicitParams::Form(form) = p else {
-        panic!("form expected")
-    };
+    let ElicitParams::Form(form) = p else { panic!("form expected") };
     let props = &form.requested_schema.properties;
     assert_eq!(props["age"].maximum, Some(150.0));
-    assert_eq!(
-        props["size"].one_of.as_ref().map(|o| o[1].value.as_str()),
-        Some("l")
-    );
-    assert_eq!(
-        props["color"],
-        PrimitiveSchema::enumeration(["red", "green"])
-    );
+    assert_eq!(props["size"].one_of.as_ref().map(|o| o[1].value.as_str()), Some("l"));
+    assert_eq!(props["color"], PrimitiveSchema::enumeration(["red", "green"]));
 }
 
 #[test]
@@ -489,10 +434,7 @@ fn elicitation_url_mode_and_completion() {
     assert!(matches!(p, ElicitParams::Url(ref u) if u.elicitation_id.starts_with("550e")));
     assert_eq!(p.message(), "Please provide your API key to continue.");
     request::<Elicit>(&params, &json!({"action": "decline"}));
-    request::<Elicit>(
-        &params,
-        &json!({"action": "cancel", "_meta": {"why": "closed"}}),
-    );
+    request::<Elicit>(&params, &json!({"action": "cancel", "_meta": {"why": "closed"}}));
 
     let done = notification::<ElicitationComplete>(
         &json!({"elicitationId": "550e8400-e29b-41d4-a716-446655440000"}),
@@ -546,23 +488,11 @@ fn unknown_fields_survive_at_every_level() {
         "_meta": {"x-meta": 1}
     });
     let r: CallToolResult = round_trip(&result);
-    let ContentBlock::Resource(block) = &r.content[0] else {
-        panic!("resource block")
-    };
+    let ContentBlock::Resource(block) = &r.content[0] else { panic!("resource block") };
     assert!(block.extra.contains_key("x-block"));
-    assert!(
-        !block.extra.contains_key("type"),
-        "the tag is not an unknown field"
-    );
-    assert!(block
-        .annotations
-        .as_ref()
-        .unwrap()
-        .extra
-        .contains_key("x-annotation"));
-    let ResourceContents::Text(text) = &block.resource else {
-        panic!("text contents")
-    };
+    assert!(!block.extra.contains_key("type"), "the tag is not an unknown field");
+    assert!(block.annotations.as_ref().unwrap().extra.contains_key("x-annotation"));
+    let ResourceContents::Text(text) = &block.resource else { panic!("text contents") };
     assert!(text.extra.contains_key("x-contents"));
     assert_eq!(r.extra["x-top"], "kept");
 
@@ -599,10 +529,7 @@ fn unknown_content_types_survive() {
         ]
     });
     let r: CallToolResult = round_trip(&result);
-    assert!(r
-        .content
-        .iter()
-        .all(|b| matches!(b, ContentBlock::Unknown(_))));
+    assert!(r.content.iter().all(|b| matches!(b, ContentBlock::Unknown(_))));
 
     // Resource links are not sampling content; they pass through as unknown there.
     let msg: SamplingMessage = round_trip(&json!({
@@ -610,11 +537,7 @@ fn unknown_content_types_survive() {
         "content": [{"type": "resource_link", "uri": "u", "name": "n"},
                     {"type": "thinking", "text": "hmm"}]
     }));
-    assert!(msg
-        .content
-        .as_slice()
-        .iter()
-        .all(|b| matches!(b, SamplingContent::Unknown(_))));
+    assert!(msg.content.as_slice().iter().all(|b| matches!(b, SamplingContent::Unknown(_))));
 }
 
 #[test]
@@ -689,20 +612,11 @@ fn method_names_match_the_spec() {
         (Progress::NAME, "notifications/progress"),
         (LoggingMessage::NAME, "notifications/message"),
         (ResourceUpdated::NAME, "notifications/resources/updated"),
-        (
-            ResourceListChanged::NAME,
-            "notifications/resources/list_changed",
-        ),
+        (ResourceListChanged::NAME, "notifications/resources/list_changed"),
         (ToolListChanged::NAME, "notifications/tools/list_changed"),
-        (
-            PromptListChanged::NAME,
-            "notifications/prompts/list_changed",
-        ),
+        (PromptListChanged::NAME, "notifications/prompts/list_changed"),
         (RootsListChanged::NAME, "notifications/roots/list_changed"),
-        (
-            ElicitationComplete::NAME,
-            "notifications/elicitation/complete",
-        ),
+        (ElicitationComplete::NAME, "notifications/elicitation/complete"),
     ];
     for (got, want) in requests {
         assert_eq!(got, want);

@@ -162,18 +162,12 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result of one text block.
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            content: vec![ContentBlock::text(text)],
-            ..Self::default()
-        }
+        Self { content: vec![ContentBlock::text(text)], ..Self::default() }
     }
 
     /// A failed result (`isError: true`) of one text block describing the failure.
     pub fn error_text(text: impl Into<String>) -> Self {
-        Self {
-            is_error: Some(true),
-            ..Self::text(text)
-        }
+        Self { is_error: Some(true), ..Self::text(text) }
     }
 
     /// A successful structured result, with the same JSON serialized into a text block for

@@ -33,12 +33,8 @@ impl ProtocolVersion {
         Self::V2026_07_28,
     ];
     /// The session-era revisions (negotiated with `initialize`), oldest first.
-    pub const SESSION_ERA: [Self; 4] = [
-        Self::V2024_11_05,
-        Self::V2025_03_26,
-        Self::V2025_06_18,
-        Self::V2025_11_25,
-    ];
+    pub const SESSION_ERA: [Self; 4] =
+        [Self::V2024_11_05, Self::V2025_03_26, Self::V2025_06_18, Self::V2025_11_25];
     /// The newest session-era revision.
     pub const LATEST_SESSION: Self = Self::V2025_11_25;
 

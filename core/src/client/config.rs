@@ -1,0 +1,66 @@
+//! Client configuration and what the handshake settled.
+
+use std::time::Duration;
+
+use crate::framing::lines::DEFAULT_MAX_LINE;
+use crate::schema::{ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities};
+
+/// How a [`Client`](super::Client) behaves. Build with [`ClientConfig::new`] and adjust fields.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// Our name and version, sent in `initialize`.
+    pub client_info: Implementation,
+    /// What we offer: declare `sampling`, `elicitation` or `roots` only if the app answers
+    /// those requests.
+    pub capabilities: ClientCapabilities,
+    /// The revision offered in `initialize`.
+    pub protocol_version: ProtocolVersion,
+    /// Revisions accepted in the server's answer.
+    pub supported_versions: Vec<ProtocolVersion>,
+    /// Idle timeout of a request (restarted by progress when asked). Default 60 s.
+    pub request_timeout: Duration,
+    /// Hard cap on any request, progress or not. Default 10 min.
+    pub max_request_timeout: Duration,
+    /// How long `initialize` may take. Default 30 s.
+    pub init_timeout: Duration,
+    /// Longest stdio line accepted from the server. Default 4 MiB.
+    pub max_line: usize,
+    /// Most of our requests in flight at once. Default 1024.
+    pub max_in_flight: usize,
+    /// Refuse (with a `UsageError`) requests for capabilities the server did not declare.
+    /// Off by default, like the TypeScript SDK, because some servers under-declare.
+    pub strict_capabilities: bool,
+}
+
+impl ClientConfig {
+    /// A config with our name and version and every default.
+    pub fn new(name: &str, version: &str) -> Self {
+        Self {
+            client_info: Implementation::new(name, version),
+            capabilities: ClientCapabilities::default(),
+            protocol_version: ProtocolVersion::LATEST_SESSION,
+            supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
+            request_timeout: Duration::from_secs(60),
+            max_request_timeout: Duration::from_secs(600),
+            init_timeout: Duration::from_secs(30),
+            max_line: DEFAULT_MAX_LINE,
+            max_in_flight: 1024,
+            strict_capabilities: false,
+        }
+    }
+}
+
+/// What the handshake settled, as the server stated it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Negotiated {
+    /// The revision both sides now speak.
+    pub protocol_version: ProtocolVersion,
+    /// The server's name and version.
+    pub server_info: Implementation,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// Hints for the model, if the server gave any.
+    pub instructions: Option<String>,
+}

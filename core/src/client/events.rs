@@ -1,0 +1,95 @@
+//! What a [`Client`](super::Client) reports.
+
+use super::config::Negotiated;
+use crate::error::{CloseReason, ProtocolViolation, RequestError};
+use crate::jsonrpc::{Notification, RawJson, RequestId};
+use crate::schema::{
+    CreateMessageParams, ElicitParams, ElicitationCompleteParams, EmptyParams,
+    LoggingMessageParams, ProgressParams, ResourceUpdatedParams,
+};
+
+/// Something that happened on a client session.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The server cancelled a request it had sent us; do not answer it.
+    Cancelled {
+        /// The server's request id.
+        id: RequestId,
+    },
+    /// The session is over. Emitted exactly once, last; every pending request has already
+    /// had its `Response`.
+    Closed(CloseReason),
+    /// A notification from the server.
+    Notification(ServerNotification),
+    /// Progress on one of our requests.
+    Progress {
+        /// Our request.
+        id: RequestId,
+        /// What the server reported.
+        progress: ProgressParams,
+    },
+    /// The handshake finished; requests may be sent.
+    Ready(Box<Negotiated>),
+    /// A request from the server; answer it with [`Client::respond`](super::Client::respond).
+    Request {
+        /// The server's request id.
+        id: RequestId,
+        /// What it asks.
+        request: ServerRequest,
+    },
+    /// The one outcome of one of our requests.
+    Response {
+        /// Our request.
+        id: RequestId,
+        /// The raw result, or why there is none. Decode with
+        /// [`decode_result`](crate::client::decode_result).
+        result: Result<RawJson, RequestError>,
+    },
+    /// The server broke a protocol rule; the session goes on.
+    Violation(ProtocolViolation),
+}
+
+/// A request the server sends to the client.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ServerRequest {
+    /// `sampling/createMessage`.
+    CreateMessage(Box<CreateMessageParams>),
+    /// `elicitation/create`.
+    Elicit(Box<ElicitParams>),
+    /// `roots/list`.
+    ListRoots(EmptyParams),
+}
+
+impl ServerRequest {
+    /// The wire method name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::CreateMessage(_) => "sampling/createMessage",
+            Self::Elicit(_) => "elicitation/create",
+            Self::ListRoots(_) => "roots/list",
+        }
+    }
+}
+
+/// A notification the server sends to the client (progress and cancellation are handled by
+/// the machine and reported as [`Event::Progress`] and [`Event::Cancelled`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/elicitation/complete`.
+    ElicitationComplete(ElicitationCompleteParams),
+    /// `notifications/message`: a log record.
+    LoggingMessage(LoggingMessageParams),
+    /// `notifications/prompts/list_changed`.
+    PromptListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourceListChanged,
+    /// `notifications/resources/updated`.
+    ResourceUpdated(ResourceUpdatedParams),
+    /// `notifications/tools/list_changed`.
+    ToolListChanged,
+    /// Any other notification, raw.
+    Other(Notification),
+}

@@ -1,0 +1,463 @@
+//! The client machine: handshake, requests, and the server's requests as events.
+//!
+//! ```text
+//!  new ──initialize──▶ AwaitingInitResult ──result, version ok──▶ Ready ──close/EOF──▶ Closed
+//!                              │  error, timeout, bad version              ▲
+//!                              └───────────────────────────────────────────┘
+//! ```
+//!
+//! Future shapes, so they slot in without reshaping this type: Streamable HTTP adds streams
+//! (each POST and SSE stream a [`StreamId`]) and `Transmit::Http`; the 2026-07-28 era adds a
+//! stateless phase where every request carries `_meta` protocol data and input-required
+//! results are retried by the machine; OAuth is a separate machine whose HTTP requests are
+//! transmits and whose outcome feeds a bearer token into this one.
+
+mod config;
+mod events;
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+pub use config::{ClientConfig, Negotiated};
+pub use events::{Event, ServerNotification, ServerRequest};
+
+use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
+use crate::io::{Input, Output, StreamEvent, StreamId};
+use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
+use crate::lifecycle::rules::{self, ClientPhase, Sender};
+use crate::rpc::{
+    parse_params, Endpoint, Finished, InboundEntry, Incoming, Limits, RequestOptions, Routed,
+};
+use crate::schema::methods::{Method, NotificationMethod};
+use crate::schema::{InitializeParams, InitializeResult, ProtocolVersion};
+
+/// Decodes a raw outcome into `M`'s typed result.
+pub fn decode_result<M: Method>(
+    result: Result<RawJson, RequestError>,
+) -> Result<M::Result, RequestError> {
+    result?.parse::<M::Result>().map_err(RequestError::InvalidResult)
+}
+
+/// The client side of one MCP session, sans IO.
+///
+/// Calling contract (every machine, same words): feed inputs with [`handle_input`], issue
+/// commands, then drain [`poll_output`] to `None` and sleep until [`poll_timeout`].
+///
+/// [`handle_input`]: Self::handle_input
+/// [`poll_output`]: Self::poll_output
+/// [`poll_timeout`]: Self::poll_timeout
+#[derive(Debug)]
+pub struct Client {
+    config: ClientConfig,
+    endpoint: Endpoint,
+    phase: Phase,
+    events: VecDeque<Event>,
+}
+
+#[derive(Debug)]
+enum Phase {
+    AwaitingInitResult { init: RequestId },
+    Ready(Box<Negotiated>),
+    Closed,
+}
+
+impl Client {
+    /// Starts a session on a stdio stream: queues `initialize` at once. Drain
+    /// [`poll_output`](Self::poll_output) next.
+    pub fn new(config: ClientConfig, now: Instant) -> Self {
+        let limits = Limits {
+            max_line: config.max_line,
+            max_in_flight: config.max_in_flight,
+            request_timeout: config.request_timeout,
+            max_request_timeout: config.max_request_timeout,
+        };
+        let mut endpoint = Endpoint::new(StreamId::STDIO, limits);
+        let params = InitializeParams::new(
+            config.protocol_version,
+            config.capabilities.clone(),
+            config.client_info.clone(),
+        );
+        let opts =
+            RequestOptions::default().timeout(config.init_timeout).max_total(config.init_timeout);
+        let init = endpoint
+            .request(now, "initialize", Some(RawJson::from_serialize(&params)), &opts, false)
+            // Invariant: a fresh endpoint has no requests in flight and the params are an object.
+            .expect("the first request always fits");
+        Self {
+            config,
+            endpoint,
+            phase: Phase::AwaitingInitResult { init },
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Feeds one input. Never fails: the server's mistakes become [`Event::Violation`], a dead
+    /// transport becomes [`Event::Closed`]. Then drain [`poll_output`](Self::poll_output).
+    pub fn handle_input(&mut self, input: Input<'_>) {
+        if matches!(self.phase, Phase::Closed) {
+            return;
+        }
+        match input {
+            Input::Timeout(now) => self.handle_timeout(now),
+            Input::Receive(now, r) => match r.event {
+                StreamEvent::Data(bytes) => {
+                    for incoming in self.endpoint.read(bytes) {
+                        self.handle_incoming(now, incoming);
+                    }
+                }
+                StreamEvent::End => {
+                    for incoming in self.endpoint.read_end() {
+                        self.handle_incoming(now, incoming);
+                    }
+                    self.close_with(CloseReason::TransportEnded);
+                }
+                StreamEvent::Failed(why) => {
+                    self.close_with(CloseReason::TransportFailed(why.to_owned()))
+                }
+            },
+        }
+    }
+
+    /// Sends a request; its one outcome arrives later as [`Event::Response`] with the returned
+    /// id. Before [`Event::Ready`] only `ping` may be sent.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<RawJson>,
+        opts: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        self.check_may_send(method)?;
+        self.endpoint.request(now, method, params, &opts, true)
+    }
+
+    /// Sends a typed request: `client.send::<CallTool>(now, &params, opts)`.
+    pub fn send<M: Method>(
+        &mut self,
+        now: Instant,
+        params: &M::Params,
+        opts: RequestOptions,
+    ) -> Result<RequestId, UsageError> {
+        self.request(now, M::NAME, Some(RawJson::from_serialize(params)), opts)
+    }
+
+    /// Sends a notification (e.g. `notifications/roots/list_changed`).
+    pub fn notify(
+        &mut self,
+        _now: Instant,
+        method: &str,
+        params: Option<RawJson>,
+    ) -> Result<(), UsageError> {
+        match self.phase {
+            Phase::Closed => return Err(UsageError::Closed),
+            Phase::AwaitingInitResult { .. } => return Err(UsageError::NotReady),
+            Phase::Ready(_) => {}
+        }
+        if params.as_ref().is_some_and(|p| !p.is_object()) {
+            return Err(UsageError::ParamsNotAnObject);
+        }
+        self.endpoint.notify(method, params);
+        Ok(())
+    }
+
+    /// Sends a typed notification.
+    pub fn send_notification<N: NotificationMethod>(
+        &mut self,
+        now: Instant,
+        params: &N::Params,
+    ) -> Result<(), UsageError> {
+        self.notify(now, N::NAME, Some(RawJson::from_serialize(params)))
+    }
+
+    /// Answers a server request ([`Event::Request`]). Answering a request the server has
+    /// cancelled is allowed and sends nothing.
+    pub fn respond(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        result: Result<RawJson, ErrorObject>,
+    ) -> Result<(), UsageError> {
+        if matches!(self.phase, Phase::Closed) {
+            return Err(UsageError::Closed);
+        }
+        match self.endpoint.inbound.finish(&id) {
+            Finished::Active(_) => {
+                self.endpoint.reply(id, result);
+                Ok(())
+            }
+            Finished::Cancelled => Ok(()),
+            Finished::Unknown => Err(UsageError::UnknownRequest(id)),
+        }
+    }
+
+    /// Cancels one of our requests: sends `notifications/cancelled`, reports
+    /// `Response { result: Err(Cancelled) }` at once and drops any late response.
+    pub fn cancel(
+        &mut self,
+        _now: Instant,
+        id: &RequestId,
+        reason: Option<&str>,
+    ) -> Result<(), UsageError> {
+        if let Phase::AwaitingInitResult { init } = &self.phase {
+            if init == id {
+                // The spec forbids cancelling initialize; it is not the caller's id anyway.
+                return Err(UsageError::UnknownRequest(id.clone()));
+            }
+        }
+        if self.endpoint.abandon(id, reason.unwrap_or("cancelled by the client")).is_none() {
+            return Err(UsageError::UnknownRequest(id.clone()));
+        }
+        self.events
+            .push_back(Event::Response { id: id.clone(), result: Err(RequestError::Cancelled) });
+        Ok(())
+    }
+
+    /// Ends the session: every pending request fails with `Closed(Local)`, then
+    /// `Event::Closed(Local)`, and the stream is closed. Idempotent.
+    pub fn close(&mut self, _now: Instant) {
+        if matches!(self.phase, Phase::Closed) {
+            return;
+        }
+        self.endpoint.close_stream();
+        self.close_with(CloseReason::Local);
+    }
+
+    /// The next effect or event; `None` when drained.
+    #[must_use]
+    pub fn poll_output(&mut self) -> Option<Output<Event>> {
+        if let Some(t) = self.endpoint.poll_transmit() {
+            return Some(Output::Transmit(t));
+        }
+        self.events.pop_front().map(Output::Event)
+    }
+
+    /// When to call `handle_input(Input::Timeout(..))` next. Changes after any input or
+    /// command.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Closed => None,
+            _ => self.endpoint.poll_timeout(),
+        }
+    }
+
+    /// What the handshake settled, once ready.
+    pub fn negotiated(&self) -> Option<&Negotiated> {
+        match &self.phase {
+            Phase::Ready(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// True once [`Event::Closed`] has been queued.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed)
+    }
+
+    /// How many of our requests await an outcome.
+    pub fn in_flight(&self) -> usize {
+        self.endpoint.outstanding.len()
+    }
+
+    fn check_may_send(&self, method: &str) -> Result<(), UsageError> {
+        let phase = match &self.phase {
+            Phase::Closed => return Err(UsageError::Closed),
+            Phase::AwaitingInitResult { .. } => ClientPhase::AwaitingInitResult,
+            Phase::Ready(_) => ClientPhase::Ready,
+        };
+        if !rules::client_may_send(phase, method) {
+            return Err(UsageError::NotReady);
+        }
+        let (Phase::Ready(n), true) = (&self.phase, self.config.strict_capabilities) else {
+            return Ok(());
+        };
+        match rules::needed_capability(n.protocol_version, method) {
+            Some(cap) if !cap.offered_by_server(&n.capabilities) => {
+                Err(UsageError::CapabilityNotNegotiated {
+                    method: method.to_owned(),
+                    capability: cap.name(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn version(&self) -> Option<ProtocolVersion> {
+        match &self.phase {
+            Phase::Ready(n) => Some(n.protocol_version),
+            _ => None,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        for (id, _) in self.endpoint.expire(now) {
+            if matches!(&self.phase, Phase::AwaitingInitResult { init } if *init == id) {
+                self.close_with(CloseReason::InitializeTimedOut);
+                return;
+            }
+            self.events.push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
+        }
+    }
+
+    fn handle_incoming(&mut self, now: Instant, incoming: Incoming) {
+        match incoming {
+            Incoming::Message(m) => self.handle_message(now, m),
+            Incoming::Batch(items) => {
+                if !self.version().is_some_and(ProtocolVersion::has_batching) {
+                    self.violation(ProtocolViolation::BatchNotAllowed);
+                }
+                for item in items {
+                    match item {
+                        Ok(m) => self.handle_message(now, m),
+                        Err(e) => self.violation(ProtocolViolation::Decode(e)),
+                    }
+                }
+            }
+            Incoming::Invalid(e) => self.violation(ProtocolViolation::Decode(e)),
+            Incoming::Line(v) => self.violation(ProtocolViolation::Line(v)),
+        }
+    }
+
+    fn handle_message(&mut self, now: Instant, message: Message) {
+        if matches!(self.phase, Phase::Closed) {
+            return;
+        }
+        match self.endpoint.route(now, message) {
+            Routed::Request(r) => self.handle_request(r),
+            Routed::Notification(n) => self.handle_notification(n),
+            Routed::Response { id, outcome, .. } => self.handle_response(id, outcome),
+            Routed::Progress { id, params } => {
+                self.events.push_back(Event::Progress { id, progress: params })
+            }
+            Routed::PeerCancelled { id } => self.events.push_back(Event::Cancelled { id }),
+            Routed::Violation(v) => self.violation(v),
+            Routed::Nothing => {}
+        }
+    }
+
+    fn handle_response(&mut self, id: RequestId, outcome: Result<RawJson, ErrorObject>) {
+        let init_id = match &self.phase {
+            Phase::AwaitingInitResult { init } => Some(init.clone()),
+            _ => None,
+        };
+        if init_id.as_ref() != Some(&id) {
+            let result = outcome.map_err(RequestError::Remote);
+            self.events.push_back(Event::Response { id, result });
+            return;
+        }
+        let raw = match outcome {
+            Ok(raw) => raw,
+            Err(e) => return self.close_with(CloseReason::InitializeRejected(e)),
+        };
+        let result = match raw.parse::<InitializeResult>() {
+            Ok(r) => r,
+            Err(detail) => {
+                self.violation(ProtocolViolation::InvalidInitializeResult(detail.clone()));
+                return self.close_with(CloseReason::InitializeInvalid(detail));
+            }
+        };
+        let Some(version) = ProtocolVersion::parse(&result.protocol_version)
+            .filter(|v| v.is_session_era() && self.config.supported_versions.contains(v))
+        else {
+            self.violation(ProtocolViolation::UnsupportedVersion(result.protocol_version.clone()));
+            return self.close_with(CloseReason::InitializeInvalid(format!(
+                "server chose unsupported protocol version {:?}",
+                result.protocol_version
+            )));
+        };
+        let negotiated = Box::new(Negotiated {
+            protocol_version: version,
+            server_info: result.server_info,
+            capabilities: result.capabilities,
+            instructions: result.instructions,
+        });
+        self.endpoint.notify("notifications/initialized", None);
+        self.phase = Phase::Ready(negotiated.clone());
+        self.events.push_back(Event::Ready(negotiated));
+    }
+
+    fn handle_request(&mut self, r: Request) {
+        let version = self.version().unwrap_or(self.config.protocol_version);
+        if r.method == "ping" {
+            self.endpoint.reply(r.id, Ok(RawJson::empty_object()));
+            return;
+        }
+        if !rules::exists(version, &r.method, Sender::Server) {
+            self.endpoint.reject(Some(r.id), &Rejection::MethodNotFound(r.method));
+            return;
+        }
+        if let Some(cap) = rules::needed_capability(version, &r.method) {
+            if !cap.offered_by_client(&self.config.capabilities) {
+                self.endpoint.reject(Some(r.id), &Rejection::MethodNotFound(r.method));
+                return;
+            }
+        }
+        let parsed = match r.method.as_str() {
+            "sampling/createMessage" => {
+                parse_params(r.params.as_ref()).map(|p| ServerRequest::CreateMessage(Box::new(p)))
+            }
+            "elicitation/create" => {
+                parse_params(r.params.as_ref()).map(|p| ServerRequest::Elicit(Box::new(p)))
+            }
+            _ => parse_params(r.params.as_ref()).map(ServerRequest::ListRoots),
+        };
+        match parsed {
+            Ok(request) => {
+                let entry = InboundEntry::new(None);
+                self.endpoint.inbound.begin(&r.id, entry);
+                self.events.push_back(Event::Request { id: r.id, request });
+            }
+            Err(detail) => self.endpoint.reject(Some(r.id), &Rejection::InvalidParams(detail)),
+        }
+    }
+
+    fn handle_notification(&mut self, n: Notification) {
+        let typed = match n.method.as_str() {
+            "notifications/message" => parse_note(&n).map(ServerNotification::LoggingMessage),
+            "notifications/resources/updated" => {
+                parse_note(&n).map(ServerNotification::ResourceUpdated)
+            }
+            "notifications/resources/list_changed" => Ok(ServerNotification::ResourceListChanged),
+            "notifications/tools/list_changed" => Ok(ServerNotification::ToolListChanged),
+            "notifications/prompts/list_changed" => Ok(ServerNotification::PromptListChanged),
+            "notifications/elicitation/complete" => {
+                parse_note(&n).map(ServerNotification::ElicitationComplete)
+            }
+            _ => Ok(ServerNotification::Other(n.clone())),
+        };
+        match typed {
+            Ok(t) => self.events.push_back(Event::Notification(t)),
+            Err(detail) => {
+                self.violation(ProtocolViolation::InvalidNotification { method: n.method, detail })
+            }
+        }
+    }
+
+    fn violation(&mut self, v: ProtocolViolation) {
+        self.events.push_back(Event::Violation(v));
+    }
+
+    /// Fails everything pending, then queues the one `Closed` event.
+    fn close_with(&mut self, reason: CloseReason) {
+        if matches!(self.phase, Phase::Closed) {
+            return;
+        }
+        let init_id = match &self.phase {
+            Phase::AwaitingInitResult { init } => Some(init.clone()),
+            _ => None,
+        };
+        self.phase = Phase::Closed;
+        for (id, _) in self.endpoint.outstanding.drain() {
+            if Some(&id) != init_id.as_ref() {
+                let result = Err(RequestError::Closed(reason.clone()));
+                self.events.push_back(Event::Response { id, result });
+            }
+        }
+        self.endpoint.inbound.drain();
+        self.events.push_back(Event::Closed(reason));
+    }
+}
+
+fn parse_note<T: serde::de::DeserializeOwned>(n: &Notification) -> Result<T, String> {
+    parse_params(n.params.as_ref())
+}

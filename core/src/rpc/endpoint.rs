@@ -1,0 +1,352 @@
+//! The plumbing both roles share: framing, encoding, the two request tables, deadlines.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::inbound::Inbound;
+use super::outstanding::{Completion, Outstanding, Pending};
+use super::RequestOptions;
+use crate::error::{ProtocolViolation, Rejection, UsageError};
+use crate::framing::lines::{LineDecoder, LineEvent, LineViolation};
+use crate::io::{StreamId, Transmit};
+use crate::jsonrpc::{
+    self, encode_line, DecodeError, ErrorObject, Frame, Message, Notification, RawJson, Request,
+    RequestId,
+};
+use crate::schema::{CancelledParams, ProgressParams};
+
+/// Limits and defaults every endpoint applies.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_line: usize,
+    pub(crate) max_in_flight: usize,
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_request_timeout: Duration,
+}
+
+/// One decoded frame, or why there was none.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    Batch(Vec<Result<Message, DecodeError>>),
+    Invalid(DecodeError),
+    Line(LineViolation),
+    Message(Message),
+}
+
+/// What a message meant after the role-independent checks.
+#[derive(Debug)]
+pub(crate) enum Routed {
+    /// A new request from the peer; not yet registered in the inbound table.
+    Request(Request),
+    /// A notification other than progress and cancellation.
+    Notification(Notification),
+    /// The response to one of our pending requests.
+    Response { id: RequestId, outcome: Result<RawJson, ErrorObject> },
+    /// Progress on one of our pending requests.
+    Progress { id: RequestId, params: ProgressParams },
+    /// The peer cancelled one of its requests that we had not answered.
+    PeerCancelled { id: RequestId },
+    /// Something the peer should not have sent; already answered if it needed an answer.
+    Violation(ProtocolViolation),
+    /// Nothing for the role to do (a late response, an unknown cancellation).
+    Nothing,
+}
+
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub(crate) stream: StreamId,
+    lines: LineDecoder,
+    pub(crate) outstanding: Outstanding,
+    pub(crate) inbound: Inbound,
+    pub(crate) limits: Limits,
+    transmits: VecDeque<Transmit>,
+    batches: Vec<BatchGroup>,
+    /// The batch whose elements are being handled right now: replies without an id go there.
+    filling: Option<usize>,
+}
+
+/// Replies to one inbound batch, held until every request in it is answered (JSON-RPC 2.0:
+/// a batch is answered with one array).
+#[derive(Debug)]
+struct BatchGroup {
+    waiting: Vec<RequestId>,
+    replies: Vec<Message>,
+    sealed: bool,
+}
+
+impl Endpoint {
+    pub(crate) fn new(stream: StreamId, limits: Limits) -> Self {
+        Self {
+            stream,
+            lines: LineDecoder::new(limits.max_line),
+            outstanding: Outstanding::default(),
+            inbound: Inbound::default(),
+            limits,
+            transmits: VecDeque::new(),
+            batches: Vec::new(),
+            filling: None,
+        }
+    }
+
+    /// Frames and decodes bytes from the peer.
+    pub(crate) fn read(&mut self, bytes: &[u8]) -> Vec<Incoming> {
+        let mut out = Vec::new();
+        self.lines.feed(bytes, &mut |ev| out.push(incoming(ev)));
+        out
+    }
+
+    /// The peer's stream ended: decodes an unterminated last line, if any.
+    pub(crate) fn read_end(&mut self) -> Vec<Incoming> {
+        let mut out = Vec::new();
+        self.lines.finish(&mut |ev| out.push(incoming(ev)));
+        out
+    }
+
+    /// The role-independent part of handling one message.
+    pub(crate) fn route(&mut self, now: Instant, message: Message) -> Routed {
+        match message {
+            Message::Request(r) => {
+                if self.inbound_is_active(&r.id) {
+                    self.reject(Some(r.id.clone()), &Rejection::DuplicateRequestId);
+                    return Routed::Violation(ProtocolViolation::DuplicateRequestId(r.id));
+                }
+                Routed::Request(r)
+            }
+            Message::Response(r) => {
+                let Some(id) = r.id else {
+                    return Routed::Violation(ProtocolViolation::UnknownResponseId(None));
+                };
+                match self.outstanding.complete(&id) {
+                    Completion::Pending => Routed::Response { id, outcome: r.outcome },
+                    Completion::Abandoned => Routed::Nothing,
+                    Completion::Unknown => {
+                        Routed::Violation(ProtocolViolation::UnknownResponseId(Some(id)))
+                    }
+                }
+            }
+            Message::Notification(n) => match n.method.as_str() {
+                "notifications/progress" => self.route_progress(now, n),
+                "notifications/cancelled" => {
+                    // Malformed or unknown cancellations are ignored (MCP-DIGEST §3.4).
+                    let Ok(params) = parse_params::<CancelledParams>(n.params.as_ref()) else {
+                        return Routed::Nothing;
+                    };
+                    match params.request_id {
+                        Some(id) if self.inbound.cancel(&id) => Routed::PeerCancelled { id },
+                        _ => Routed::Nothing,
+                    }
+                }
+                _ => Routed::Notification(n),
+            },
+        }
+    }
+
+    fn route_progress(&mut self, now: Instant, n: Notification) -> Routed {
+        let params = match parse_params::<ProgressParams>(n.params.as_ref()) {
+            Ok(p) => p,
+            Err(detail) => {
+                return Routed::Violation(ProtocolViolation::InvalidNotification {
+                    method: n.method,
+                    detail,
+                })
+            }
+        };
+        // Our progress tokens are the request ids themselves.
+        let id = params.progress_token.clone();
+        if self.outstanding.on_progress(now, &id) {
+            Routed::Progress { id, params }
+        } else {
+            Routed::Nothing
+        }
+    }
+
+    fn inbound_is_active(&mut self, id: &RequestId) -> bool {
+        self.inbound.get_mut(id).is_some()
+    }
+
+    /// Sends a request; its outcome comes back through [`route`](Self::route) or
+    /// [`expire`](Self::expire).
+    pub(crate) fn request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<RawJson>,
+        opts: &RequestOptions,
+        cancellable: bool,
+    ) -> Result<RequestId, UsageError> {
+        if self.outstanding.len() >= self.limits.max_in_flight {
+            return Err(UsageError::TooManyInFlight { limit: self.limits.max_in_flight });
+        }
+        if params.as_ref().is_some_and(|p| !p.is_object()) {
+            return Err(UsageError::ParamsNotAnObject);
+        }
+        let timeout = opts.timeout.unwrap_or(self.limits.request_timeout);
+        let max_total =
+            opts.max_total.unwrap_or(self.limits.max_request_timeout).max(Duration::ZERO);
+        let id =
+            self.outstanding.insert(now, timeout, max_total, opts.reset_on_progress, cancellable);
+        let params = if opts.progress { Some(with_progress_token(params, &id)) } else { params };
+        self.send(&Message::Request(Request { id: id.clone(), method: method.to_owned(), params }));
+        Ok(id)
+    }
+
+    pub(crate) fn notify(&mut self, method: &str, params: Option<RawJson>) {
+        self.send(&Message::Notification(Notification { method: method.to_owned(), params }));
+    }
+
+    pub(crate) fn reply(&mut self, id: RequestId, outcome: Result<RawJson, ErrorObject>) {
+        self.send_reply(Message::Response(jsonrpc::Response { id: Some(id), outcome }));
+    }
+
+    pub(crate) fn reject(&mut self, id: Option<RequestId>, rejection: &Rejection) {
+        self.send_reply(Message::error(id, rejection.to_jsonrpc()));
+    }
+
+    /// Starts collecting the replies to a batch whose requests have these ids.
+    pub(crate) fn open_batch(&mut self, ids: Vec<RequestId>) {
+        self.batches.push(BatchGroup { waiting: ids, replies: Vec::new(), sealed: false });
+        self.filling = Some(self.batches.len() - 1);
+    }
+
+    /// Every element of the open batch has been handled; replies still owed arrive later.
+    pub(crate) fn seal_batch(&mut self) {
+        if let Some(i) = self.filling.take() {
+            self.batches[i].sealed = true;
+            self.flush_batch(i);
+        }
+    }
+
+    /// The peer cancelled `id`: no reply will come for it.
+    pub(crate) fn forget_reply(&mut self, id: &RequestId) {
+        if let Some(i) = self.batches.iter().position(|b| b.waiting.contains(id)) {
+            self.batches[i].waiting.retain(|w| w != id);
+            self.flush_batch(i);
+        }
+    }
+
+    fn send_reply(&mut self, reply: Message) {
+        let id = match &reply {
+            Message::Response(r) => r.id.clone(),
+            _ => None,
+        };
+        let group = match &id {
+            Some(id) => self.batches.iter().position(|b| b.waiting.contains(id)),
+            None => self.filling,
+        };
+        let Some(i) = group else { return self.send(&reply) };
+        if let Some(id) = &id {
+            self.batches[i].waiting.retain(|w| w != id);
+        }
+        self.batches[i].replies.push(reply);
+        self.flush_batch(i);
+    }
+
+    fn flush_batch(&mut self, i: usize) {
+        let group = &self.batches[i];
+        if !group.sealed || !group.waiting.is_empty() {
+            return;
+        }
+        let group = self.batches.remove(i);
+        if let Some(f) = self.filling.as_mut() {
+            if *f > i {
+                *f -= 1;
+            }
+        }
+        // A batch of notifications only gets no reply at all, never an empty array.
+        if group.replies.is_empty() {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(64 * group.replies.len());
+        jsonrpc::encode_batch_into(&group.replies, &mut bytes);
+        self.transmits
+            .push_back(Transmit::Write { stream: self.stream, bytes: Bytes::from(bytes) });
+    }
+
+    /// Gives up on our request `id`: sends `notifications/cancelled` and remembers the id so
+    /// its late response is dropped. `None` if it was not pending.
+    pub(crate) fn abandon(&mut self, id: &RequestId, reason: &str) -> Option<Pending> {
+        let pending = self.outstanding.abandon(id)?;
+        if pending.cancellable {
+            self.send_cancelled(id, reason);
+        }
+        Some(pending)
+    }
+
+    /// Abandons every request whose deadline passed.
+    pub(crate) fn expire(&mut self, now: Instant) -> Vec<(RequestId, Pending)> {
+        let due = self.outstanding.expire(now);
+        for (id, pending) in &due {
+            if pending.cancellable {
+                self.send_cancelled(id, "request timed out");
+            }
+        }
+        due
+    }
+
+    fn send_cancelled(&mut self, id: &RequestId, reason: &str) {
+        let params = CancelledParams {
+            request_id: Some(id.clone()),
+            reason: Some(reason.to_owned()),
+            ..CancelledParams::default()
+        };
+        self.notify("notifications/cancelled", Some(RawJson::from_serialize(&params)));
+    }
+
+    pub(crate) fn send(&mut self, message: &Message) {
+        self.transmits.push_back(Transmit::Write {
+            stream: self.stream,
+            bytes: Bytes::from(encode_line(message)),
+        });
+    }
+
+    pub(crate) fn close_stream(&mut self) {
+        self.transmits.push_back(Transmit::Close { stream: self.stream });
+    }
+
+    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.outstanding.next_deadline()
+    }
+}
+
+fn incoming(ev: LineEvent<'_>) -> Incoming {
+    match ev {
+        LineEvent::Frame(bytes) => match jsonrpc::decode(bytes) {
+            Ok(Frame::Single(m)) => Incoming::Message(m),
+            Ok(Frame::Batch(b)) => Incoming::Batch(b),
+            Err(e) => Incoming::Invalid(e),
+        },
+        LineEvent::Violation(v) => Incoming::Line(v),
+    }
+}
+
+/// Parses params into a typed view; absent params read as `{}`.
+pub(crate) fn parse_params<T: serde::de::DeserializeOwned>(
+    params: Option<&RawJson>,
+) -> Result<T, String> {
+    match params {
+        Some(p) => p.parse(),
+        None => serde_json::from_str("{}").map_err(|e| e.to_string()),
+    }
+}
+
+fn with_progress_token(params: Option<RawJson>, id: &RequestId) -> RawJson {
+    let mut object = match params.map(|p| p.to_value()) {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let Value::Object(meta) = meta {
+        meta.insert("progressToken".into(), serde_json::to_value(id).unwrap_or(Value::Null));
+    }
+    RawJson::from_serialize(&Value::Object(object))
+}

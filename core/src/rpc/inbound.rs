@@ -1,0 +1,92 @@
+//! The peer's requests awaiting our response.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::jsonrpc::RequestId;
+use crate::schema::ProgressToken;
+
+/// How many cancelled inbound ids are remembered so that a late `respond` is dropped quietly.
+const CANCELLED_MEMORY: usize = 4096;
+
+/// One request the peer sent that we have not answered yet.
+#[derive(Debug, Clone)]
+pub(crate) struct InboundEntry {
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) last_progress: Option<f64>,
+    /// For `tools/call`: the tool's name, to check structured output on the way out.
+    pub(crate) tool: Option<String>,
+}
+
+impl InboundEntry {
+    pub(crate) fn new(progress_token: Option<ProgressToken>) -> Self {
+        Self { progress_token, last_progress: None, tool: None }
+    }
+}
+
+/// What `finish` found.
+#[derive(Debug)]
+pub(crate) enum Finished {
+    Active(InboundEntry),
+    /// The peer cancelled it: send nothing.
+    Cancelled,
+    Unknown,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Inbound {
+    active: HashMap<RequestId, InboundEntry>,
+    cancelled: HashSet<RequestId>,
+    cancelled_order: VecDeque<RequestId>,
+}
+
+impl Inbound {
+    /// Registers a new inbound request. False if the id is already in flight.
+    pub(crate) fn begin(&mut self, id: &RequestId, entry: InboundEntry) -> bool {
+        if self.active.contains_key(id) {
+            return false;
+        }
+        self.forget_cancelled(id);
+        self.active.insert(id.clone(), entry);
+        true
+    }
+
+    pub(crate) fn finish(&mut self, id: &RequestId) -> Finished {
+        if let Some(e) = self.active.remove(id) {
+            return Finished::Active(e);
+        }
+        if self.forget_cancelled(id) {
+            return Finished::Cancelled;
+        }
+        Finished::Unknown
+    }
+
+    pub(crate) fn get_mut(&mut self, id: &RequestId) -> Option<&mut InboundEntry> {
+        self.active.get_mut(id)
+    }
+
+    /// The peer cancelled `id`. True if it was active.
+    pub(crate) fn cancel(&mut self, id: &RequestId) -> bool {
+        if self.active.remove(id).is_none() {
+            return false;
+        }
+        if self.cancelled_order.len() == CANCELLED_MEMORY {
+            if let Some(old) = self.cancelled_order.pop_front() {
+                self.cancelled.remove(&old);
+            }
+        }
+        self.cancelled.insert(id.clone());
+        self.cancelled_order.push_back(id.clone());
+        true
+    }
+
+    /// Drops every active entry (the session closed), returning their ids.
+    pub(crate) fn drain(&mut self) -> Vec<RequestId> {
+        let mut ids: Vec<RequestId> = self.active.drain().map(|(id, _)| id).collect();
+        ids.sort();
+        ids
+    }
+
+    fn forget_cancelled(&mut self, id: &RequestId) -> bool {
+        self.cancelled.remove(id)
+    }
+}

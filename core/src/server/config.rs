@@ -1,0 +1,71 @@
+//! Server configuration and what a client told us in `initialize`.
+
+use std::time::Duration;
+
+use crate::framing::lines::DEFAULT_MAX_LINE;
+use crate::schema::{ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities};
+
+/// How a [`Server`](super::Server) behaves. Build with [`ServerConfig::new`] and adjust fields.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Our name and version, sent in the `initialize` result.
+    pub server_info: Implementation,
+    /// Hints for the model, sent in the `initialize` result.
+    pub instructions: Option<String>,
+    /// What we offer. `None` (the default) derives it from the registry at `initialize`:
+    /// tools, resources (with subscribe), prompts, completions when registered, and logging.
+    pub capabilities: Option<ServerCapabilities>,
+    /// Revisions we speak; the best common one is chosen at `initialize`.
+    pub supported_versions: Vec<ProtocolVersion>,
+    /// Items per page of `tools/list`, `resources/list`, `resources/templates/list` and
+    /// `prompts/list`. Default 100.
+    pub page_size: usize,
+    /// Reject requests that arrive after the `initialize` result but before
+    /// `notifications/initialized` (with -32600). Off by default, as in rmcp and the
+    /// TypeScript SDK, because on HTTP the two can race.
+    pub strict_initialized: bool,
+    /// Idle timeout of our requests to the client (sampling, elicitation, roots). Default 60 s.
+    pub request_timeout: Duration,
+    /// Hard cap on our requests to the client. Default 10 min.
+    pub max_request_timeout: Duration,
+    /// Longest stdio line accepted from the client. Default 4 MiB.
+    pub max_line: usize,
+    /// Most of our requests in flight at once. Default 1024.
+    pub max_in_flight: usize,
+    /// Most resource subscriptions one session may hold. Default 10,000.
+    pub max_subscriptions: usize,
+}
+
+impl ServerConfig {
+    /// A config with our name and version and every default.
+    pub fn new(name: &str, version: &str) -> Self {
+        Self {
+            server_info: Implementation::new(name, version),
+            instructions: None,
+            capabilities: None,
+            supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
+            page_size: 100,
+            strict_initialized: false,
+            request_timeout: Duration::from_secs(60),
+            max_request_timeout: Duration::from_secs(600),
+            max_line: DEFAULT_MAX_LINE,
+            max_in_flight: 1024,
+            max_subscriptions: 10_000,
+        }
+    }
+}
+
+/// What the client said about itself, and the revision chosen.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The revision both sides now speak.
+    pub protocol_version: ProtocolVersion,
+    /// The client's name and version.
+    pub client_info: Implementation,
+    /// What the client offers (sampling, elicitation, roots).
+    pub client_capabilities: ClientCapabilities,
+    /// What we answered with.
+    pub server_capabilities: ServerCapabilities,
+}

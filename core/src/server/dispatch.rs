@@ -1,0 +1,283 @@
+//! Answering each client request method: validation, registry look-up, pagination.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::registry::{page, Registry};
+use super::{Call, Event, Server, SessionInfo};
+use crate::error::{ProtocolViolation, Rejection};
+use crate::json_schema;
+use crate::jsonrpc::{RawJson, Request, RequestId};
+use crate::lifecycle::rules::{self, Sender, ServerPhase};
+use crate::rpc::{parse_params, InboundEntry};
+use crate::schema::{
+    CallToolParams, CallToolResult, CompleteParams, GetPromptParams, InitializeParams,
+    InitializeResult, PaginatedParams, ProgressToken, PromptsCapability, ProtocolVersion,
+    ReadResourceParams, ResourcesCapability, ServerCapabilities, SetLevelParams, SubscribeParams,
+    ToolsCapability,
+};
+
+/// Only the progress token of a request's `_meta`, read without knowing the method.
+#[derive(Deserialize)]
+struct MetaOnly {
+    #[serde(rename = "_meta")]
+    meta: Option<TokenOnly>,
+}
+
+#[derive(Deserialize)]
+struct TokenOnly {
+    #[serde(rename = "progressToken")]
+    progress_token: Option<ProgressToken>,
+}
+
+fn progress_token(params: Option<&RawJson>) -> Option<ProgressToken> {
+    let meta: MetaOnly = params?.parse().ok()?;
+    meta.meta?.progress_token
+}
+
+/// The capabilities a registry implies when the config names none.
+pub(super) fn derive_capabilities<H>(registry: &Registry<H>) -> ServerCapabilities {
+    let mut caps = ServerCapabilities::default();
+    if !registry.tools.is_empty() {
+        caps.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
+    }
+    if !registry.prompts.is_empty() {
+        caps.prompts = Some(PromptsCapability { list_changed: Some(true), ..Default::default() });
+    }
+    if !registry.resources.is_empty() || !registry.templates.is_empty() {
+        caps.resources = Some(ResourcesCapability {
+            subscribe: Some(true),
+            list_changed: Some(true),
+            ..Default::default()
+        });
+    }
+    if registry.completion.is_some() {
+        caps.completions = Some(Default::default());
+    }
+    caps.logging = Some(Default::default());
+    caps
+}
+
+impl<H: Clone> Server<H> {
+    pub(super) fn handle_request(&mut self, r: Request) {
+        if let Err(rejection) =
+            rules::server_gate(self.phase, self.config.strict_initialized, &r.method)
+        {
+            self.violation(ProtocolViolation::OutOfOrder {
+                method: r.method.clone(),
+                phase: self.phase.name(),
+            });
+            return self.endpoint.reject(Some(r.id), &rejection);
+        }
+        match r.method.as_str() {
+            "ping" => return self.endpoint.reply(r.id, Ok(RawJson::empty_object())),
+            "initialize" => return self.initialize(r),
+            _ => {}
+        }
+        let Some(session) = &self.session else {
+            return self.endpoint.reject(Some(r.id), &Rejection::NotInitialized);
+        };
+        let version = session.protocol_version;
+        let offered = match rules::needed_capability(version, &r.method) {
+            Some(cap) => cap.offered_by_server(&session.server_capabilities),
+            None => true,
+        };
+        if !rules::exists(version, &r.method, Sender::Client) || !offered {
+            return self.endpoint.reject(Some(r.id), &Rejection::MethodNotFound(r.method));
+        }
+        let outcome = match r.method.as_str() {
+            "tools/list" => {
+                self.list(&r, "tools", |reg| reg.tools.iter().map(|(t, _)| ser(t)).collect())
+            }
+            "prompts/list" => {
+                self.list(&r, "prompts", |reg| reg.prompts.iter().map(|(p, _)| ser(p)).collect())
+            }
+            "resources/list" => self
+                .list(&r, "resources", |reg| reg.resources.iter().map(|(x, _)| ser(x)).collect()),
+            "resources/templates/list" => self.list(&r, "resourceTemplates", |reg| {
+                reg.templates.iter().map(|(t, _, _)| ser(t)).collect()
+            }),
+            "tools/call" => self.call_tool(&r),
+            "resources/read" => self.read_resource(&r),
+            "prompts/get" => self.get_prompt(&r),
+            "completion/complete" => self.complete(&r),
+            "resources/subscribe" => self.subscribe(&r, true),
+            "resources/unsubscribe" => self.subscribe(&r, false),
+            "logging/setLevel" => self.set_level(&r),
+            _ => Err(Rejection::MethodNotFound(r.method.clone())),
+        };
+        match outcome {
+            Ok(Some(result)) => self.endpoint.reply(r.id, Ok(result)),
+            Ok(None) => {} // handed to the app as Event::Call
+            Err(rejection) => self.endpoint.reject(Some(r.id), &rejection),
+        }
+    }
+
+    fn initialize(&mut self, r: Request) {
+        let params: InitializeParams = match parse_params(r.params.as_ref()) {
+            Ok(p) => p,
+            Err(d) => return self.endpoint.reject(Some(r.id), &Rejection::InvalidParams(d)),
+        };
+        let supported = &self.config.supported_versions;
+        let version = ProtocolVersion::parse(&params.protocol_version)
+            .filter(|v| supported.contains(v))
+            .or_else(|| supported.iter().copied().filter(|v| v.is_session_era()).max())
+            .unwrap_or(ProtocolVersion::LATEST_SESSION);
+        let capabilities = self.capabilities();
+        let result =
+            InitializeResult::new(version, capabilities.clone(), self.config.server_info.clone());
+        let result = InitializeResult { instructions: self.config.instructions.clone(), ..result };
+        self.endpoint.reply(r.id, Ok(RawJson::from_serialize(&result)));
+        let info = Box::new(SessionInfo {
+            protocol_version: version,
+            client_info: params.client_info,
+            client_capabilities: params.capabilities,
+            server_capabilities: capabilities,
+        });
+        self.session = Some(info.clone());
+        self.phase = ServerPhase::AwaitingInitialized;
+        self.events.push_back(Event::Initialized(info));
+    }
+
+    fn list(
+        &self,
+        r: &Request,
+        key: &str,
+        items: impl Fn(&Registry<H>) -> Vec<Value>,
+    ) -> Result<Option<RawJson>, Rejection> {
+        let params: PaginatedParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        let all = items(&self.registry);
+        let (page, next) = page(all.iter(), params.cursor.as_deref(), self.config.page_size)?;
+        let mut result = Map::new();
+        result.insert(key.to_owned(), Value::Array(page.into_iter().cloned().collect()));
+        if let Some(next) = next {
+            result.insert("nextCursor".to_owned(), Value::String(next));
+        }
+        Ok(Some(RawJson::from_serialize(&result)))
+    }
+
+    fn call_tool(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
+        let params: CallToolParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        let Some((tool, handler)) = self.registry.tool(&params.name) else {
+            return Err(Rejection::UnknownTool(params.name));
+        };
+        let args = Value::Object(params.arguments.clone().unwrap_or_default());
+        if let Err(errors) = json_schema::validate(&ser(&tool.input_schema), &args) {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            let text = format!("invalid arguments for tool {}: {}", tool.name, list.join("; "));
+            return Ok(Some(RawJson::from_serialize(&CallToolResult::error_text(text))));
+        }
+        let checks_output = tool.output_schema.is_some();
+        let handler = handler.clone();
+        let mut entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        entry.tool = checks_output.then(|| params.name.clone());
+        Ok(self.dispatch(r.id.clone(), entry, handler, Call::Tool(params)))
+    }
+
+    fn read_resource(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
+        let params: ReadResourceParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        let Some((handler, vars)) = self.registry.resolve_resource(&params.uri) else {
+            return Err(Rejection::ResourceNotFound(params.uri));
+        };
+        let handler = handler.clone();
+        let entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        Ok(self.dispatch(r.id.clone(), entry, handler, Call::ReadResource { params, vars }))
+    }
+
+    fn get_prompt(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
+        let params: GetPromptParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        let Some((prompt, handler)) = self.registry.prompt(&params.name) else {
+            return Err(Rejection::UnknownPrompt(params.name));
+        };
+        let given = params.arguments.as_ref();
+        for arg in prompt.arguments.iter().flatten() {
+            if arg.required == Some(true) && !given.is_some_and(|g| g.contains_key(&arg.name)) {
+                return Err(Rejection::MissingPromptArgument(arg.name.clone()));
+            }
+        }
+        let handler = handler.clone();
+        let entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        Ok(self.dispatch(r.id.clone(), entry, handler, Call::GetPrompt(params)))
+    }
+
+    fn complete(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
+        let params: CompleteParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        let Some(handler) = self.registry.completion.clone() else {
+            let empty = serde_json::json!({"completion": {"values": [], "hasMore": false}});
+            return Ok(Some(RawJson::from(empty)));
+        };
+        let entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        Ok(self.dispatch(r.id.clone(), entry, handler, Call::Complete(params)))
+    }
+
+    fn subscribe(&mut self, r: &Request, on: bool) -> Result<Option<RawJson>, Rejection> {
+        let params: SubscribeParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        if on {
+            let full = self.subscriptions.len() >= self.config.max_subscriptions;
+            if full && !self.subscriptions.contains(&params.uri) {
+                return Err(Rejection::Internal("too many subscriptions".into()));
+            }
+            self.subscriptions.insert(params.uri);
+        } else {
+            self.subscriptions.remove(&params.uri);
+        }
+        Ok(Some(RawJson::empty_object()))
+    }
+
+    fn set_level(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
+        let params: SetLevelParams =
+            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        self.log_level = Some(params.level);
+        Ok(Some(RawJson::empty_object()))
+    }
+
+    fn dispatch(
+        &mut self,
+        id: RequestId,
+        entry: InboundEntry,
+        handler: H,
+        call: Call,
+    ) -> Option<RawJson> {
+        let progress_token = entry.progress_token.clone();
+        self.endpoint.inbound.begin(&id, entry);
+        self.events.push_back(Event::Call { id, handler, call, progress_token });
+        None
+    }
+
+    /// A tool result checked against the tool's `outputSchema`; a mismatch becomes an
+    /// `isError` result that says why.
+    pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {
+        let Some((tool, _)) = self.registry.tool(tool) else { return raw };
+        let Some(schema) = &tool.output_schema else { return raw };
+        let Ok(result) = raw.parse::<CallToolResult>() else { return raw };
+        if result.is_error == Some(true) {
+            return raw;
+        }
+        let problem = match &result.structured_content {
+            None => {
+                "the tool declares an outputSchema but returned no structuredContent".to_owned()
+            }
+            Some(value) => match json_schema::validate(&ser(schema), value) {
+                Ok(()) => return raw,
+                Err(errors) => {
+                    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                    format!(
+                        "structuredContent does not match the outputSchema: {}",
+                        list.join("; ")
+                    )
+                }
+            },
+        };
+        RawJson::from_serialize(&CallToolResult::error_text(problem))
+    }
+}
+
+fn ser<T: serde::Serialize>(item: &T) -> Value {
+    serde_json::to_value(item).unwrap_or(Value::Null)
+}

@@ -1,0 +1,173 @@
+//! What a server offers: tools, resources, templates, prompts and a completion handler, each
+//! with the app's handler of type `H`, kept in registration order for stable pagination.
+
+use std::collections::BTreeMap;
+
+use super::uri_template::UriTemplate;
+use crate::error::Rejection;
+use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
+
+/// The items a server offers and their handlers.
+#[derive(Clone, Debug)]
+pub struct Registry<H> {
+    pub(crate) tools: Vec<(Tool, H)>,
+    pub(crate) resources: Vec<(Resource, H)>,
+    pub(crate) templates: Vec<(ResourceTemplate, UriTemplate, H)>,
+    pub(crate) prompts: Vec<(Prompt, H)>,
+    pub(crate) completion: Option<H>,
+}
+
+impl<H> Default for Registry<H> {
+    fn default() -> Self {
+        Self {
+            tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
+        }
+    }
+}
+
+/// Which list changed; see [`Server::notify_list_changed`](super::Server::notify_list_changed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// `prompts/list`.
+    Prompts,
+    /// `resources/list` and `resources/templates/list`.
+    Resources,
+    /// `tools/list`.
+    Tools,
+}
+
+impl<H> Registry<H> {
+    /// Adds a tool, replacing one of the same name.
+    pub fn add_tool(&mut self, tool: Tool, handler: H) {
+        upsert(&mut self.tools, tool, handler, |a, b| a.name == b.name);
+    }
+
+    /// Removes a tool by name, returning its handler.
+    pub fn remove_tool(&mut self, name: &str) -> Option<H> {
+        let i = self.tools.iter().position(|(t, _)| t.name == name)?;
+        Some(self.tools.remove(i).1)
+    }
+
+    /// Adds a resource, replacing one with the same URI.
+    pub fn add_resource(&mut self, resource: Resource, handler: H) {
+        upsert(&mut self.resources, resource, handler, |a, b| a.uri == b.uri);
+    }
+
+    /// Removes a resource by URI.
+    pub fn remove_resource(&mut self, uri: &str) -> Option<H> {
+        let i = self.resources.iter().position(|(r, _)| r.uri == uri)?;
+        Some(self.resources.remove(i).1)
+    }
+
+    /// Adds a resource template (RFC 6570 levels 1–2: `{var}` and `{+var}`), replacing one
+    /// with the same template string.
+    pub fn add_resource_template(&mut self, template: ResourceTemplate, handler: H) {
+        let parsed = UriTemplate::parse(&template.uri_template);
+        match self.templates.iter().position(|(t, _, _)| t.uri_template == template.uri_template) {
+            Some(i) => self.templates[i] = (template, parsed, handler),
+            None => self.templates.push((template, parsed, handler)),
+        }
+    }
+
+    /// Adds a prompt, replacing one of the same name.
+    pub fn add_prompt(&mut self, prompt: Prompt, handler: H) {
+        upsert(&mut self.prompts, prompt, handler, |a, b| a.name == b.name);
+    }
+
+    /// Removes a prompt by name.
+    pub fn remove_prompt(&mut self, name: &str) -> Option<H> {
+        let i = self.prompts.iter().position(|(p, _)| p.name == name)?;
+        Some(self.prompts.remove(i).1)
+    }
+
+    /// Sets the handler for `completion/complete`.
+    pub fn set_completion_handler(&mut self, handler: H) {
+        self.completion = Some(handler);
+    }
+
+    /// The registered tool definitions, in order.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter().map(|(t, _)| t)
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&(Tool, H)> {
+        self.tools.iter().find(|(t, _)| t.name == name)
+    }
+
+    pub(crate) fn prompt(&self, name: &str) -> Option<&(Prompt, H)> {
+        self.prompts.iter().find(|(p, _)| p.name == name)
+    }
+
+    /// The handler for `uri`: a resource with that exact URI, else the first template that
+    /// matches, with its variables.
+    pub(crate) fn resolve_resource(&self, uri: &str) -> Option<(&H, BTreeMap<String, String>)> {
+        if let Some((_, h)) = self.resources.iter().find(|(r, _)| r.uri == uri) {
+            return Some((h, BTreeMap::new()));
+        }
+        self.templates.iter().find_map(|(_, t, h)| t.matches(uri).map(|vars| (h, vars)))
+    }
+}
+
+fn upsert<T, H>(list: &mut Vec<(T, H)>, item: T, handler: H, same: impl Fn(&T, &T) -> bool) {
+    match list.iter().position(|(t, _)| same(t, &item)) {
+        Some(i) => list[i] = (item, handler),
+        None => list.push((item, handler)),
+    }
+}
+
+/// One page of `items`: those after `cursor`, at most `page_size`, and the next cursor.
+///
+/// Cursors are opaque to clients; ours are `zest:<offset>`. Anything else is -32602.
+pub(crate) fn page<'a, T>(
+    items: impl ExactSizeIterator<Item = &'a T>,
+    cursor: Option<&str>,
+    page_size: usize,
+) -> Result<(Vec<&'a T>, Option<String>), Rejection>
+where
+    T: 'a,
+{
+    let total = items.len();
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .strip_prefix("zest:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n <= total)
+            .ok_or(Rejection::InvalidCursor)?,
+    };
+    let size = page_size.max(1);
+    let page: Vec<&T> = items.skip(start).take(size).collect();
+    let end = start + page.len();
+    let next = (end < total).then(|| format!("zest:{end}"));
+    Ok((page, next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_cover_everything_once_and_reject_foreign_cursors() {
+        let items: Vec<u32> = (0..250).collect();
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let (p, next) = page(items.iter(), cursor.as_deref(), 100).unwrap();
+            seen.extend(p.into_iter().copied());
+            match next {
+                Some(n) => cursor = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(seen, items);
+        assert_eq!(page(items.iter(), Some("bogus"), 100).unwrap_err(), Rejection::InvalidCursor);
+        assert_eq!(
+            page(items.iter(), Some("zest:999"), 100).unwrap_err(),
+            Rejection::InvalidCursor
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! A client and a server wired back to back in memory.
+
+use std::time::{Duration, Instant};
+
+use crate::client::{self, Client, ClientConfig};
+use crate::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use crate::jsonrpc::{ErrorObject, RawJson};
+use crate::server::{self, Call, Registry, Server, ServerConfig};
+
+use super::VirtualClock;
+
+/// One frame that crossed the wire, for transcripts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Wire {
+    /// Bytes the client wrote (a whole frame, newline included).
+    ToServer(String),
+    /// Bytes the server wrote.
+    ToClient(String),
+    /// The client closed its end.
+    ClientClosed,
+    /// The server closed its end.
+    ServerClosed,
+}
+
+/// A client and a server joined by an in-memory stdio pipe, with a virtual clock.
+#[derive(Debug)]
+pub struct Pair<H> {
+    /// The client machine.
+    pub client: Client,
+    /// The server machine.
+    pub server: Server<H>,
+    /// Virtual time.
+    pub clock: VirtualClock,
+    /// Client events not yet taken by the test.
+    pub client_events: Vec<client::Event>,
+    /// Server events not yet taken by the test.
+    pub server_events: Vec<server::Event<H>>,
+    /// Every frame that crossed, in order.
+    pub wire: Vec<Wire>,
+}
+
+impl<H: Clone> Pair<H> {
+    /// A pair whose client has just queued `initialize` (nothing delivered yet).
+    pub fn new(client: ClientConfig, server: ServerConfig, registry: Registry<H>) -> Self {
+        let clock = VirtualClock::new();
+        let now = clock.now();
+        Self {
+            client: Client::new(client, now),
+            server: Server::new(server, registry, now),
+            clock,
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+            wire: Vec::new(),
+        }
+    }
+
+    /// Moves bytes both ways until neither side has anything to send.
+    pub fn pump(&mut self) {
+        loop {
+            let mut moved = false;
+            let now = self.clock.now();
+            while let Some(out) = self.client.poll_output() {
+                moved = true;
+                match out {
+                    Output::Transmit(t) => deliver(t, now, &mut self.wire, true, |input| {
+                        self.server.handle_input(input)
+                    }),
+                    Output::Event(e) => self.client_events.push(e),
+                }
+            }
+            while let Some(out) = self.server.poll_output() {
+                moved = true;
+                match out {
+                    Output::Transmit(t) => deliver(t, now, &mut self.wire, false, |input| {
+                        self.client.handle_input(input)
+                    }),
+                    Output::Event(e) => self.server_events.push(e),
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    /// Runs the handshake and returns what the client saw. Panics if it fails.
+    pub fn handshake(&mut self) -> client::Negotiated {
+        self.pump();
+        let ready = self.client_events.iter().find_map(|e| match e {
+            client::Event::Ready(n) => Some((**n).clone()),
+            _ => None,
+        });
+        ready.unwrap_or_else(|| panic!("no Ready; client events: {:?}", self.client_events))
+    }
+
+    /// Moves time forward by `d`, delivers timeouts to both sides and pumps.
+    pub fn advance(&mut self, d: Duration) {
+        let now = self.clock.advance(d);
+        self.client.handle_input(Input::Timeout(now));
+        self.server.handle_input(Input::Timeout(now));
+        self.pump();
+    }
+
+    /// Moves time to `t`, delivers timeouts to both sides and pumps.
+    pub fn advance_to(&mut self, t: Instant) {
+        let now = self.clock.advance_to(t);
+        self.client.handle_input(Input::Timeout(now));
+        self.server.handle_input(Input::Timeout(now));
+        self.pump();
+    }
+
+    /// Takes the client events seen so far.
+    pub fn take_client_events(&mut self) -> Vec<client::Event> {
+        std::mem::take(&mut self.client_events)
+    }
+
+    /// Takes the server events seen so far.
+    pub fn take_server_events(&mut self) -> Vec<server::Event<H>> {
+        std::mem::take(&mut self.server_events)
+    }
+
+    /// Answers every pending `Event::Call` with `handler` and pumps; other server events stay.
+    pub fn serve(&mut self, mut handler: impl FnMut(&H, &Call) -> Result<RawJson, ErrorObject>) {
+        let now = self.clock.now();
+        let events = std::mem::take(&mut self.server_events);
+        for e in events {
+            match e {
+                server::Event::Call { id, handler: h, call, .. } => {
+                    let result = handler(&h, &call);
+                    // Invariant: the id came from this server and was not answered yet.
+                    self.server.respond(now, id, result).expect("a fresh call id");
+                }
+                other => self.server_events.push(other),
+            }
+        }
+        self.pump();
+    }
+
+    /// Writes raw bytes to the server as if the client had sent them, and pumps.
+    pub fn inject_to_server(&mut self, bytes: &[u8]) {
+        let now = self.clock.now();
+        let event = StreamEvent::Data(bytes);
+        self.server.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+        self.pump();
+    }
+
+    /// Writes raw bytes to the client as if the server had sent them, and pumps.
+    pub fn inject_to_client(&mut self, bytes: &[u8]) {
+        let now = self.clock.now();
+        let event = StreamEvent::Data(bytes);
+        self.client.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+        self.pump();
+    }
+
+    /// The methods of the frames that crossed, as `"c→s initialize"` lines (responses show as
+    /// `"s→c result 0"` / `"s→c error 0"`), for transcripts.
+    pub fn transcript(&self) -> Vec<String> {
+        self.wire.iter().map(describe).collect()
+    }
+}
+
+fn deliver(
+    t: Transmit,
+    now: Instant,
+    wire: &mut Vec<Wire>,
+    from_client: bool,
+    mut to_peer: impl FnMut(Input<'_>),
+) {
+    match t {
+        Transmit::Write { stream, bytes } => {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            wire.push(if from_client { Wire::ToServer(text) } else { Wire::ToClient(text) });
+            to_peer(Input::Receive(now, Receive { stream, event: StreamEvent::Data(&bytes) }));
+        }
+        Transmit::Close { stream } => {
+            wire.push(if from_client { Wire::ClientClosed } else { Wire::ServerClosed });
+            to_peer(Input::Receive(now, Receive { stream, event: StreamEvent::End }));
+        }
+    }
+}
+
+fn describe(w: &Wire) -> String {
+    let (arrow, text) = match w {
+        Wire::ToServer(t) => ("c→s", t),
+        Wire::ToClient(t) => ("s→c", t),
+        Wire::ClientClosed => return "c→s close".into(),
+        Wire::ServerClosed => return "s→c close".into(),
+    };
+    let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap_or_default();
+    let what = if let Some(m) = v.get("method").and_then(|m| m.as_str()) {
+        m.to_owned()
+    } else if v.get("error").is_some() {
+        format!("error {}", v["id"])
+    } else if v.is_array() {
+        "batch".to_owned()
+    } else {
+        format!("result {}", v["id"])
+    };
+    format!("{arrow} {what}")
+}
