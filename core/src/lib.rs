@@ -111,9 +111,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod client;
 pub mod error;
 pub mod framing;
+pub mod handler;
 pub mod io;
 pub mod json_schema;
 pub mod jsonrpc;

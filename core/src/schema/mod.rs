@@ -9,6 +9,7 @@
 //!
 //! [`methods`] ties each method name to its params and result types.
 
+mod builders;
 mod capabilities;
 mod common;
 mod completion;

@@ -160,7 +160,7 @@ impl<H: Clone> Server<H> {
     fn call_tool(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: CallToolParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some((tool, handler)) = self.registry.tool(&params.name) else {
+        let Some((tool, handler)) = self.registry.find_tool(&params.name) else {
             return Err(Rejection::UnknownTool(params.name));
         };
         let args = Value::Object(params.arguments.clone().unwrap_or_default());
@@ -190,7 +190,7 @@ impl<H: Clone> Server<H> {
     fn get_prompt(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: GetPromptParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some((prompt, handler)) = self.registry.prompt(&params.name) else {
+        let Some((prompt, handler)) = self.registry.find_prompt(&params.name) else {
             return Err(Rejection::UnknownPrompt(params.name));
         };
         let given = params.arguments.as_ref();
@@ -253,7 +253,7 @@ impl<H: Clone> Server<H> {
     /// A tool result checked against the tool's `outputSchema`; a mismatch becomes an
     /// `isError` result that says why.
     pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {
-        let Some((tool, _)) = self.registry.tool(tool) else { return raw };
+        let Some((tool, _)) = self.registry.find_tool(tool) else { return raw };
         let Some(schema) = &tool.output_schema else { return raw };
         let Ok(result) = raw.parse::<CallToolResult>() else { return raw };
         if result.is_error == Some(true) {

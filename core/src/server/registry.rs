@@ -94,11 +94,11 @@ impl<H> Registry<H> {
         self.tools.iter().map(|(t, _)| t)
     }
 
-    pub(crate) fn tool(&self, name: &str) -> Option<&(Tool, H)> {
+    pub(crate) fn find_tool(&self, name: &str) -> Option<&(Tool, H)> {
         self.tools.iter().find(|(t, _)| t.name == name)
     }
 
-    pub(crate) fn prompt(&self, name: &str) -> Option<&(Prompt, H)> {
+    pub(crate) fn find_prompt(&self, name: &str) -> Option<&(Prompt, H)> {
         self.prompts.iter().find(|(p, _)| p.name == name)
     }
 

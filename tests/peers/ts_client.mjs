@@ -1,0 +1,41 @@
+// Drives a zest stdio server with the official TypeScript SDK client.
+// Usage: node ts_client.mjs <server-binary> [args...]
+// Prints one JSON line with what it saw; exits 0 only if every check passed.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [command, ...args] = process.argv.slice(2);
+const checks = [];
+const check = (name, ok, detail) => checks.push({ name, ok: !!ok, detail });
+
+const transport = new StdioClientTransport({ command, args, stderr: "ignore" });
+const client = new Client({ name: "ts-peer", version: "1.0.0" });
+try {
+  await client.connect(transport);
+  check("handshake", client.getServerVersion()?.name, client.getServerVersion());
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  check("list tools", ["add", "echo", "fail", "long_running"].every((n) => names.includes(n)), names);
+  const echo = await client.callTool({ name: "echo", arguments: { text: "hi from ts" } });
+  check("call echo", echo.content?.[0]?.text === "hi from ts", echo);
+  const add = await client.callTool({ name: "add", arguments: { a: 2, b: 40 } });
+  check("call add", add.content?.[0]?.text === "42", add);
+  const progress = [];
+  const slow = await client.callTool(
+    { name: "long_running", arguments: { steps: 3, step_ms: 10 } },
+    undefined,
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  check("progress", progress.length === 3 && !slow.isError, { progress, slow });
+  const fail = await client.callTool({ name: "fail", arguments: { message: "boom" } });
+  check("error result", fail.isError === true && fail.content?.[0]?.text.includes("boom"), fail);
+  const bad = await client.callTool({ name: "add", arguments: { a: "x" } });
+  check("invalid arguments are an error result", bad.isError === true, bad);
+} catch (e) {
+  check("no exception", false, String(e?.stack ?? e));
+} finally {
+  await client.close().catch(() => {});
+}
+const ok = checks.every((c) => c.ok);
+console.log(JSON.stringify({ ok, checks }));
+process.exit(ok ? 0 : 1);
