@@ -23,9 +23,10 @@
 //!
 //! ```
 //! use std::time::Instant;
+//! use bytes::Bytes;
 //! use serde_json::json;
 //! use zest_core::client::{self, Client, ClientConfig};
-//! use zest_core::io::{Input, Output, Receive, StreamEvent, Transmit};
+//! use zest_core::io::{self, Output, StreamId, Transmit};
 //! use zest_core::jsonrpc::RawJson;
 //! use zest_core::schema::{methods::CallTool, CallToolParams, CallToolResult, Tool};
 //! use zest_core::server::{self, Call, Registry, Server, ServerConfig};
@@ -38,59 +39,65 @@
 //!     CallToolResult::text(text.to_uppercase())
 //! }
 //!
+//! // Drain the client: keep its bytes for the server, react to its events.
+//! fn drain_client(c: &mut Client, now: Instant, out: &mut Vec<Bytes>, answer: &mut Option<CallToolResult>) {
+//!     while let Some(output) = c.poll_output() {
+//!         match output {
+//!             Output::Transmit(Transmit::Write { bytes, .. }) => out.push(bytes),
+//!             Output::Event(client::Event::Ready(_)) => {
+//!                 let params: CallToolParams = serde_json::from_value(
+//!                     json!({"name": "shout", "arguments": {"text": "hello"}}),
+//!                 ).unwrap();
+//!                 c.send::<CallTool>(now, &params, RequestOptions::default()).unwrap();
+//!             }
+//!             Output::Event(client::Event::Response { result, .. }) => {
+//!                 *answer = Some(client::decode_result::<CallTool>(result).unwrap());
+//!             }
+//!             _ => {}
+//!         }
+//!     }
+//! }
+//!
+//! // Drain the server: keep its bytes for the client, run handlers for calls.
+//! fn drain_server(s: &mut Server<Handler>, now: Instant, out: &mut Vec<Bytes>) {
+//!     while let Some(output) = s.poll_output() {
+//!         match output {
+//!             Output::Transmit(Transmit::Write { bytes, .. }) => out.push(bytes),
+//!             Output::Event(server::Event::Call { id, handler, call: Call::Tool(p), .. }) => {
+//!                 let result = RawJson::from_serialize(&handler(&p));
+//!                 s.respond(now, id, Ok(result)).unwrap();
+//!             }
+//!             _ => {}
+//!         }
+//!     }
+//! }
+//!
 //! let mut registry: Registry<Handler> = Registry::default();
-//! let tool: Tool = serde_json::from_value(json!({
-//!     "name": "shout",
-//!     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
-//! })).unwrap();
+//! let tool = Tool::new("shout", "Upper-cases text", json!({
+//!     "type": "object", "properties": {"text": {"type": "string"}}
+//! }));
 //! registry.add_tool(tool, shout);
 //!
 //! let now = Instant::now();
 //! let mut server = Server::new(ServerConfig::new("demo-server", "1.0"), registry, now);
 //! let mut client = Client::new(ClientConfig::new("demo-client", "1.0"), now);
-//! let mut call_id = None;
-//! let mut answer = None;
+//! let (mut to_server, mut to_client, mut answer) = (Vec::new(), Vec::new(), None);
 //!
-//! // The loop: drain both machines, carry bytes across, react to events. A real runtime
-//! // would also wait for `poll_timeout()`; in memory nothing ever waits.
-//! for _round in 0..10 {
-//!     let now = Instant::now();
-//!     while let Some(out) = client.poll_output() {
-//!         match out {
-//!             Output::Transmit(Transmit::Write { stream, bytes }) => server.handle_input(
-//!                 Input::Receive(now, Receive { stream, event: StreamEvent::Data(&bytes) }),
-//!             ),
-//!             Output::Transmit(_) => {}
-//!             Output::Event(client::Event::Ready(_)) => {
-//!                 let params: CallToolParams = serde_json::from_value(
-//!                     json!({"name": "shout", "arguments": {"text": "hello"}}),
-//!                 ).unwrap();
-//!                 let opts = RequestOptions::default();
-//!                 call_id = Some(client.send::<CallTool>(now, &params, opts).unwrap());
-//!             }
-//!             Output::Event(client::Event::Response { id, result }) => {
-//!                 assert_eq!(Some(&id), call_id.as_ref());
-//!                 answer = Some(client::decode_result::<CallTool>(result).unwrap());
-//!             }
-//!             Output::Event(_) => {}
-//!         }
+//! // The loop: every input is followed by a full drain. A real runtime would also sleep
+//! // until `poll_timeout()` and feed `Input::Timeout`; in memory nothing ever waits.
+//! drain_client(&mut client, now, &mut to_server, &mut answer);
+//! while !(to_server.is_empty() && to_client.is_empty()) {
+//!     for bytes in std::mem::take(&mut to_server) {
+//!         server.handle_input(io::data(now, StreamId::STDIO, &bytes));
+//!         drain_server(&mut server, now, &mut to_client);
 //!     }
-//!     while let Some(out) = server.poll_output() {
-//!         match out {
-//!             Output::Transmit(Transmit::Write { stream, bytes }) => client.handle_input(
-//!                 Input::Receive(now, Receive { stream, event: StreamEvent::Data(&bytes) }),
-//!             ),
-//!             Output::Transmit(_) => {}
-//!             Output::Event(server::Event::Call { id, handler, call: Call::Tool(p), .. }) => {
-//!                 let result = RawJson::from_serialize(&handler(&p));
-//!                 server.respond(now, id, Ok(result)).unwrap();
-//!             }
-//!             Output::Event(_) => {}
-//!         }
+//!     for bytes in std::mem::take(&mut to_client) {
+//!         client.handle_input(io::data(now, StreamId::STDIO, &bytes));
+//!         drain_client(&mut client, now, &mut to_server, &mut answer);
 //!     }
 //! }
 //! let answer = answer.expect("the call completed");
-//! assert_eq!(serde_json::to_value(&answer.content).unwrap()[0]["text"], "HELLO");
+//! assert_eq!(answer.content[0].as_text(), Some("HELLO"));
 //! ```
 //!
 //! # What comes next, and where it fits

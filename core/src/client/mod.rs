@@ -94,6 +94,10 @@ impl Client {
     /// Feeds one input. Never fails: the server's mistakes become [`Event::Violation`], a dead
     /// transport becomes [`Event::Closed`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
+        debug_assert!(
+            self.events.is_empty() && !self.endpoint.has_transmits(),
+            "drain poll_output to None before feeding the next input"
+        );
         if matches!(self.phase, Phase::Closed) {
             return;
         }

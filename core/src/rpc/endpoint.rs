@@ -306,6 +306,10 @@ impl Endpoint {
         self.transmits.push_back(Transmit::Close { stream: self.stream });
     }
 
+    pub(crate) fn has_transmits(&self) -> bool {
+        !self.transmits.is_empty()
+    }
+
     pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
         self.transmits.pop_front()
     }

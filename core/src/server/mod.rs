@@ -76,6 +76,10 @@ impl<H: Clone> Server<H> {
     /// Feeds one input. Never fails: the client's mistakes are answered with JSON-RPC errors
     /// and reported as [`Event::Violation`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
+        debug_assert!(
+            self.events.is_empty() && !self.endpoint.has_transmits(),
+            "drain poll_output to None before feeding the next input"
+        );
         if self.phase == ServerPhase::Closed {
             return;
         }

@@ -1,5 +1,6 @@
 //! A client and a server wired back to back in memory.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::client::{self, Client, ClientConfig};
@@ -54,30 +55,30 @@ impl<H: Clone> Pair<H> {
         }
     }
 
-    /// Moves bytes both ways until neither side has anything to send.
+    /// Moves bytes both ways until neither side has anything to send. Like a real runtime, it
+    /// drains a machine completely before feeding it the next input.
     pub fn pump(&mut self) {
+        let mut to_server = VecDeque::new();
+        let mut to_client = VecDeque::new();
         loop {
-            let mut moved = false;
-            let now = self.clock.now();
             while let Some(out) = self.client.poll_output() {
-                moved = true;
                 match out {
-                    Output::Transmit(t) => deliver(t, now, &mut self.wire, true, |input| {
-                        self.server.handle_input(input)
-                    }),
+                    Output::Transmit(t) => to_server.push_back(t),
                     Output::Event(e) => self.client_events.push(e),
                 }
             }
             while let Some(out) = self.server.poll_output() {
-                moved = true;
                 match out {
-                    Output::Transmit(t) => deliver(t, now, &mut self.wire, false, |input| {
-                        self.client.handle_input(input)
-                    }),
+                    Output::Transmit(t) => to_client.push_back(t),
                     Output::Event(e) => self.server_events.push(e),
                 }
             }
-            if !moved {
+            let now = self.clock.now();
+            if let Some(t) = to_server.pop_front() {
+                deliver(t, now, &mut self.wire, true, |input| self.server.handle_input(input));
+            } else if let Some(t) = to_client.pop_front() {
+                deliver(t, now, &mut self.wire, false, |input| self.client.handle_input(input));
+            } else {
                 return;
             }
         }
@@ -95,16 +96,16 @@ impl<H: Clone> Pair<H> {
 
     /// Moves time forward by `d`, delivers timeouts to both sides and pumps.
     pub fn advance(&mut self, d: Duration) {
-        let now = self.clock.advance(d);
-        self.client.handle_input(Input::Timeout(now));
-        self.server.handle_input(Input::Timeout(now));
-        self.pump();
+        let t = self.clock.now() + d;
+        self.advance_to(t);
     }
 
     /// Moves time to `t`, delivers timeouts to both sides and pumps.
     pub fn advance_to(&mut self, t: Instant) {
+        self.pump();
         let now = self.clock.advance_to(t);
         self.client.handle_input(Input::Timeout(now));
+        self.pump();
         self.server.handle_input(Input::Timeout(now));
         self.pump();
     }
@@ -138,6 +139,7 @@ impl<H: Clone> Pair<H> {
 
     /// Writes raw bytes to the server as if the client had sent them, and pumps.
     pub fn inject_to_server(&mut self, bytes: &[u8]) {
+        self.pump();
         let now = self.clock.now();
         let event = StreamEvent::Data(bytes);
         self.server.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
@@ -146,6 +148,7 @@ impl<H: Clone> Pair<H> {
 
     /// Writes raw bytes to the client as if the server had sent them, and pumps.
     pub fn inject_to_client(&mut self, bytes: &[u8]) {
+        self.pump();
         let now = self.clock.now();
         let event = StreamEvent::Data(bytes);
         self.client.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
