@@ -11,10 +11,10 @@ use crate::jsonrpc::{RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{parse_params, InboundEntry};
 use crate::schema::{
-    CallToolParams, CallToolResult, CompleteParams, GetPromptParams, InitializeParams,
-    InitializeResult, PaginatedParams, ProgressToken, PromptsCapability, ProtocolVersion,
-    ReadResourceParams, ResourcesCapability, ServerCapabilities, SetLevelParams, SubscribeParams,
-    ToolsCapability,
+    progress_token as schema_progress_token, CallToolParams, CallToolResult, CompleteParams,
+    GetPromptParams, InitializeParams, InitializeResult, PaginatedParams, ProgressToken,
+    PromptsCapability, ProtocolVersion, ReadResourceParams, ResourcesCapability,
+    ServerCapabilities, SetLevelParams, SubscribeParams, ToolsCapability,
 };
 
 /// Only the progress token of a request's `_meta`, read without knowing the method.
@@ -87,7 +87,7 @@ impl<H: Clone> Server<H> {
         }
         let outcome = match r.method.as_str() {
             "tools/list" => {
-                self.list(&r, "tools", |reg| reg.tools.iter().map(|(t, _)| ser(t)).collect())
+                self.list(&r, "tools", |reg| reg.tools.iter().map(|e| ser(&e.tool)).collect())
             }
             "prompts/list" => {
                 self.list(&r, "prompts", |reg| reg.prompts.iter().map(|(p, _)| ser(p)).collect())
@@ -160,18 +160,18 @@ impl<H: Clone> Server<H> {
     fn call_tool(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: CallToolParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some((tool, handler)) = self.registry.find_tool(&params.name) else {
+        let Some(tool) = self.registry.find_tool(&params.name) else {
             return Err(Rejection::UnknownTool(params.name));
         };
         let args = Value::Object(params.arguments.clone().unwrap_or_default());
-        if let Err(errors) = json_schema::validate(&ser(&tool.input_schema), &args) {
+        if let Err(errors) = json_schema::validate(&tool.input_schema, &args) {
             let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            let text = format!("invalid arguments for tool {}: {}", tool.name, list.join("; "));
+            let text = format!("invalid arguments for tool {}: {}", params.name, list.join("; "));
             return Ok(Some(RawJson::from_serialize(&CallToolResult::error_text(text))));
         }
         let checks_output = tool.output_schema.is_some();
-        let handler = handler.clone();
-        let mut entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        let handler = tool.handler.clone();
+        let mut entry = InboundEntry::new(schema_progress_token(params.meta.as_ref()));
         entry.tool = checks_output.then(|| params.name.clone());
         Ok(self.dispatch(r.id.clone(), entry, handler, Call::Tool(params)))
     }
@@ -253,7 +253,7 @@ impl<H: Clone> Server<H> {
     /// A tool result checked against the tool's `outputSchema`; a mismatch becomes an
     /// `isError` result that says why.
     pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {
-        let Some((tool, _)) = self.registry.find_tool(tool) else { return raw };
+        let Some(tool) = self.registry.find_tool(tool) else { return raw };
         let Some(schema) = &tool.output_schema else { return raw };
         let Ok(result) = raw.parse::<CallToolResult>() else { return raw };
         if result.is_error == Some(true) {
@@ -263,7 +263,7 @@ impl<H: Clone> Server<H> {
             None => {
                 "the tool declares an outputSchema but returned no structuredContent".to_owned()
             }
-            Some(value) => match json_schema::validate(&ser(schema), value) {
+            Some(value) => match json_schema::validate(schema, value) {
                 Ok(()) => return raw,
                 Err(errors) => {
                     let list: Vec<String> = errors.iter().map(ToString::to_string).collect();

@@ -1,7 +1,9 @@
 //! What a server offers: tools, resources, templates, prompts and a completion handler, each
 //! with the app's handler of type `H`, kept in registration order for stable pagination.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
 
 use super::uri_template::UriTemplate;
 use crate::error::Rejection;
@@ -10,7 +12,8 @@ use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
 /// The items a server offers and their handlers.
 #[derive(Clone, Debug)]
 pub struct Registry<H> {
-    pub(crate) tools: Vec<(Tool, H)>,
+    pub(crate) tools: Vec<ToolEntry<H>>,
+    tool_index: HashMap<String, usize>,
     pub(crate) resources: Vec<(Resource, H)>,
     pub(crate) templates: Vec<(ResourceTemplate, UriTemplate, H)>,
     pub(crate) prompts: Vec<(Prompt, H)>,
@@ -21,12 +24,22 @@ impl<H> Default for Registry<H> {
     fn default() -> Self {
         Self {
             tools: Vec::new(),
+            tool_index: HashMap::new(),
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
             completion: None,
         }
     }
+}
+
+/// A tool, its schemas as JSON (validated against on every call) and its handler.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolEntry<H> {
+    pub(crate) tool: Tool,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) handler: H,
 }
 
 /// Which list changed; see [`Server::notify_list_changed`](super::Server::notify_list_changed).
@@ -43,13 +56,29 @@ pub enum ListKind {
 impl<H> Registry<H> {
     /// Adds a tool, replacing one of the same name.
     pub fn add_tool(&mut self, tool: Tool, handler: H) {
-        upsert(&mut self.tools, tool, handler, |a, b| a.name == b.name);
+        let entry = ToolEntry {
+            input_schema: serde_json::to_value(&tool.input_schema).unwrap_or(Value::Null),
+            output_schema: tool.output_schema.as_ref().and_then(|s| serde_json::to_value(s).ok()),
+            tool,
+            handler,
+        };
+        match self.tool_index.get(&entry.tool.name) {
+            Some(&i) => self.tools[i] = entry,
+            None => {
+                self.tool_index.insert(entry.tool.name.clone(), self.tools.len());
+                self.tools.push(entry);
+            }
+        }
     }
 
     /// Removes a tool by name, returning its handler.
     pub fn remove_tool(&mut self, name: &str) -> Option<H> {
-        let i = self.tools.iter().position(|(t, _)| t.name == name)?;
-        Some(self.tools.remove(i).1)
+        let i = self.tool_index.remove(name)?;
+        let entry = self.tools.remove(i);
+        for index in self.tool_index.values_mut().filter(|index| **index > i) {
+            *index -= 1;
+        }
+        Some(entry.handler)
     }
 
     /// Adds a resource, replacing one with the same URI.
@@ -91,11 +120,11 @@ impl<H> Registry<H> {
 
     /// The registered tool definitions, in order.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.tools.iter().map(|(t, _)| t)
+        self.tools.iter().map(|e| &e.tool)
     }
 
-    pub(crate) fn find_tool(&self, name: &str) -> Option<&(Tool, H)> {
-        self.tools.iter().find(|(t, _)| t.name == name)
+    pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolEntry<H>> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
     }
 
     pub(crate) fn find_prompt(&self, name: &str) -> Option<&(Prompt, H)> {
