@@ -1,4 +1,40 @@
-//! zest over blocking std threads.
+//! zest over blocking std threads: no async runtime.
 //!
-//! Empty for now: the stdio client and server arrive with the runtime issue. Nothing in this
-//! crate pretends to work yet.
+//! - [`Client::spawn`] runs an MCP server as a child process over stdio. One driver thread
+//!   owns the session (zest-core's client machine); calls block the calling thread and may
+//!   come from many threads at once. The child runs in its own process group and is always
+//!   shut down and reaped: close stdin, wait, SIGTERM, wait, SIGKILL.
+//! - [`serve_stdio`] / [`serve`] serve a [`Registry`] of plain closures; each request runs
+//!   on a thread of its own with a [`RequestContext`] (progress, logging, cancellation,
+//!   asking the client for sampling).
+//!
+//! ```no_run
+//! use serde_json::json;
+//! use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
+//!
+//! let client = Client::spawn(
+//!     StdioCommand::new("my-mcp-server").arg("--stdio"),
+//!     ClientOptions::new("my-app", "1.0"),
+//! )?;
+//! let tools = client.list_all_tools()?;
+//! let result = client.call_tool("echo", json!({"text": "hi"}))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod child;
+mod client;
+mod command;
+mod server;
+
+pub use zest_core as core;
+pub use zest_core::api::{CallError, ClientApi, PeerApi};
+pub use zest_core::schema;
+
+pub use client::{
+    CancelHandle, Client, ClientOptions, ConnectError, Notifications, PendingCall,
+    NOTIFICATION_QUEUE,
+};
+pub use command::StdioCommand;
+pub use server::{serve, serve_stdio, Registry, RequestContext};

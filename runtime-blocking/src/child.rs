@@ -1,0 +1,127 @@
+//! The child process: spawning it with its pipes, reading them on threads, and ending it
+//! (close stdin → wait → SIGTERM to the group → wait → SIGKILL → reap).
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus};
+use std::sync::mpsc::Sender;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process_group, Pid, Signal};
+
+use crate::command::{StderrFn, StdioCommand};
+
+/// A spawned child and its pipes.
+pub(crate) struct Spawned {
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+    pub(crate) stderr: ChildStderr,
+}
+
+/// What the stdout reader reports.
+pub(crate) enum Chunk {
+    Data(Vec<u8>),
+    End,
+    Failed(String),
+}
+
+pub(crate) fn spawn(command: &StdioCommand) -> io::Result<Spawned> {
+    let mut child = command.command().spawn()?;
+    // Invariant: all three were set to `Stdio::piped()` in `StdioCommand::command`.
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    Ok(Spawned { child, stdin, stdout, stderr })
+}
+
+/// Reads `stdout` until EOF or error, sending each chunk through `to` (wrapped by `wrap`).
+/// Stops early when the receiver is gone.
+pub(crate) fn read_chunks<R, T>(
+    mut stdout: R,
+    to: Sender<T>,
+    wrap: fn(Chunk) -> T,
+) -> io::Result<thread::JoinHandle<()>>
+where
+    R: Read + Send + 'static,
+    T: Send + 'static,
+{
+    thread::Builder::new().name("zest-stdout".into()).spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let event = match stdout.read(&mut buf) {
+                Ok(0) => Chunk::End,
+                Ok(n) => Chunk::Data(buf[..n].to_vec()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Chunk::Failed(format!("reading the child's stdout: {e}")),
+            };
+            let last = !matches!(event, Chunk::Data(_));
+            if to.send(wrap(event)).is_err() || last {
+                return;
+            }
+        }
+    })
+}
+
+/// Delivers each stderr line to `f` until EOF.
+pub(crate) fn read_stderr(stderr: ChildStderr, mut f: StderrFn) -> io::Result<()> {
+    thread::Builder::new().name("zest-stderr".into()).spawn(move || {
+        let mut lines = BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match lines.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    while matches!(line.last(), Some(b'\n' | b'\r')) {
+                        line.pop();
+                    }
+                    f(String::from_utf8_lossy(&line).into_owned());
+                }
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// Ends the child: drops `stdin` (EOF), waits `grace`, sends SIGTERM to its process group,
+/// waits `grace`, sends SIGKILL, then reaps it. Returns its exit status.
+pub(crate) fn shutdown(
+    child: &mut Child,
+    stdin: Option<ChildStdin>,
+    grace: Duration,
+) -> io::Result<ExitStatus> {
+    drop(stdin);
+    if let Some(status) = wait_until(child, Instant::now() + grace)? {
+        return Ok(status);
+    }
+    signal_group(child, Signal::TERM);
+    if let Some(status) = wait_until(child, Instant::now() + grace)? {
+        return Ok(status);
+    }
+    signal_group(child, Signal::KILL);
+    child.wait()
+}
+
+/// Signals the child's process group (its id: it was spawned with `process_group(0)`).
+fn signal_group(child: &Child, signal: Signal) {
+    let Some(pid) = i32::try_from(child.id()).ok().and_then(Pid::from_raw) else { return };
+    // ESRCH (the group is already gone) is the only expected failure, and harmless.
+    let _ = kill_process_group(pid, signal);
+}
+
+/// Polls for the child's exit until `deadline`.
+fn wait_until(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
