@@ -81,7 +81,7 @@ pub struct Icon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sizes: Option<Vec<String>>,
     /// The theme it suits; absent means any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_theme")]
     pub theme: Option<IconTheme>,
     /// Fields this crate does not know, kept for a lossless round trip.
     #[serde(flatten)]
@@ -178,4 +178,11 @@ pub struct PaginatedParams {
     /// Fields this crate does not know, kept for a lossless round trip.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// An icon theme this crate does not know reads as no theme, so one odd icon cannot fail a
+/// whole list result.
+fn lenient_theme<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<IconTheme>, D::Error> {
+    let value = Option::<Value>::deserialize(d)?;
+    Ok(value.and_then(|v| serde_json::from_value(v).ok()))
 }

@@ -622,3 +622,16 @@ fn method_names_match_the_spec() {
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn an_unknown_icon_theme_or_missing_content_does_not_fail_the_result() {
+    let tool: Tool = serde_json::from_value(serde_json::json!({
+        "name": "t", "inputSchema": {"type": "object"},
+        "icons": [{"src": "https://example.invalid/i.png", "theme": "sepia"}]
+    }))
+    .unwrap();
+    assert_eq!(tool.icons.unwrap()[0].theme, None);
+    let result: CallToolResult =
+        serde_json::from_value(serde_json::json!({"isError": false})).unwrap();
+    assert!(result.content.is_empty());
+}

@@ -142,7 +142,8 @@ pub struct CallToolParams {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
-    /// Unstructured result.
+    /// Unstructured result. Required by the spec; read as empty when a server omits it.
+    #[serde(default)]
     pub content: Vec<ContentBlock>,
     /// Structured result (2025-06-18+; an object through 2025-11-25). A tool that returns it
     /// SHOULD also return the same JSON as a text block; see [`CallToolResult::structured`].
