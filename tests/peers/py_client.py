@@ -27,7 +27,7 @@ async def main(command, args):
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
-            check("handshake", init.serverInfo.name, init.serverInfo.name)
+            check("handshake", init.server_info.name, init.server_info.name)
             tools = await session.list_tools()
             names = sorted(t.name for t in tools.tools)
             check("list tools", {"add", "echo", "fail", "long_running"} <= set(names), names)
@@ -43,9 +43,9 @@ async def main(command, args):
             slow = await session.call_tool(
                 "long_running", {"steps": 3, "step_ms": 10}, progress_callback=on_progress
             )
-            check("progress", len(progress) == 3 and not slow.isError, progress)
+            check("progress", len(progress) == 3 and not slow.is_error, progress)
             fail = await session.call_tool("fail", {"message": "boom"})
-            check("error result", fail.isError and "boom" in (text_of(fail) or ""), text_of(fail))
+            check("error result", fail.is_error and "boom" in (text_of(fail) or ""), text_of(fail))
 
 
 try:
