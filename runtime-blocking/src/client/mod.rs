@@ -223,13 +223,28 @@ impl Client {
     where
         M::Result: 'static,
     {
+        self.start_with_progress::<M>(params, opts, None)
+    }
+
+    /// [`start`](Self::start) with progress reports delivered to `on_progress` (set
+    /// `opts.progress` to ask the server for them). The callback runs on the driver thread:
+    /// keep it short.
+    pub fn start_with_progress<M: Method>(
+        &self,
+        params: M::Params,
+        opts: RequestOptions,
+        on_progress: Option<ProgressFn>,
+    ) -> PendingCall<M::Result>
+    where
+        M::Result: 'static,
+    {
         let decode: fn(RawJson) -> Result<M::Result, String> = |raw| raw.parse();
         let (reply, replies) = mpsc::channel();
         let call = CallRequest {
             method: M::NAME,
             params: RawJson::from_serialize(&params),
             opts,
-            on_progress: None,
+            on_progress,
             want_id: true,
             reply,
         };

@@ -1,0 +1,151 @@
+//! Process faults: noise on stdout, huge lines, children that die, linger or never existed,
+//! and a client dropped with calls in flight. Every child must end up reaped.
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zest_blocking::core::error::{CloseReason, RequestError};
+use zest_blocking::core::RequestOptions;
+use zest_blocking::schema::methods::CallTool;
+use zest_blocking::schema::{CallToolParams, CallToolResult};
+use zest_blocking::{
+    CallError, Client, ClientApi, ClientOptions, ConnectError, PendingCall, StdioCommand,
+};
+
+fn long_call(client: &Client) -> PendingCall<CallToolResult> {
+    let params: CallToolParams = serde_json::from_value(
+        json!({"name": "long_running", "arguments": {"steps": 100, "step_ms": 100}}),
+    )
+    .unwrap();
+    client.start::<CallTool>(params, RequestOptions::default())
+}
+
+fn echo(client: &Client, text: &str) -> String {
+    let result = client.call_tool("echo", json!({"text": text})).expect("echo");
+    result.content[0].as_text().expect("a text block").to_owned()
+}
+
+fn assert_reaped(pid: u32) {
+    assert_eq!(common::proc_state(pid), None, "process {pid} still exists (zombie if Z)");
+}
+
+#[test]
+fn banner_lines_before_json_are_skipped() {
+    let client = common::spawn_fixture(&["--banner"]);
+    assert_eq!(echo(&client, "after the banner"), "after the banner");
+}
+
+#[test]
+fn a_10_mib_line_is_dropped_and_the_session_goes_on() {
+    let client = common::within(Duration::from_secs(60), || {
+        let client = common::spawn_fixture(&["--giant-line"]);
+        assert_eq!(echo(&client, "after the giant"), "after the giant");
+        client
+    });
+    let pid = client.pid();
+    client.close().expect("close");
+    assert_reaped(pid);
+}
+
+#[test]
+fn a_child_that_exits_mid_call_fails_every_pending_call_at_once() {
+    let client = common::spawn_fixture(&[]);
+    let pid = client.pid();
+    let pending = long_call(&client);
+    let started = Instant::now();
+    let crash = client.call_tool("crash", json!({}));
+    let long = pending.wait();
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(crash, Err(CallError::Request(RequestError::Closed(_)))),
+        "crash call: {crash:?}"
+    );
+    assert!(
+        matches!(long, Err(CallError::Request(RequestError::Closed(_)))),
+        "long call: {long:?}"
+    );
+    assert!(elapsed < Duration::from_secs(3), "failing took {elapsed:?} (the call lasts 10 s)");
+    let later = client.call_tool("echo", json!({"text": "too late"}));
+    assert!(later.is_err(), "{later:?}");
+    let status = client.close().expect("the exit status");
+    assert_eq!(status.code(), Some(3));
+    assert_reaped(pid);
+}
+
+#[test]
+fn a_child_ignoring_eof_and_sigterm_is_killed_and_reaped() {
+    let grace = Duration::from_millis(200);
+    let script = format!("trap '' TERM; exec '{}' --linger", common::fixture().display());
+    let command =
+        StdioCommand::new("sh").arg("-c").arg(script).shutdown_grace(grace).on_stderr(|_| {});
+    let client = Client::spawn(command, ClientOptions::new("faults", "0")).expect("spawn");
+    let pid = client.pid();
+    assert_eq!(echo(&client, "lingering"), "lingering");
+    let started = Instant::now();
+    let status = client.close().expect("the exit status");
+    let elapsed = started.elapsed();
+    assert_eq!(status.signal(), Some(9), "SIGKILL ends it: {status:?}");
+    assert!(elapsed >= grace * 2, "it waited after EOF and after SIGTERM: {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert_reaped(pid);
+}
+
+#[test]
+fn a_command_that_does_not_exist_is_a_spawn_error() {
+    let program = "zest-no-such-server-anywhere";
+    let err = Client::spawn(StdioCommand::new(program), ClientOptions::new("faults", "0"))
+        .expect_err("nothing to run");
+    match &err {
+        ConnectError::Spawn { program: p, kind, .. } => {
+            assert_eq!(p, program);
+            assert_eq!(*kind, std::io::ErrorKind::NotFound);
+        }
+        other => panic!("expected a spawn error, got {other:?}"),
+    }
+    assert!(err.to_string().contains(program), "{err}");
+}
+
+#[test]
+fn a_child_that_exits_before_the_handshake_is_a_connect_error() {
+    let command = StdioCommand::new("sh").args(["-c", "echo not an mcp server; exit 7"]);
+    let err = Client::spawn(command.on_stderr(|_| {}), ClientOptions::new("faults", "0"))
+        .expect_err("no handshake");
+    // Which the driver notices first, stdout's EOF or stdin's broken pipe, is a race.
+    assert!(
+        matches!(
+            err,
+            ConnectError::Died(CloseReason::TransportEnded | CloseReason::TransportFailed(_))
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn dropping_the_client_fails_calls_in_flight_and_reaps_the_child() {
+    let client = common::spawn_fixture(&[]);
+    let pid = client.pid();
+    let (tx, rx) = mpsc::channel();
+    for _ in 0..3 {
+        let pending = long_call(&client);
+        let tx = tx.clone();
+        thread::spawn(move || {
+            let _ = tx.send(pending.wait());
+        });
+    }
+    drop(tx);
+    let started = Instant::now();
+    drop(client); // the last handle: PendingCalls do not keep the session alive
+    let outcomes: Vec<_> = rx.iter().collect();
+    assert_eq!(outcomes.len(), 3);
+    for outcome in outcomes {
+        assert_eq!(outcome, Err(CallError::Request(RequestError::Closed(CloseReason::Local))),);
+    }
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    // Dropping the last handle returns once the child is reaped.
+    assert_reaped(pid);
+}
