@@ -1,4 +1,44 @@
-//! zest over smol.
+//! zest over smol: an MCP stdio client that spawns and supervises a server process, and an
+//! MCP server on any pair of byte streams (this process's stdin/stdout, usually).
 //!
-//! Empty for now: the stdio client and server arrive with the runtime issue. Nothing in this
-//! crate pretends to work yet.
+//! Built only on smol's parts (async-io, async-process, async-channel, futures-lite and
+//! smol's global executor), so it runs the same when driven from `smol::block_on`,
+//! `async_std::task::block_on` or any other executor: the client's driver task lives on smol's
+//! global executor, which starts its own threads on first use.
+//!
+//! All protocol semantics live in [`zest_core`]; this crate is adapters, one driver loop per
+//! session and handles (DESIGN.md §5).
+//!
+//! ```no_run
+//! use zest_smol::{Client, ClientApi, ClientOptions, StdioCommand};
+//!
+//! smol::block_on(async {
+//!     let cmd = StdioCommand::new("my-mcp-server").arg("--stdio");
+//!     let client = Client::spawn(cmd, ClientOptions::new("my-app", "1.0")).await?;
+//!     let tools = client.list_all_tools().await?;
+//!     let answer = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//!     println!("{} tools; echo said {:?}", tools.len(), answer.content);
+//!     client.close().await?;
+//!     Ok::<_, Box<dyn std::error::Error>>(())
+//! })
+//! .unwrap();
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod call;
+mod client;
+mod command;
+mod process;
+mod server;
+mod wire;
+
+pub use zest_core as core;
+pub use zest_core::api::{CallError, ClientApi, PeerApi};
+pub use zest_core::handler::{AsyncClientHandlers, AsyncHandler, BoxFuture, HandlerResult};
+pub use zest_core::schema;
+pub use zest_core::RequestOptions;
+
+pub use client::{Client, ConnectError};
+pub use command::{ClientOptions, StdioCommand};
+pub use server::{serve, serve_stdio, Registry, RequestContext};

@@ -1,0 +1,221 @@
+//! The client's driver: one task owning the core machine, the child's stdout and the child.
+//!
+//! ```text
+//!  loop { drain poll_output ─▶ race { stdout read | command | poll_timeout } ─▶ feed one }
+//!  on Closed: drop the command queue (later calls fail at once), cancel handler tasks,
+//!             end the writer, shut the child down, reap it, wake close() waiters
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use smol::channel::{self, Receiver, Sender};
+use smol::future;
+use smol::process::ChildStdout;
+use smol::{Task, Timer};
+use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
+use zest_core::handler::AsyncClientHandlers;
+use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+
+use super::Shared;
+use crate::call::{Calls, Outgoing};
+use crate::process::Spawned;
+use crate::wire::{self, Out, ReadOutcome};
+
+/// What handles (and the driver's own helper tasks) ask of the driver.
+pub(super) enum Command {
+    /// Send a request.
+    Call(Outgoing),
+    /// The caller of the request with this key dropped its future.
+    Cancel(u64),
+    /// Close the session (close(), or the last handle was dropped).
+    Close,
+    /// A client handler answered a server request.
+    Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
+    /// Writing to the child's stdin failed.
+    WriteFailed(String),
+}
+
+/// The driver's fixed parts; see [`Driver::run`].
+pub(super) struct Driver {
+    pub(super) core: CoreClient,
+    pub(super) handlers: AsyncClientHandlers,
+    /// For handler tasks and the writer to report back.
+    pub(super) commands: Sender<Command>,
+    pub(super) notifications: Sender<ServerNotification>,
+    /// Taken on `Ready`; dropped unused if the session closes first.
+    pub(super) ready: Option<Sender<Negotiated>>,
+    pub(super) shared: Arc<Shared>,
+    /// Dropped last, when the child is reaped.
+    pub(super) done: Sender<()>,
+}
+
+/// What changes while the loop runs.
+struct Session {
+    calls: Calls,
+    /// Server requests being answered by client handlers, by the server's request id.
+    serving: HashMap<RequestId, Task<()>>,
+    out: Sender<Out>,
+}
+
+enum Wake {
+    Read(ReadOutcome),
+    Command(Command),
+    Timeout,
+}
+
+impl Driver {
+    /// Runs the session until the machine closes, then shuts the child down and reaps it.
+    pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
+        let Spawned { supervisor, stdin, mut stdout } = spawned;
+        let (out, queue) = channel::unbounded();
+        let report = self.commands.clone();
+        let writer = smol::spawn(async move {
+            if let Err(e) = wire::write_frames(stdin, queue).await {
+                let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
+            }
+        });
+        let mut session = Session { calls: Calls::default(), serving: HashMap::new(), out };
+        self.drive(&mut session, &mut stdout, &commands).await;
+        // Calls queued or made from now on fail at once; handler tasks are cancelled; the
+        // writer finishes what is queued and closes stdin.
+        drop(commands);
+        drop(session);
+        let exit = supervisor.shutdown(writer).await;
+        drop(stdout);
+        let exit = exit.map_err(|e| (e.kind(), e.to_string()));
+        *self.shared.exit.lock().expect("no panics while holding the lock") = Some(exit);
+        drop(self.done);
+    }
+
+    async fn drive(
+        &mut self,
+        s: &mut Session,
+        stdout: &mut ChildStdout,
+        commands: &Receiver<Command>,
+    ) {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut timer = Timer::never();
+        let mut armed = None;
+        loop {
+            if self.drain(s) {
+                return;
+            }
+            let deadline = self.core.poll_timeout();
+            if deadline != armed {
+                match deadline {
+                    Some(t) => timer.set_at(t),
+                    None => timer = Timer::never(),
+                }
+                armed = deadline;
+            }
+            let wake = future::race(
+                async { Wake::Read(wire::read_some(stdout, &mut buf).await) },
+                future::race(
+                    async {
+                        match commands.recv().await {
+                            Ok(command) => Wake::Command(command),
+                            // Unreachable while we hold a sender; treat as a close anyway.
+                            Err(_) => Wake::Command(Command::Close),
+                        }
+                    },
+                    async {
+                        (&mut timer).await;
+                        Wake::Timeout
+                    },
+                ),
+            )
+            .await;
+            let now = Instant::now();
+            match wake {
+                Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
+                Wake::Command(command) => self.apply(s, now, command),
+                Wake::Timeout => {
+                    armed = None;
+                    self.core.handle_input(Input::Timeout(now));
+                }
+            }
+        }
+    }
+
+    fn apply(&mut self, s: &mut Session, now: Instant, command: Command) {
+        match command {
+            Command::Call(out) => s
+                .calls
+                .start(out, |method, params, opts| self.core.request(now, method, params, opts)),
+            Command::Cancel(key) => {
+                if let Some(id) = s.calls.take_key(key) {
+                    let _ = self.core.cancel(now, &id, None);
+                }
+            }
+            Command::Close => self.core.close(now),
+            Command::Respond { id, result } => {
+                s.serving.remove(&id);
+                // Err only if the server cancelled the request meanwhile: nothing to send.
+                let _ = self.core.respond(now, id, result);
+            }
+            Command::WriteFailed(why) => {
+                let event = StreamEvent::Failed(&why);
+                let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
+                self.core.handle_input(input);
+            }
+        }
+    }
+
+    /// Drains the machine's outputs; true once the session has closed.
+    fn drain(&mut self, s: &mut Session) -> bool {
+        let mut closed = false;
+        while let Some(output) = self.core.poll_output() {
+            match output {
+                Output::Transmit(Transmit::Write { bytes, .. }) => {
+                    let _ = s.out.try_send(Out::Frame(bytes));
+                }
+                Output::Transmit(Transmit::Close { .. }) => {
+                    let _ = s.out.try_send(Out::Close);
+                }
+                Output::Transmit(_) => {}
+                Output::Event(event) => closed |= self.handle_event(s, event),
+            }
+        }
+        closed
+    }
+
+    /// Routes one event; true for `Closed`.
+    fn handle_event(&mut self, s: &mut Session, event: Event) -> bool {
+        match event {
+            Event::Ready(negotiated) => {
+                if let Some(ready) = self.ready.take() {
+                    let _ = ready.try_send(*negotiated);
+                }
+            }
+            Event::Response { id, result } => s.calls.complete(&id, result),
+            Event::Progress { id, progress } => s.calls.progress(&id, progress),
+            Event::Request { id, request } => {
+                let answer = self.handlers.run(request);
+                let commands = self.commands.clone();
+                let task_id = id.clone();
+                let task = smol::spawn(async move {
+                    let result = answer.await;
+                    let _ = commands.try_send(Command::Respond { id: task_id, result });
+                });
+                s.serving.insert(id, task);
+            }
+            Event::Cancelled { id } => {
+                s.serving.remove(&id);
+            }
+            Event::Notification(n) => {
+                // A full queue means nobody reads notifications; dropping is documented.
+                let _ = self.notifications.try_send(n);
+            }
+            Event::Closed(reason) => {
+                let _ = self.shared.closed.set(reason);
+                self.ready = None;
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+}

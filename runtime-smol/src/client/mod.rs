@@ -1,0 +1,291 @@
+//! The stdio client: [`Client::spawn`] starts a server process, drives the core's client
+//! machine on smol's global executor and hands back a cheap, cloneable handle.
+
+mod driver;
+
+use std::fmt;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use smol::channel::{self, Receiver, Sender};
+use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
+use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
+use zest_core::error::CloseReason;
+use zest_core::handler::BoxFuture;
+use zest_core::jsonrpc::{ErrorObject, RawJson};
+use zest_core::schema::methods::Method;
+use zest_core::schema::PaginatedParams;
+use zest_core::RequestOptions;
+
+use crate::call::{self, Outgoing, Submit};
+use crate::command::{ClientOptions, StdioCommand};
+use crate::process;
+use driver::{Command, Driver};
+
+/// How many server notifications wait for [`Client::notifications`] readers before newer ones
+/// are dropped.
+const NOTIFICATION_BACKLOG: usize = 1024;
+
+/// A connected MCP client over a child's stdio. Cheap to clone; every clone speaks for the same
+/// session. When the last clone is dropped the child is shut down as by [`Client::close`].
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    commands: CloseOnDrop,
+    negotiated: Negotiated,
+    notifications: Receiver<ServerNotification>,
+    shared: Arc<Shared>,
+    pid: u32,
+}
+
+/// What the driver leaves behind for the handles.
+struct Shared {
+    /// Set once, when the machine reports `Closed`.
+    closed: OnceLock<CloseReason>,
+    /// The child's exit, once reaped.
+    exit: Mutex<Option<Result<ExitStatus, (io::ErrorKind, String)>>>,
+    /// Closes (never carries a message) when the driver has reaped the child and ended.
+    done: Receiver<()>,
+}
+
+/// The command sender, which asks the driver to close the session when dropped: dropping the
+/// last handle, or the `spawn` future before it finishes, shuts the child down.
+struct CloseOnDrop(Sender<Command>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.try_send(Command::Close);
+    }
+}
+
+/// Why [`Client::spawn`] failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The program could not be started (not found, not executable, bad directory).
+    Spawn {
+        /// The program as given.
+        program: String,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// The child closed the connection (usually: exited) before the handshake finished.
+    Exited {
+        /// How the connection ended.
+        reason: CloseReason,
+        /// The child's exit status, once reaped (`None` if waiting for it failed).
+        status: Option<ExitStatus>,
+    },
+    /// The server answered `initialize` with an error.
+    Rejected(ErrorObject),
+    /// No answer to `initialize` within the configured `init_timeout`.
+    TimedOut,
+    /// The handshake failed otherwise (an unusable `initialize` result or an unsupported
+    /// protocol version).
+    Handshake(CloseReason),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Spawn { program, source } => write!(f, "cannot start {program:?}: {source}"),
+            Self::Exited { reason, status: Some(status) } => {
+                write!(f, "server exited during the handshake ({status}): {reason}")
+            }
+            Self::Exited { reason, status: None } => {
+                write!(f, "server exited during the handshake: {reason}")
+            }
+            Self::Rejected(e) => write!(f, "server rejected initialize: {e}"),
+            Self::TimedOut => f.write_str("server did not answer initialize in time"),
+            Self::Handshake(reason) => write!(f, "handshake failed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Spawn { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Client {
+    /// Starts `command`, performs the MCP handshake and returns once it is done.
+    ///
+    /// On failure the child has already been shut down and reaped. Dropping this future
+    /// before it completes shuts the child down too.
+    pub async fn spawn(
+        command: StdioCommand,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let program = command.program_name();
+        let spawned = process::spawn(command)
+            .map_err(|source| ConnectError::Spawn { program: program.clone(), source })?;
+        let pid = spawned.supervisor.pid();
+        let ClientOptions { mut config, handlers } = options;
+        config.capabilities = handlers.capabilities(config.capabilities);
+        let core = CoreClient::new(config, Instant::now());
+
+        let (command_tx, command_rx) = channel::unbounded();
+        let (ready_tx, ready_rx) = channel::bounded(1);
+        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_BACKLOG);
+        let (done_tx, done_rx) = channel::bounded(1);
+        let shared =
+            Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });
+        let driver = Driver {
+            core,
+            handlers,
+            commands: command_tx.clone(),
+            notifications: notification_tx,
+            ready: Some(ready_tx),
+            shared: shared.clone(),
+            done: done_tx,
+        };
+        smol::spawn(driver.run(spawned, command_rx)).detach();
+        let commands = CloseOnDrop(command_tx);
+
+        match ready_rx.recv().await {
+            Ok(negotiated) => {
+                let inner =
+                    Inner { commands, negotiated, notifications: notification_rx, shared, pid };
+                Ok(Self { inner: Arc::new(inner) })
+            }
+            Err(_) => {
+                let status = wait_done(&shared).await.ok();
+                let reason = shared.closed.get().cloned().unwrap_or(CloseReason::Local);
+                Err(match reason {
+                    CloseReason::InitializeRejected(e) => ConnectError::Rejected(e),
+                    CloseReason::InitializeTimedOut => ConnectError::TimedOut,
+                    r @ (CloseReason::TransportEnded | CloseReason::TransportFailed(_)) => {
+                        ConnectError::Exited { reason: r, status }
+                    }
+                    r => ConnectError::Handshake(r),
+                })
+            }
+        }
+    }
+
+    /// What the handshake settled: the server's info, capabilities, revision.
+    pub fn negotiated(&self) -> &Negotiated {
+        &self.inner.negotiated
+    }
+
+    /// The server's notifications (log messages, list changes, resource updates). All clones
+    /// share one queue: each notification goes to one reader. At most 1024 wait; newer ones
+    /// are dropped while the queue is full.
+    pub fn notifications(&self) -> Receiver<ServerNotification> {
+        self.inner.notifications.clone()
+    }
+
+    /// The child's process id (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.inner.pid
+    }
+
+    /// Why the session ended, once it has (every call fails from then on).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.inner.shared.closed.get().cloned()
+    }
+
+    /// Ends the session and the child: pending calls fail with `Closed(Local)`, stdin is
+    /// closed, then after the grace period SIGTERM goes to the child's process group, then
+    /// SIGKILL; the child is reaped. Returns its exit status. Safe to call from any clone, any
+    /// number of times, and after the child died on its own.
+    pub async fn close(&self) -> io::Result<ExitStatus> {
+        let _ = self.inner.commands.0.try_send(Command::Close);
+        wait_done(&self.inner.shared).await
+    }
+}
+
+/// Waits until the driver has reaped the child; returns how it exited.
+async fn wait_done(shared: &Shared) -> io::Result<ExitStatus> {
+    let _ = shared.done.recv().await;
+    // Invariant: the driver stores the exit before it drops the `done` sender.
+    let exit = shared.exit.lock().expect("no panics while holding the lock").clone();
+    match exit {
+        Some(Ok(status)) => Ok(status),
+        Some(Err((kind, message))) => Err(io::Error::new(kind, message)),
+        None => Err(io::Error::other("the driver ended without reaping the child")),
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("pid", &self.inner.pid)
+            .field("server", &self.inner.negotiated.server_info)
+            .field("closed", &self.inner.shared.closed.get())
+            .finish()
+    }
+}
+
+impl Submit for Inner {
+    fn submit(&self, out: Outgoing) -> bool {
+        self.commands.0.try_send(Command::Call(out)).is_ok()
+    }
+
+    fn cancel(&self, key: u64) {
+        let _ = self.commands.0.try_send(Command::Cancel(key));
+    }
+
+    fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.closed.get().cloned()
+    }
+}
+
+impl ClientApi for Client {
+    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
+
+    fn request_with<M: Method>(
+        &self,
+        params: M::Params,
+        opts: RequestOptions,
+        on_progress: Option<ProgressFn>,
+    ) -> Self::Call<'_, M::Result>
+    where
+        M::Result: 'static,
+    {
+        call::call::<M, _>(&*self.inner, &params, opts, on_progress)
+    }
+
+    fn list_all<M: Paged>(&self) -> Self::Call<'_, Vec<M::Item>>
+    where
+        M::Item: 'static,
+        M::Result: 'static,
+    {
+        // Pages are kept raw until the end: the future must be `Send` and `M::Item` need not be.
+        Box::pin(async move {
+            let mut pages = Vec::new();
+            let mut cursor = None;
+            for _ in 0..MAX_PAGES {
+                let params =
+                    RawJson::from_serialize(&PaginatedParams { cursor, ..Default::default() });
+                let page =
+                    call::call_raw(&*self.inner, M::NAME, params, RequestOptions::default(), None)
+                        .await?;
+                let next = M::split(call::decode::<M::Result>(&page)?).1;
+                pages.push(page);
+                match next {
+                    Some(next) => cursor = Some(next),
+                    None => break,
+                }
+            }
+            let mut items = Vec::new();
+            for page in &pages {
+                items.extend(M::split(call::decode::<M::Result>(page)?).0);
+            }
+            Ok(items)
+        })
+    }
+
+    fn fail<T: 'static>(&self, error: CallError) -> Self::Call<'_, T> {
+        Box::pin(async move { Err(error) })
+    }
+}

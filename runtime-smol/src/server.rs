@@ -1,0 +1,329 @@
+//! The server: [`serve`] drives the core's server machine over any pair of byte streams,
+//! [`serve_stdio`] over this process's stdin and stdout. Each call runs as its own task on
+//! smol's global executor; a cancelled call's task is dropped.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use serde_json::Value;
+use smol::channel::{self, Receiver, Sender};
+use smol::io::{AsyncRead, AsyncWrite};
+use smol::{future, Task, Timer, Unblock};
+use zest_core::api::{CallError, PeerApi};
+use zest_core::error::{CloseReason, UsageError};
+use zest_core::handler::{AsyncHandler, BoxFuture};
+use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::schema::methods::Method;
+use zest_core::schema::LoggingLevel;
+use zest_core::server::{Event, Server, ServerConfig};
+use zest_core::RequestOptions;
+
+use crate::call::{self, Calls, Outgoing, Submit};
+use crate::wire::{self, Out, ReadOutcome};
+
+/// What a server offers, with async handlers that get a [`RequestContext`].
+pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
+
+/// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
+/// the session ended. Stdout carries only protocol frames: log to stderr.
+pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
+    let stdin = Unblock::new(std::io::stdin());
+    let stdout = Unblock::new(std::io::stdout());
+    serve(config, registry, stdin, stdout).await
+}
+
+/// Serves one MCP session over `reader` and `writer` until `reader` ends or a write fails;
+/// returns why the session ended. Frames are flushed as soon as they are written.
+///
+/// Runs on the caller's executor; handlers run on smol's global executor.
+pub async fn serve<R, W>(
+    config: ServerConfig,
+    registry: Registry,
+    reader: R,
+    writer: W,
+) -> CloseReason
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let (commands, queue) = channel::unbounded();
+    let (out, frames) = channel::unbounded();
+    let report = commands.clone();
+    let writing = async move {
+        if let Err(e) = wire::write_frames(writer, frames).await {
+            let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
+        }
+    };
+    let driver = Driver {
+        core: Server::new(config, registry, Instant::now()),
+        commands,
+        closed: Arc::new(OnceLock::new()),
+        calls: Calls::default(),
+        running: HashMap::new(),
+        out,
+    };
+    // The driver owns the writer's queue: when it returns and is dropped, the writer
+    // finishes what is queued and closes the stream.
+    let driving = driver.run(reader, queue);
+    future::zip(driving, writing).await.0
+}
+
+/// What handler contexts (and the writer) ask of the driver.
+enum Command {
+    /// A handler's request to the client.
+    Call(Outgoing),
+    /// A handler dropped the future of its request to the client.
+    Cancel(u64),
+    /// A handler sends a log record.
+    Log { level: LoggingLevel, data: Value, reply: Sender<Result<(), UsageError>> },
+    /// A handler reports progress on its call.
+    Progress {
+        id: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+        reply: Sender<Result<(), UsageError>>,
+    },
+    /// A handler finished.
+    Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
+    /// Writing failed.
+    WriteFailed(String),
+}
+
+struct Driver {
+    core: Server<AsyncHandler<RequestContext>>,
+    commands: Sender<Command>,
+    closed: Arc<OnceLock<CloseReason>>,
+    /// Handlers' requests to the client.
+    calls: Calls,
+    /// Running handler tasks by the client's request id; dropping one cancels it.
+    running: HashMap<RequestId, (Task<()>, Arc<AtomicBool>)>,
+    out: Sender<Out>,
+}
+
+enum Wake {
+    Read(ReadOutcome),
+    Command(Command),
+    Timeout,
+}
+
+impl Driver {
+    /// The loop: drain, then wait for bytes, a command or the deadline, and feed one.
+    async fn run<R: AsyncRead + Unpin>(
+        mut self,
+        mut reader: R,
+        queue: Receiver<Command>,
+    ) -> CloseReason {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut timer = Timer::never();
+        let mut armed = None;
+        loop {
+            if let Some(reason) = self.drain() {
+                return reason;
+            }
+            let deadline = self.core.poll_timeout();
+            if deadline != armed {
+                match deadline {
+                    Some(t) => timer.set_at(t),
+                    None => timer = Timer::never(),
+                }
+                armed = deadline;
+            }
+            let wake = future::race(
+                async { Wake::Read(wire::read_some(&mut reader, &mut buf).await) },
+                future::race(
+                    async {
+                        match queue.recv().await {
+                            Ok(command) => Wake::Command(command),
+                            // Unreachable while we hold a sender; a stalled read ends it anyway.
+                            Err(_) => future::pending().await,
+                        }
+                    },
+                    async {
+                        (&mut timer).await;
+                        Wake::Timeout
+                    },
+                ),
+            )
+            .await;
+            let now = Instant::now();
+            match wake {
+                Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
+                Wake::Command(command) => self.apply(now, command),
+                Wake::Timeout => {
+                    armed = None;
+                    self.core.handle_input(Input::Timeout(now));
+                }
+            }
+        }
+    }
+
+    fn apply(&mut self, now: Instant, command: Command) {
+        match command {
+            Command::Call(out) => self
+                .calls
+                .start(out, |method, params, opts| self.core.request(now, method, params, opts)),
+            Command::Cancel(key) => {
+                if let Some(id) = self.calls.take_key(key) {
+                    let _ = self.core.cancel(now, &id, None);
+                }
+            }
+            Command::Log { level, data, reply } => {
+                let _ = reply.try_send(self.core.log(now, level, None, data));
+            }
+            Command::Progress { id, progress, total, message, reply } => {
+                let _ = reply.try_send(self.core.progress(now, &id, progress, total, message));
+            }
+            Command::Respond { id, result } => {
+                self.running.remove(&id);
+                // Err only when the client cancelled meanwhile: nothing to send.
+                let _ = self.core.respond(now, id, result);
+            }
+            Command::WriteFailed(why) => {
+                let event = StreamEvent::Failed(&why);
+                let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
+                self.core.handle_input(input);
+            }
+        }
+    }
+
+    /// Drains the machine's outputs; the close reason once the session has closed.
+    fn drain(&mut self) -> Option<CloseReason> {
+        let mut closed = None;
+        while let Some(output) = self.core.poll_output() {
+            match output {
+                Output::Transmit(Transmit::Write { bytes, .. }) => {
+                    let _ = self.out.try_send(Out::Frame(bytes));
+                }
+                Output::Transmit(Transmit::Close { .. }) => {
+                    let _ = self.out.try_send(Out::Close);
+                }
+                Output::Transmit(_) => {}
+                Output::Event(Event::Call { id, handler, call, .. }) => {
+                    let cancelled = Arc::new(AtomicBool::new(false));
+                    let ctx = RequestContext {
+                        id: id.clone(),
+                        commands: self.commands.clone(),
+                        cancelled: cancelled.clone(),
+                        closed: self.closed.clone(),
+                    };
+                    let answer = handler.run(ctx, call);
+                    let commands = self.commands.clone();
+                    let task_id = id.clone();
+                    let task = smol::spawn(async move {
+                        let result = answer.await;
+                        let _ = commands.try_send(Command::Respond { id: task_id, result });
+                    });
+                    self.running.insert(id, (task, cancelled));
+                }
+                Output::Event(Event::Cancelled { id }) => {
+                    if let Some((task, cancelled)) = self.running.remove(&id) {
+                        cancelled.store(true, Ordering::Release);
+                        drop(task);
+                    }
+                }
+                Output::Event(Event::Response { id, result }) => self.calls.complete(&id, result),
+                Output::Event(Event::Progress { id, progress }) => {
+                    self.calls.progress(&id, progress)
+                }
+                Output::Event(Event::Closed(reason)) => {
+                    let _ = self.closed.set(reason.clone());
+                    closed = Some(reason);
+                }
+                Output::Event(_) => {}
+            }
+        }
+        closed
+    }
+}
+
+/// What a handler gets: its request's id, cancellation, progress, logging, and requests to
+/// the client ([`PeerApi`]: sampling, elicitation, roots).
+#[derive(Clone)]
+pub struct RequestContext {
+    id: RequestId,
+    commands: Sender<Command>,
+    cancelled: Arc<AtomicBool>,
+    closed: Arc<OnceLock<CloseReason>>,
+}
+
+impl RequestContext {
+    /// The client's id for the request being served.
+    pub fn request_id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// True once the client cancelled this request (the handler's task is then dropped at
+    /// its next await; this is for work handed elsewhere, such as a blocking thread).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Reports progress, if the client asked for it (otherwise nothing is sent). `progress`
+    /// must increase from one report to the next.
+    pub async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), UsageError> {
+        let (reply, answer) = channel::bounded(1);
+        let id = self.id.clone();
+        self.ask(Command::Progress { id, progress, total, message, reply }, answer).await
+    }
+
+    /// Sends a log record (`notifications/message`) if `level` is at or above the level the
+    /// client set.
+    pub async fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
+        let (reply, answer) = channel::bounded(1);
+        self.ask(Command::Log { level, data, reply }, answer).await
+    }
+
+    async fn ask(
+        &self,
+        command: Command,
+        answer: Receiver<Result<(), UsageError>>,
+    ) -> Result<(), UsageError> {
+        if self.commands.try_send(command).is_err() {
+            return Err(UsageError::Closed);
+        }
+        answer.recv().await.unwrap_or(Err(UsageError::Closed))
+    }
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", &self.id)
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+impl Submit for RequestContext {
+    fn submit(&self, out: Outgoing) -> bool {
+        self.closed.get().is_none() && self.commands.try_send(Command::Call(out)).is_ok()
+    }
+
+    fn cancel(&self, key: u64) {
+        let _ = self.commands.try_send(Command::Cancel(key));
+    }
+
+    fn close_reason(&self) -> Option<CloseReason> {
+        self.closed.get().cloned()
+    }
+}
+
+impl PeerApi for RequestContext {
+    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
+
+    fn peer_request<M: Method>(&self, params: M::Params) -> Self::Call<'_, M::Result>
+    where
+        M::Result: 'static,
+    {
+        call::call::<M, _>(self, &params, RequestOptions::default(), None)
+    }
+}

@@ -1,0 +1,86 @@
+//! Byte plumbing shared by the client and server drivers: the writer half and one read.
+//!
+//! The driver never awaits a write: it queues frames for [`write_frames`], which runs beside
+//! it. A peer that stops reading therefore cannot stop us from reading it (no pipe deadlock).
+
+use std::io;
+
+use bytes::Bytes;
+use smol::channel::Receiver;
+use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId};
+
+/// What the driver asks of the writer.
+#[derive(Debug)]
+pub(crate) enum Out {
+    /// Write a whole frame.
+    Frame(Bytes),
+    /// Finish writing and close the stream.
+    Close,
+}
+
+/// Writes queued frames in order, coalescing those queued together into one write and
+/// flushing whenever the queue runs dry. Ends on [`Out::Close`] or when the queue closes
+/// (closing the stream either way), or on the first write error.
+pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    queue: Receiver<Out>,
+) -> io::Result<()> {
+    let mut batch = Vec::with_capacity(64 * 1024);
+    while let Ok(first) = queue.recv().await {
+        let mut next = Some(first);
+        let mut close = false;
+        while let Some(out) = next.take() {
+            match out {
+                Out::Frame(bytes) => batch.extend_from_slice(&bytes),
+                Out::Close => {
+                    close = true;
+                    break;
+                }
+            }
+            if batch.len() < 1024 * 1024 {
+                next = queue.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            writer.write_all(&batch).await?;
+            batch.clear();
+        }
+        writer.flush().await?;
+        if close {
+            break;
+        }
+    }
+    writer.close().await
+}
+
+/// What one read from the peer means for the machine.
+pub(crate) enum ReadOutcome {
+    Data(usize),
+    End,
+    Failed(String),
+}
+
+impl ReadOutcome {
+    /// The input to feed for this outcome (`buf` holds the bytes read).
+    pub(crate) fn input<'a>(&'a self, now: std::time::Instant, buf: &'a [u8]) -> Input<'a> {
+        let event = match self {
+            Self::Data(n) => StreamEvent::Data(&buf[..*n]),
+            Self::End => StreamEvent::End,
+            Self::Failed(why) => StreamEvent::Failed(why),
+        };
+        Input::Receive(now, Receive { stream: StreamId::STDIO, event })
+    }
+}
+
+/// Reads once, retrying on `Interrupted`.
+pub(crate) async fn read_some<R: AsyncRead + Unpin>(reader: &mut R, buf: &mut [u8]) -> ReadOutcome {
+    loop {
+        match reader.read(buf).await {
+            Ok(0) => return ReadOutcome::End,
+            Ok(n) => return ReadOutcome::Data(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return ReadOutcome::Failed(format!("read failed: {e}")),
+        }
+    }
+}
