@@ -1,4 +1,65 @@
-//! zest over tokio.
+//! zest over tokio: MCP over stdio, as a client of a server run as a child process and as a
+//! server on this process's stdin and stdout.
 //!
-//! Empty for now: the stdio client and server arrive with the runtime issue. Nothing in this
-//! crate pretends to work yet.
+//! This crate is adapters, one loop per session and handles; every protocol rule lives in
+//! [`zest_core`]. Each session's driver is one task that owns the core machine and repeats:
+//! drain `poll_output` (write frames, route events to the futures and channels waiting for
+//! them), then wait for bytes, a command or the core's `poll_timeout`, and feed exactly one of
+//! them back. It works on the current-thread and the multi-thread runtime alike.
+//!
+//! # A client
+//!
+//! ```no_run
+//! use zest_tokio::{Client, ClientApi, ClientOptions, StdioCommand};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let command = StdioCommand::new("my-mcp-server").arg("--stdio");
+//! let client = Client::spawn(command, ClientOptions::new("my-app", "1.0")).await?;
+//! for tool in client.list_all_tools().await? {
+//!     println!("{}", tool.name);
+//! }
+//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//! println!("{:?}", result.content);
+//! let status = client.close().await?; // close stdin, wait, SIGTERM, wait, SIGKILL
+//! println!("server exited: {status}");
+//! # Ok(()) }
+//! ```
+//!
+//! Dropping a call's future before it completes cancels the request
+//! (`notifications/cancelled` is sent). Dropping the last [`Client`] clone shuts the child
+//! down like [`Client::close`].
+//!
+//! # A server
+//!
+//! ```no_run
+//! use zest_tokio::schema::{CallToolResult, Tool};
+//! use zest_tokio::core::server::ServerConfig;
+//! use zest_tokio::{serve_stdio, Registry};
+//!
+//! # async fn run() {
+//! let mut registry = Registry::default();
+//! let echo = Tool::new("echo", "Echoes text", serde_json::json!({"type": "object"}));
+//! registry.tool(echo, |_ctx, params| async move {
+//!     let text = params.arguments.and_then(|a| a.get("text").cloned()).unwrap_or_default();
+//!     Ok(CallToolResult::text(text.as_str().unwrap_or_default()))
+//! });
+//! let reason = serve_stdio(ServerConfig::new("my-server", "1.0"), registry).await;
+//! eprintln!("session over: {reason}");
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod calls;
+mod client;
+mod command;
+mod server;
+mod writer;
+
+pub use zest_core as core;
+pub use zest_core::api::{CallError, ClientApi, PeerApi};
+pub use zest_core::schema;
+
+pub use client::{Client, ConnectError};
+pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
+pub use server::{serve, serve_stdio, Registry, RequestContext};

@@ -1,0 +1,244 @@
+//! The one loop of a client session: drain the core's outputs, then wait for stdout bytes, a
+//! command, a handler's answer or the core's deadline, and feed exactly one of them back.
+
+use std::collections::HashMap;
+use std::io;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::process::ChildStdout;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::task::AbortHandle;
+use zest_core::api::{CallError, ProgressFn};
+use zest_core::client::{self as core, ClientConfig, Event, Negotiated, ServerNotification};
+use zest_core::handler::AsyncClientHandlers;
+use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::RequestOptions;
+
+use super::process::{Child, Pipes};
+use super::ConnectError;
+use crate::calls::{Calls, CatchUnwind, Reply};
+use crate::writer::Writer;
+
+/// How the child ended, as recorded for [`Client::close`](super::Client::close).
+pub(super) type Exit = Result<ExitStatus, (io::ErrorKind, String)>;
+
+/// What a [`Client`](super::Client) handle asks of its driver.
+pub(super) enum Command {
+    /// Send a request; its outcome goes to `reply`.
+    Request {
+        key: u64,
+        method: &'static str,
+        params: RawJson,
+        opts: RequestOptions,
+        on_progress: Option<ProgressFn>,
+        reply: Reply,
+    },
+    /// The caller of request `key` stopped waiting.
+    Cancel { key: u64 },
+    /// End the session.
+    Close,
+}
+
+/// A client handler's answer to a server request.
+type Answer = (RequestId, Result<RawJson, ErrorObject>);
+
+/// The session state the loop owns besides the IO.
+pub(super) struct Driver {
+    core: core::Client,
+    handlers: AsyncClientHandlers,
+    calls: Calls,
+    serving: HashMap<RequestId, AbortHandle>,
+    answers: mpsc::UnboundedSender<Answer>,
+    answer_rx: Option<mpsc::UnboundedReceiver<Answer>>,
+    notifications: broadcast::Sender<ServerNotification>,
+    ready: Option<oneshot::Sender<Result<Negotiated, ConnectError>>>,
+}
+
+impl Driver {
+    pub(super) fn new(
+        config: ClientConfig,
+        handlers: AsyncClientHandlers,
+        notifications: broadcast::Sender<ServerNotification>,
+        ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
+    ) -> Self {
+        let (answers, answer_rx) = mpsc::unbounded_channel();
+        Self {
+            core: core::Client::new(config, Instant::now()),
+            handlers,
+            calls: Calls::default(),
+            serving: HashMap::new(),
+            answers,
+            answer_rx: Some(answer_rx),
+            notifications,
+            ready: Some(ready),
+        }
+    }
+
+    /// Runs the session to its end, then shuts the child down and records how it ended.
+    pub(super) async fn run(
+        mut self,
+        mut child: Child,
+        pipes: Pipes,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        grace: Duration,
+        exit: watch::Sender<Option<Exit>>,
+    ) {
+        let Pipes { stdin, mut stdout } = pipes;
+        let mut writer = Writer::spawn(stdin);
+        self.serve(&mut stdout, &mut writer, &mut commands).await;
+        // Calls made from now on fail at once; queued ones fail as their replies drop.
+        commands.close();
+        while commands.try_recv().is_ok() {}
+        for (_, task) in self.serving.drain() {
+            task.abort();
+        }
+        // stdout stays open until the child is gone, so that its last writes cannot fail.
+        let status = child.shutdown(grace, writer.finish(grace)).await;
+        drop(stdout);
+        exit.send_replace(Some(status.map_err(|e| (e.kind(), e.to_string()))));
+    }
+
+    /// The loop proper; returns once the core has reported `Closed`.
+    async fn serve(
+        &mut self,
+        stdout: &mut ChildStdout,
+        writer: &mut Writer,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) {
+        let mut answers = self.answer_rx.take().expect("serve runs once per driver");
+        let mut buf = vec![0u8; 64 * 1024];
+        let sleep = tokio::time::sleep(Duration::from_secs(3600));
+        tokio::pin!(sleep);
+        let mut handles_alive = true;
+        loop {
+            if self.drain(writer) {
+                return;
+            }
+            if let Some(at) = self.core.poll_timeout() {
+                sleep.as_mut().reset(at.into());
+            }
+            tokio::select! {
+                read = stdout.read(&mut buf) => {
+                    let now = Instant::now();
+                    let event = match &read {
+                        Ok(0) => StreamEvent::End,
+                        Ok(n) => StreamEvent::Data(&buf[..*n]),
+                        Err(e) => {
+                            let why = format!("reading the server's stdout failed: {e}");
+                            self.feed(now, StreamEvent::Failed(&why));
+                            continue;
+                        }
+                    };
+                    self.feed(now, event);
+                }
+                command = commands.recv(), if handles_alive => match command {
+                    Some(command) => self.apply(command),
+                    None => {
+                        // The last handle is gone: end the session.
+                        handles_alive = false;
+                        self.core.close(Instant::now());
+                    }
+                },
+                Some((id, result)) = answers.recv() => {
+                    self.serving.remove(&id);
+                    // Err only if the session closed meanwhile; then nobody awaits the answer.
+                    let _ = self.core.respond(Instant::now(), id, result);
+                }
+                failure = writer.failed() => {
+                    let why = format!("writing to the server's stdin failed: {failure}");
+                    self.feed(Instant::now(), StreamEvent::Failed(&why));
+                }
+                () = &mut sleep, if self.core.poll_timeout().is_some() => {
+                    self.core.handle_input(Input::Timeout(Instant::now()));
+                }
+            }
+        }
+    }
+
+    fn feed(&mut self, now: Instant, event: StreamEvent<'_>) {
+        let receive = Receive { stream: StreamId::STDIO, event };
+        self.core.handle_input(Input::Receive(now, receive));
+    }
+
+    fn apply(&mut self, command: Command) {
+        let now = Instant::now();
+        match command {
+            Command::Request { key, method, params, opts, on_progress, reply } => {
+                match self.core.request(now, method, Some(params), opts) {
+                    Ok(id) => self.calls.insert(key, id, reply, on_progress),
+                    // The caller may have stopped waiting already.
+                    Err(e) => drop(reply.send(Err(CallError::Usage(e)))),
+                }
+            }
+            Command::Cancel { key } => {
+                if let Some(id) = self.calls.abandon(key) {
+                    // Err only if the outcome was already decided; nothing to cancel then.
+                    let _ = self.core.cancel(now, &id, Some("the caller stopped waiting"));
+                }
+            }
+            Command::Close => self.core.close(now),
+        }
+    }
+
+    /// Performs every pending output; true once the session is closed.
+    fn drain(&mut self, writer: &mut Writer) -> bool {
+        let mut closed = false;
+        while let Some(output) = self.core.poll_output() {
+            match output {
+                Output::Transmit(Transmit::Write { bytes, .. }) => writer.send(bytes),
+                Output::Transmit(Transmit::Close { .. }) => writer.close(),
+                Output::Transmit(_) => {}
+                Output::Event(event) => closed |= self.dispatch(event),
+            }
+        }
+        closed
+    }
+
+    /// Routes one event; true for `Closed`.
+    fn dispatch(&mut self, event: Event) -> bool {
+        match event {
+            Event::Ready(negotiated) => {
+                if let Some(ready) = self.ready.take() {
+                    // If `spawn` was abandoned, dropping the handle side ends the session.
+                    let _ = ready.send(Ok(*negotiated));
+                }
+            }
+            Event::Response { id, result } => {
+                self.calls.complete(&id, result.map_err(CallError::Request))
+            }
+            Event::Progress { id, progress } => self.calls.progress(&id, progress),
+            Event::Request { id, request } => {
+                let answers = self.answers.clone();
+                let work = CatchUnwind(self.handlers.run(request));
+                let key = id.clone();
+                let task = tokio::spawn(async move {
+                    // The driver may be gone; then the answer has nowhere to go.
+                    let _ = answers.send((key, work.await));
+                });
+                self.serving.insert(id, task.abort_handle());
+            }
+            Event::Cancelled { id } => {
+                if let Some(task) = self.serving.remove(&id) {
+                    task.abort();
+                }
+            }
+            Event::Notification(note) => {
+                // Err only when no receiver exists, which is allowed.
+                let _ = self.notifications.send(note);
+            }
+            Event::Closed(reason) => {
+                if let Some(ready) = self.ready.take() {
+                    let _ = ready.send(Err(ConnectError::Handshake(reason)));
+                }
+                return true;
+            }
+            // A violation leaves the session usable; the core already answered if needed.
+            Event::Violation(_) => {}
+            _ => {}
+        }
+        false
+    }
+}

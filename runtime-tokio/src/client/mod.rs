@@ -1,0 +1,244 @@
+//! The stdio client: a server run as a child process, one driver task per session, and a
+//! cheap-to-clone [`Client`] handle with the typed API of [`ClientApi`].
+
+mod driver;
+mod process;
+
+use std::fmt;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
+use zest_core::client::{decode_result, Negotiated, ServerNotification};
+use zest_core::error::{CloseReason, RequestError};
+use zest_core::handler::BoxFuture;
+use zest_core::jsonrpc::RawJson;
+use zest_core::schema::methods::Method;
+use zest_core::schema::PaginatedParams;
+use zest_core::RequestOptions;
+
+use crate::calls::{self, Keys};
+use crate::command::{ClientOptions, StdioCommand};
+use driver::{Command, Driver};
+
+/// How many notifications a slow [`Client::notifications`] receiver may fall behind.
+const NOTIFICATION_BACKLOG: usize = 1024;
+
+/// Why [`Client::spawn`] failed.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The program could not be started (not found, not executable, bad directory).
+    Spawn {
+        /// The program as given.
+        program: String,
+        /// The OS error's kind.
+        kind: io::ErrorKind,
+        /// The OS error's message.
+        message: String,
+    },
+    /// The session ended before the handshake finished: the child exited or closed stdout,
+    /// `initialize` was rejected, timed out, or answered with something unusable.
+    Handshake(CloseReason),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Spawn { program, message, .. } => write!(f, "cannot start {program}: {message}"),
+            Self::Handshake(reason) => write!(f, "handshake failed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// A session with an MCP server running as a child process.
+///
+/// Cheap to clone; every clone talks to the same session. The session ends on
+/// [`close`](Self::close), when the server exits, or when the last clone is dropped; then the
+/// child is shut down (close stdin, wait, SIGTERM its process group, wait, SIGKILL) and
+/// reaped, in the driver task or, if the runtime is gone, synchronously.
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    commands: mpsc::UnboundedSender<Command>,
+    keys: Keys,
+    negotiated: Negotiated,
+    pid: u32,
+    first_notifications: Mutex<Option<broadcast::Receiver<ServerNotification>>>,
+    notifications: broadcast::WeakSender<ServerNotification>,
+    exit: watch::Receiver<Option<driver::Exit>>,
+}
+
+impl Client {
+    /// Starts `command`, performs the MCP handshake and returns once the session is ready.
+    ///
+    /// Must be called within a tokio runtime (either flavour) with IO and time enabled.
+    pub async fn spawn(
+        command: StdioCommand,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let grace = command.grace;
+        let (child, pipes) = process::spawn(command)?;
+        let pid = child.id();
+        let mut config = options.config;
+        config.capabilities = options.handlers.capabilities(config.capabilities.clone());
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
+        let (exit_tx, exit) = watch::channel(None);
+        let notifications = notes_tx.downgrade();
+        let driver = Driver::new(config, options.handlers, notes_tx, ready_tx);
+        tokio::spawn(driver.run(child, pipes, command_rx, grace, exit_tx));
+        let negotiated = match ready_rx.await {
+            Ok(outcome) => outcome?,
+            Err(_) => {
+                let why = "the session driver stopped during the handshake".to_owned();
+                return Err(ConnectError::Handshake(CloseReason::TransportFailed(why)));
+            }
+        };
+        let shared = Shared {
+            commands,
+            keys: Keys::default(),
+            negotiated,
+            pid,
+            first_notifications: Mutex::new(Some(notes_rx)),
+            notifications,
+            exit,
+        };
+        Ok(Self { shared: Arc::new(shared) })
+    }
+
+    /// What the handshake settled: revision, server info, capabilities, instructions.
+    pub fn negotiated(&self) -> &Negotiated {
+        &self.shared.negotiated
+    }
+
+    /// The server's notifications (logging, list and resource changes, …). The first call's
+    /// receiver holds every notification since the handshake (the most recent
+    /// 1024 if it falls behind); later calls' receivers start from the moment of the call.
+    /// A receiver reports `Closed` once the session is over.
+    pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
+        let mut first = self.shared.first_notifications.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(rx) = first.take() {
+            return rx;
+        }
+        match self.shared.notifications.upgrade() {
+            Some(tx) => tx.subscribe(),
+            // The session is over: a receiver whose sender is already gone says `Closed`.
+            None => broadcast::channel(1).1,
+        }
+    }
+
+    /// The child's process id, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    /// Ends the session for every clone: pending calls fail with `Closed(Local)`, then the
+    /// child is shut down (close stdin, wait, SIGTERM, wait, SIGKILL) and reaped. Returns its
+    /// exit status; calling it again, or after the server exited, returns the same status.
+    pub async fn close(&self) -> io::Result<ExitStatus> {
+        // If the driver is already gone the session is over and the status is recorded.
+        let _ = self.shared.commands.send(Command::Close);
+        let mut exit = self.shared.exit.clone();
+        let recorded = exit.wait_for(Option::is_some).await;
+        match recorded.as_deref() {
+            Ok(Some(Ok(status))) => Ok(*status),
+            Ok(Some(Err((kind, message)))) => Err(io::Error::new(*kind, message.clone())),
+            Ok(None) | Err(_) => Err(io::Error::other("the session driver stopped")),
+        }
+    }
+
+    /// Sends a request to the driver and awaits its one outcome; dropping the future early
+    /// cancels the request.
+    async fn call(
+        &self,
+        method: &'static str,
+        params: RawJson,
+        opts: RequestOptions,
+        on_progress: Option<ProgressFn>,
+    ) -> Result<RawJson, CallError> {
+        let key = self.shared.keys.next();
+        let (reply, rx) = oneshot::channel();
+        let command = Command::Request { key, method, params, opts, on_progress, reply };
+        if self.shared.commands.send(command).is_err() {
+            return Err(CallError::Usage(zest_core::error::UsageError::Closed));
+        }
+        let commands = &self.shared.commands;
+        calls::outcome(rx, || {
+            // After the session ended there is nothing left to cancel.
+            let _ = commands.send(Command::Cancel { key });
+        })
+        .await
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("pid", &self.shared.pid)
+            .field("server", &self.shared.negotiated.server_info)
+            .field("protocol_version", &self.shared.negotiated.protocol_version)
+            .finish()
+    }
+}
+
+impl ClientApi for Client {
+    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
+
+    fn request_with<M: Method>(
+        &self,
+        params: M::Params,
+        opts: RequestOptions,
+        on_progress: Option<ProgressFn>,
+    ) -> Self::Call<'_, M::Result>
+    where
+        M::Result: 'static,
+    {
+        let params = RawJson::from_serialize(&params);
+        Box::pin(async move {
+            let raw = self.call(M::NAME, params, opts, on_progress).await?;
+            decode_result::<M>(Ok(raw)).map_err(CallError::Request)
+        })
+    }
+
+    fn list_all<M: Paged>(&self) -> Self::Call<'_, Vec<M::Item>>
+    where
+        M::Item: 'static,
+        M::Result: 'static,
+    {
+        Box::pin(async move {
+            // Pages are kept raw across awaits (typed items need not be `Send`) and decoded
+            // once the last page is in.
+            let mut pages = Vec::new();
+            let mut cursor = None;
+            for _ in 0..MAX_PAGES {
+                let params =
+                    RawJson::from_serialize(&PaginatedParams { cursor, ..Default::default() });
+                let raw = self.call(M::NAME, params, RequestOptions::default(), None).await?;
+                cursor = M::split(decode_result::<M>(Ok(raw.clone()))?).1;
+                pages.push(raw);
+                if cursor.is_none() {
+                    let mut items = Vec::new();
+                    for raw in pages {
+                        items.extend(M::split(decode_result::<M>(Ok(raw))?).0);
+                    }
+                    return Ok(items);
+                }
+            }
+            let why = format!("{} still had more pages after {MAX_PAGES}", M::NAME);
+            Err(CallError::Request(RequestError::InvalidResult(why)))
+        })
+    }
+
+    fn fail<T: 'static>(&self, error: CallError) -> Self::Call<'_, T> {
+        Box::pin(async move { Err(error) })
+    }
+}

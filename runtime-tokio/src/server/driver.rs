@@ -1,0 +1,200 @@
+//! The one loop of a server session: drain the core's outputs (frames to the writer, calls
+//! to handler tasks), then wait for input bytes, a command from a handler or the core's
+//! deadline, and feed exactly one of them back.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+use zest_core::api::CallError;
+use zest_core::error::{CloseReason, UsageError};
+use zest_core::handler::AsyncHandler;
+use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::schema::LoggingLevel;
+use zest_core::server::{Event, Server, ServerConfig};
+use zest_core::RequestOptions;
+
+use super::{Link, Registry, RequestContext};
+use crate::calls::{Calls, CatchUnwind, Keys, Reply};
+use crate::writer::Writer;
+
+/// How long the last frames may take to reach the client once the session is over.
+const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
+
+/// What handler tasks and their contexts ask of the driver.
+pub(super) enum Command {
+    /// A handler finished.
+    Answer { id: RequestId, result: Result<RawJson, ErrorObject> },
+    /// `RequestContext::progress`.
+    Progress {
+        id: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+        reply: oneshot::Sender<Result<(), UsageError>>,
+    },
+    /// `RequestContext::log`.
+    Log { level: LoggingLevel, data: Value, reply: oneshot::Sender<Result<(), UsageError>> },
+    /// A request to the client; its outcome goes to `reply`.
+    Request { key: u64, method: &'static str, params: RawJson, reply: Reply },
+    /// The caller of request `key` stopped waiting.
+    Cancel { key: u64 },
+}
+
+/// A handler task in flight.
+struct Running {
+    task: AbortHandle,
+    cancelled: Arc<AtomicBool>,
+}
+
+pub(super) struct Driver {
+    core: Server<AsyncHandler<RequestContext>>,
+    link: Arc<Link>,
+    commands: mpsc::UnboundedReceiver<Command>,
+    running: HashMap<RequestId, Running>,
+    calls: Calls,
+}
+
+impl Driver {
+    pub(super) fn new(config: ServerConfig, registry: Registry) -> Self {
+        let (tx, commands) = mpsc::unbounded_channel();
+        Self {
+            core: Server::new(config, registry, Instant::now()),
+            link: Arc::new(Link { commands: tx, keys: Keys::default() }),
+            commands,
+            running: HashMap::new(),
+            calls: Calls::default(),
+        }
+    }
+
+    /// Serves until the core reports `Closed`; then stops every handler, flushes what is
+    /// left to write and returns the reason.
+    pub(super) async fn run<R, W>(mut self, mut reader: R, sink: W) -> CloseReason
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let mut writer = Writer::spawn(sink);
+        let mut buf = vec![0u8; 64 * 1024];
+        let sleep = tokio::time::sleep(Duration::from_secs(3600));
+        tokio::pin!(sleep);
+        let reason = loop {
+            if let Some(reason) = self.drain(&mut writer) {
+                break reason;
+            }
+            if let Some(at) = self.core.poll_timeout() {
+                sleep.as_mut().reset(at.into());
+            }
+            tokio::select! {
+                read = reader.read(&mut buf) => {
+                    let now = Instant::now();
+                    match read {
+                        Ok(0) => self.feed(now, StreamEvent::End),
+                        Ok(n) => self.feed(now, StreamEvent::Data(&buf[..n])),
+                        Err(e) => {
+                            let why = format!("reading from the client failed: {e}");
+                            self.feed(now, StreamEvent::Failed(&why));
+                        }
+                    }
+                }
+                Some(command) = self.commands.recv() => self.apply(command),
+                failure = writer.failed() => {
+                    let why = format!("writing to the client failed: {failure}");
+                    self.feed(Instant::now(), StreamEvent::Failed(&why));
+                }
+                () = &mut sleep, if self.core.poll_timeout().is_some() => {
+                    self.core.handle_input(Input::Timeout(Instant::now()));
+                }
+            }
+        };
+        for (_, running) in self.running.drain() {
+            running.cancelled.store(true, Ordering::Release);
+            running.task.abort();
+        }
+        writer.finish(FINAL_FLUSH_LIMIT).await;
+        reason
+    }
+
+    fn feed(&mut self, now: Instant, event: StreamEvent<'_>) {
+        self.core.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+    }
+
+    fn apply(&mut self, command: Command) {
+        let now = Instant::now();
+        // Each `reply` may have been dropped by an aborted handler; then nobody waits.
+        match command {
+            Command::Answer { id, result } => {
+                self.running.remove(&id);
+                // Err only if the session closed meanwhile; the answer has nowhere to go.
+                let _ = self.core.respond(now, id, result);
+            }
+            Command::Progress { id, progress, total, message, reply } => {
+                let _ = reply.send(self.core.progress(now, &id, progress, total, message));
+            }
+            Command::Log { level, data, reply } => {
+                let _ = reply.send(self.core.log(now, level, None, data));
+            }
+            Command::Request { key, method, params, reply } => {
+                match self.core.request(now, method, Some(params), RequestOptions::default()) {
+                    Ok(id) => self.calls.insert(key, id, reply, None),
+                    Err(e) => drop(reply.send(Err(CallError::Usage(e)))),
+                }
+            }
+            Command::Cancel { key } => {
+                if let Some(id) = self.calls.abandon(key) {
+                    // Err only if the outcome was already decided; nothing to cancel then.
+                    let _ = self.core.cancel(now, &id, Some("the handler stopped waiting"));
+                }
+            }
+        }
+    }
+
+    /// Performs every pending output; the close reason once the session is over.
+    fn drain(&mut self, writer: &mut Writer) -> Option<CloseReason> {
+        let mut closed = None;
+        while let Some(output) = self.core.poll_output() {
+            match output {
+                Output::Transmit(Transmit::Write { bytes, .. }) => writer.send(bytes),
+                Output::Transmit(Transmit::Close { .. }) => writer.close(),
+                Output::Transmit(_) => {}
+                Output::Event(Event::Call { id, handler, call, .. }) => {
+                    let cancelled = Arc::new(AtomicBool::new(false));
+                    let ctx = RequestContext {
+                        id: id.clone(),
+                        cancelled: cancelled.clone(),
+                        link: self.link.clone(),
+                    };
+                    let work = CatchUnwind(handler.run(ctx, call));
+                    let link = self.link.clone();
+                    let answer_id = id.clone();
+                    let task = tokio::spawn(async move {
+                        let result = work.await;
+                        // The driver may be gone; then the answer has nowhere to go.
+                        let _ = link.commands.send(Command::Answer { id: answer_id, result });
+                    });
+                    self.running.insert(id, Running { task: task.abort_handle(), cancelled });
+                }
+                Output::Event(Event::Cancelled { id }) => {
+                    if let Some(running) = self.running.remove(&id) {
+                        running.cancelled.store(true, Ordering::Release);
+                        running.task.abort();
+                    }
+                }
+                Output::Event(Event::Response { id, result }) => {
+                    self.calls.complete(&id, result.map_err(CallError::Request))
+                }
+                Output::Event(Event::Closed(reason)) => closed = Some(reason),
+                // Progress on our requests has no taker; lifecycle events, notifications and
+                // violations (already answered) need nothing from the runtime.
+                Output::Event(_) => {}
+            }
+        }
+        closed
+    }
+}

@@ -1,0 +1,319 @@
+//! zest-tokio's client against the reference server `@modelcontextprotocol/server-everything`
+//! (pinned in tests/peers; install with scripts/install-peers).
+//!
+//! Nothing here reaches the network: `gzip-file-as-resource` is only called with a `data:`
+//! URI, never its default https URL.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use zest_tokio::core::client::ServerNotification;
+use zest_tokio::core::handler::AsyncClientHandlers;
+use zest_tokio::schema::{
+    CallToolResult, ContentBlock, CreateMessageResult, ElicitResult, ListRootsResult, Reference,
+    ResourceContents,
+};
+use zest_tokio::{CallError, Client, ClientApi, ClientOptions, StdioCommand};
+
+const MODEL: &str = "zest-canned-model";
+
+/// The tools that appear at once, whatever the client offers.
+const BASE_TOOLS: &[&str] = &[
+    "echo",
+    "get-annotated-message",
+    "get-env",
+    "get-resource-links",
+    "get-resource-reference",
+    "get-structured-content",
+    "get-sum",
+    "get-tiny-image",
+    "gzip-file-as-resource",
+    "toggle-simulated-logging",
+    "toggle-subscriber-updates",
+    "trigger-long-running-operation",
+];
+
+/// The tools registered after `initialized` because of our sampling, elicitation and roots
+/// handlers (announced with `notifications/tools/list_changed`).
+const CONDITIONAL_TOOLS: &[&str] =
+    &["get-roots-list", "trigger-elicitation-request", "trigger-sampling-request"];
+
+fn everything() -> StdioCommand {
+    let bin = common::peer("node_modules/.bin/mcp-server-everything");
+    StdioCommand::new(bin)
+        .arg("stdio")
+        .env("ZEST_PROBE", "from-the-zest-tokio-test")
+        .on_stderr(|line| eprintln!("[everything] {line}"))
+        .shutdown_grace(Duration::from_millis(500))
+}
+
+fn handlers() -> AsyncClientHandlers {
+    AsyncClientHandlers::default()
+        .on_sampling(|params| async move {
+            let asked = serde_json::to_value(&params.messages).unwrap_or_default();
+            let result: CreateMessageResult = serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": format!("canned answer to {asked}")},
+                "model": MODEL,
+                "stopReason": "endTurn"
+            }))
+            .expect("a valid sampling result");
+            Ok(result)
+        })
+        .on_elicitation(|_params| async move {
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "decline"})).unwrap())
+        })
+        .on_roots(|| async move {
+            let roots = json!({"roots": [{"uri": "file:///tmp/zest-root", "name": "zest root"}]});
+            Ok(serde_json::from_value::<ListRootsResult>(roots).unwrap())
+        })
+}
+
+async fn connect() -> Client {
+    let options = ClientOptions::new("zest-tokio-everything-test", "0.1.0").handlers(handlers());
+    Client::spawn(everything(), options).await.expect("server-everything starts and initializes")
+}
+
+fn texts(result: &CallToolResult) -> Vec<&str> {
+    result.content.iter().filter_map(ContentBlock::as_text).collect()
+}
+
+async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+    let result = client.call_tool(name, args).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(!result.is_error(), "{name} failed: {result:?}");
+    result
+}
+
+/// Lists tools until the conditional ones have been registered (they arrive just after
+/// `initialized`, announced by `tools/list_changed`).
+async fn all_tools(client: &Client) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let names: Vec<String> =
+            client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        if CONDITIONAL_TOOLS.iter().all(|t| names.iter().any(|n| n == t)) {
+            return names;
+        }
+        assert!(Instant::now() < deadline, "conditional tools never appeared: {names:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn handshake_and_every_tool_that_needs_no_human() {
+    let client = connect().await;
+    let mut notes = client.notifications();
+    let n = client.negotiated();
+    assert_eq!(n.server_info.name, "mcp-servers/everything");
+    assert!(n.capabilities.tools.is_some() && n.capabilities.prompts.is_some());
+
+    let names = all_tools(&client).await;
+    for expected in BASE_TOOLS.iter().chain(CONDITIONAL_TOOLS) {
+        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+    }
+
+    // Simulated logging and resource updates tick every 5 s; start them first, check last.
+    client.subscribe("demo://resource/dynamic/text/1").await.unwrap();
+    let toggled = call(&client, "toggle-simulated-logging", json!({})).await;
+    assert!(texts(&toggled)[0].contains("tarted"), "{toggled:?}");
+    let toggled = call(&client, "toggle-subscriber-updates", json!({})).await;
+    assert!(texts(&toggled)[0].contains("tarted"), "{toggled:?}");
+
+    let echo = call(&client, "echo", json!({"message": "hi from zest"})).await;
+    assert_eq!(texts(&echo), ["Echo: hi from zest"]);
+
+    let sum = call(&client, "get-sum", json!({"a": 2, "b": 40})).await;
+    assert_eq!(texts(&sum), ["The sum of 2 and 40 is 42."]);
+
+    let env = call(&client, "get-env", json!({})).await;
+    let env: Value = serde_json::from_str(texts(&env)[0]).expect("get-env returns JSON");
+    assert_eq!(env["ZEST_PROBE"], "from-the-zest-tokio-test", "our env reached the child");
+
+    let annotated = call(
+        &client,
+        "get-annotated-message",
+        json!({"messageType": "error", "includeImage": true}),
+    )
+    .await;
+    assert_eq!(texts(&annotated), ["Error: Operation failed"]);
+    assert!(matches!(&annotated.content[1], ContentBlock::Image(i) if i.mime_type == "image/png"));
+
+    let image = call(&client, "get-tiny-image", json!({})).await;
+    assert!(image.content.iter().any(|c| matches!(c, ContentBlock::Image(_))), "{image:?}");
+
+    let links = call(&client, "get-resource-links", json!({"count": 2})).await;
+    let links: Vec<_> = links
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::ResourceLink(r) => Some(r.uri.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(links.len(), 2, "{links:?}");
+
+    let reference =
+        call(&client, "get-resource-reference", json!({"resourceType": "Text", "resourceId": 3}))
+            .await;
+    let embedded = reference.content.iter().find_map(|c| match c {
+        ContentBlock::Resource(r) => Some(r.resource.uri().to_owned()),
+        _ => None,
+    });
+    assert_eq!(embedded.as_deref(), Some("demo://resource/dynamic/text/3"));
+
+    let weather = call(&client, "get-structured-content", json!({"location": "Chicago"})).await;
+    let structured = weather.structured_content.expect("structured content");
+    assert_eq!(structured["temperature"], 36);
+    assert_eq!(structured["conditions"], "Light rain / drizzle");
+
+    // A data: URI, so the tool never fetches from the network ("hello zest", base64).
+    let gz = call(
+        &client,
+        "gzip-file-as-resource",
+        json!({
+            "name": "hello.txt.gz",
+            "data": "data:text/plain;base64,aGVsbG8genVzdA==",
+            "outputType": "resource"
+        }),
+    )
+    .await;
+    let blob = gz.content.iter().find_map(|c| match c {
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::Blob(b) => Some(b.blob.clone()),
+            _ => None,
+        },
+        _ => None,
+    });
+    // base64 of the gzip magic bytes 1f 8b 08 is "H4sI".
+    assert!(blob.as_deref().is_some_and(|b| b.starts_with("H4sI")), "{blob:?}");
+
+    let sampled = call(&client, "trigger-sampling-request", json!({"prompt": "say hi"})).await;
+    assert!(texts(&sampled)[0].contains(MODEL), "our sampling handler answered: {sampled:?}");
+    assert!(texts(&sampled)[0].contains("say hi"), "{sampled:?}");
+
+    let elicited = call(&client, "trigger-elicitation-request", json!({})).await;
+    assert!(texts(&elicited).concat().contains("declined"), "{elicited:?}");
+
+    let roots = call(&client, "get-roots-list", json!({})).await;
+    assert!(texts(&roots).concat().contains("file:///tmp/zest-root"), "{roots:?}");
+
+    // The task-only tool refuses a plain call: tasks are not part of this client.
+    let tools = client.list_all_tools().await.unwrap();
+    if tools.iter().any(|t| t.name == "simulate-research-query") {
+        let plain = client.call_tool("simulate-research-query", json!({"topic": "zest"})).await;
+        assert!(
+            matches!(&plain, Err(CallError::Request(_)))
+                || plain.as_ref().is_ok_and(|r| r.is_error()),
+            "{plain:?}"
+        );
+    }
+
+    // By now the 5 s tickers have fired at least once.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(12);
+    let (mut logged, mut updated) = (false, false);
+    while !(logged && updated) {
+        match tokio::time::timeout_at(deadline, notes.recv()).await {
+            Ok(Ok(ServerNotification::LoggingMessage(_))) => logged = true,
+            Ok(Ok(ServerNotification::ResourceUpdated(u))) => {
+                assert_eq!(u.uri, "demo://resource/dynamic/text/1");
+                updated = true;
+            }
+            Ok(Ok(_)) => {}
+            other => panic!("logged {logged}, updated {updated}, then {other:?}"),
+        }
+    }
+    let status = client.close().await.unwrap();
+    assert!(status.success() || status.code().is_none(), "{status:?}");
+}
+
+#[tokio::test]
+async fn resources_and_prompts() {
+    let client = connect().await;
+    let resources = client.list_all_resources().await.unwrap();
+    assert!(!resources.is_empty());
+    let document = resources
+        .iter()
+        .find(|r| r.uri.starts_with("demo://resource/static/document/"))
+        .expect("the static documents are listed");
+    let read = client.read_resource(&document.uri).await.unwrap();
+    match &read.contents[0] {
+        ResourceContents::Text(t) => assert!(!t.text.is_empty()),
+        other => panic!("a document is text: {other:?}"),
+    }
+
+    let templates = client.list_all_resource_templates().await.unwrap();
+    let uris: Vec<_> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    assert!(uris.contains(&"demo://resource/dynamic/text/{resourceId}"), "{uris:?}");
+    let item = client.read_resource("demo://resource/dynamic/text/7").await.unwrap();
+    match &item.contents[0] {
+        ResourceContents::Text(t) => assert!(t.text.starts_with("Resource 7: "), "{t:?}"),
+        other => panic!("{other:?}"),
+    }
+    let blob = client.read_resource("demo://resource/dynamic/blob/2").await.unwrap();
+    assert!(matches!(&blob.contents[0], ResourceContents::Blob(_)), "{blob:?}");
+
+    let prompts = client.list_all_prompts().await.unwrap();
+    let names: Vec<_> = prompts.iter().map(|p| p.name.as_str()).collect();
+    for expected in ["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    let simple = client.get_prompt("simple-prompt", BTreeMap::new()).await.unwrap();
+    assert_eq!(
+        simple.messages[0].content.as_text(),
+        Some("This is a simple prompt without arguments.")
+    );
+    let args = BTreeMap::from([("city".to_owned(), "Lisbon".to_owned())]);
+    let weather = client.get_prompt("args-prompt", args).await.unwrap();
+    assert_eq!(weather.messages[0].content.as_text(), Some("What's weather in Lisbon?"));
+    let args = BTreeMap::from([
+        ("resourceType".to_owned(), "Text".to_owned()),
+        ("resourceId".to_owned(), "4".to_owned()),
+    ]);
+    let embedded = client.get_prompt("resource-prompt", args).await.unwrap();
+    assert!(
+        embedded.messages.iter().any(|m| matches!(&m.content, ContentBlock::Resource(_))),
+        "{embedded:?}"
+    );
+    let done = client.complete(Reference::prompt("completable-prompt"), "department", "Eng").await;
+    assert_eq!(done.unwrap().completion.values, ["Engineering"]);
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn long_running_operation_reports_progress() {
+    let client = connect().await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let result = client
+        .call_tool_with_progress(
+            "trigger-long-running-operation",
+            json!({"duration": 0.5, "steps": 5}),
+            move |p| sink.lock().unwrap().push((p.progress, p.total)),
+        )
+        .await
+        .unwrap();
+    assert!(texts(&result)[0].starts_with("Long running operation completed"), "{result:?}");
+    let seen = seen.lock().unwrap().clone();
+    let expected: Vec<_> = (1..=5).map(|i| (f64::from(i), Some(5.0))).collect();
+    assert_eq!(seen, expected);
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_dropped_mid_flight_is_cancelled_and_the_session_goes_on() {
+    let client = connect().await;
+    let started = Instant::now();
+    let slow =
+        client.call_tool("trigger-long-running-operation", json!({"duration": 30, "steps": 3}));
+    let outcome = tokio::time::timeout(Duration::from_millis(300), slow).await;
+    assert!(outcome.is_err(), "the 30 s operation cannot finish in 300 ms");
+    // The dropped call sent notifications/cancelled; the session is still usable at once.
+    let echo = call(&client, "echo", json!({"message": "still here"})).await;
+    assert_eq!(texts(&echo), ["Echo: still here"]);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    client.close().await.unwrap();
+}
