@@ -39,9 +39,9 @@ fn main() {
         .build()
         .expect("a current-thread runtime can always be built");
     let reason = runtime.block_on(serve_stdio(config(), registry()));
-    eprintln!("tokio_stdio_server: session over: {reason}");
+    log(&format!("session over: {reason}"));
     if has("--linger") {
-        eprintln!("tokio_stdio_server: lingering after stdin closed");
+        log("lingering after stdin closed");
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
@@ -81,12 +81,16 @@ fn registry() -> Registry {
     r.tool(long, |ctx, p| async move {
         let steps = num_arg(&p, "steps").unwrap_or(5.0) as u64;
         let step = Duration::from_millis(num_arg(&p, "step_ms").unwrap_or(100.0) as u64);
+        // Says on stderr when the task is aborted (the client cancelled) before finishing.
+        let mut watch = AbortWatch { id: ctx.request_id().to_string(), step: 0, done: false };
         for i in 1..=steps {
             tokio::time::sleep(step).await;
+            watch.step = i;
             if let Err(e) = ctx.progress(i as f64, Some(steps as f64), None).await {
                 return Err(ErrorObject::new(codes::INTERNAL_ERROR, e.to_string()));
             }
         }
+        watch.done = true;
         Ok(CallToolResult::text(format!("done after {steps} steps")))
     });
     let sample = Tool::new("sample", "Asks the client's model", text_arg("prompt"));
@@ -109,7 +113,7 @@ fn registry() -> Registry {
     });
     let crash = Tool::new("crash", "Exits the process with status 3", json!({"type": "object"}));
     r.tool(crash, |_, _| async move {
-        eprintln!("tokio_stdio_server: crashing on request");
+        log("crashing on request");
         std::process::exit(3)
     });
     let readme = Resource::new("zest://readme", "readme").with_mime_type("text/plain");
@@ -130,6 +134,26 @@ fn registry() -> Registry {
         Ok(GetPromptResult::user_text(format!("Hello, {name}!")))
     });
     r
+}
+
+/// Writes one line to stderr; a closed stderr is ignored (so `--linger` outlives its parent).
+fn log(line: &str) {
+    let _ = writeln!(std::io::stderr(), "tokio_stdio_server: {line}");
+}
+
+/// Logs `long_running <id> cancelled after step <n>` if dropped before `done`.
+struct AbortWatch {
+    id: String,
+    step: u64,
+    done: bool,
+}
+
+impl Drop for AbortWatch {
+    fn drop(&mut self) {
+        if !self.done {
+            log(&format!("long_running {} cancelled after step {}", self.id, self.step));
+        }
+    }
 }
 
 fn arg<'a>(p: &'a CallToolParams, name: &str) -> Option<&'a Value> {

@@ -1,0 +1,142 @@
+//! Process faults, each a test: noise on stdout, a giant line, a child dying mid-call, a
+//! child ignoring stdin closing and SIGTERM, a missing command, the client dropped with calls
+//! in flight, and the runtime itself going away.
+
+mod common;
+
+use std::io::ErrorKind;
+use std::os::unix::process::ExitStatusExt;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zest_tokio::core::error::{CloseReason, RequestError};
+use zest_tokio::{CallError, Client, ClientApi, ClientOptions, ConnectError, StdioCommand};
+
+fn options() -> ClientOptions {
+    ClientOptions::new("zest-tokio-faults", "0.0.0")
+}
+
+async fn echo(client: &Client, text: &str) -> String {
+    let result = client.call_tool("echo", json!({"text": text})).await.expect("echo answers");
+    result.content[0].as_text().expect("a text block").to_owned()
+}
+
+/// `sh -c "trap '' TERM; exec <fixture> --linger"`: ignores SIGTERM, outlives its stdin.
+fn stubborn() -> StdioCommand {
+    let script = format!("trap '' TERM; exec '{}' --linger", common::fixture().display());
+    StdioCommand::new("sh")
+        .arg("-c")
+        .arg(script)
+        .on_stderr(|line| eprintln!("[stubborn] {line}"))
+        .shutdown_grace(Duration::from_millis(200))
+}
+
+#[tokio::test]
+async fn banner_lines_before_the_protocol_are_skipped() {
+    let client = Client::spawn(common::fixture_command(&["--banner"]), options()).await.unwrap();
+    assert_eq!(echo(&client, "after the banner").await, "after the banner");
+    assert!(client.close().await.unwrap().success());
+}
+
+#[tokio::test]
+async fn a_10_mib_line_is_skipped_and_the_session_goes_on() {
+    let client =
+        Client::spawn(common::fixture_command(&["--giant-line"]), options()).await.unwrap();
+    assert_eq!(echo(&client, "after the giant").await, "after the giant");
+    assert!(client.close().await.unwrap().success());
+}
+
+#[tokio::test]
+async fn a_child_exiting_mid_call_fails_every_pending_call_at_once() {
+    let client = Client::spawn(common::fixture_command(&[]), options()).await.unwrap();
+    let pid = client.pid();
+    let started = Instant::now();
+    let slow = client.call_tool("long_running", json!({"steps": 100, "step_ms": 100}));
+    let crash = client.call_tool("crash", json!({}));
+    let (slow, crash) = tokio::join!(slow, crash);
+    assert!(started.elapsed() < Duration::from_secs(3), "failed at once, not after 10 s");
+    for outcome in [slow, crash] {
+        assert!(
+            matches!(
+                outcome,
+                Err(CallError::Request(RequestError::Closed(CloseReason::TransportEnded)))
+            ),
+            "{outcome:?}"
+        );
+    }
+    let status = client.close().await.unwrap();
+    assert_eq!(status.code(), Some(3), "the crash tool exits with 3");
+    common::assert_reaped(pid, Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_child_ignoring_stdin_close_and_sigterm_is_killed_and_reaped() {
+    let client = Client::spawn(stubborn(), options()).await.unwrap();
+    let pid = client.pid();
+    assert_eq!(echo(&client, "stubborn").await, "stubborn");
+    let started = Instant::now();
+    let status = client.close().await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(status.signal(), Some(9), "only SIGKILL ends it: {status:?}");
+    assert!(took >= Duration::from_millis(400), "waited grace twice: {took:?}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    common::assert_reaped(pid, Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_missing_command_is_a_spawn_error_naming_it() {
+    let missing = "/nonexistent/zest-no-such-server";
+    let err = Client::spawn(StdioCommand::new(missing), options()).await.unwrap_err();
+    match &err {
+        ConnectError::Spawn { program, kind, .. } => {
+            assert_eq!(program, missing);
+            assert_eq!(*kind, ErrorKind::NotFound);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains(missing), "{err}");
+}
+
+#[tokio::test]
+async fn a_child_that_exits_before_the_handshake_is_a_handshake_error() {
+    let command = StdioCommand::new("sh").arg("-c").arg("echo not an MCP server; exit 1");
+    let err = Client::spawn(command.on_stderr(|_| {}), options()).await.unwrap_err();
+    assert_eq!(err, ConnectError::Handshake(CloseReason::TransportEnded));
+}
+
+#[tokio::test]
+async fn dropping_the_client_with_calls_in_flight_shuts_the_child_down() {
+    let client = Client::spawn(stubborn(), options()).await.unwrap();
+    let pid = client.pid();
+    let calls: Vec<_> = (0..4)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client.call_tool("long_running", json!({"steps": 100, "step_ms": 100})).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(client);
+    for call in &calls {
+        call.abort();
+    }
+    for call in calls {
+        assert!(call.await.unwrap_err().is_cancelled(), "the call was still in flight");
+    }
+    // The last handle is gone: close stdin, 200 ms, SIGTERM (ignored), 200 ms, SIGKILL.
+    common::assert_reaped(pid, Duration::from_secs(3)).await;
+}
+
+#[test]
+fn a_child_is_killed_and_reaped_even_when_the_runtime_goes_away() {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let client = runtime.block_on(Client::spawn(stubborn(), options())).unwrap();
+    let pid = client.pid();
+    assert_eq!(runtime.block_on(echo(&client, "before")), "before");
+    // Dropping the runtime drops the driver task mid-session: the synchronous fallback
+    // SIGKILLs the process group and reaps the child before the drop returns.
+    drop(runtime);
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "{pid} was reaped");
+    drop(client);
+}
