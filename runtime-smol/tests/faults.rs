@@ -1,0 +1,164 @@
+//! Process faults: what the client does when the child misbehaves, dies, or will not die.
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt as _;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use smol::future;
+use zest_smol::core::error::{CloseReason, RequestError};
+use zest_smol::{CallError, Client, ClientApi, ClientOptions, ConnectError, StdioCommand};
+
+use common::{fixture, fixture_cmd, process_exists, process_state, run};
+
+fn options() -> ClientOptions {
+    ClientOptions::new("zest-smol-faults", "0.1.0")
+}
+
+async fn echo(client: &Client, text: &str) -> String {
+    let r = client.call_tool("echo", json!({ "text": text })).await.unwrap();
+    r.content[0].as_text().unwrap().to_owned()
+}
+
+/// Waits (polling /proc) until `pid` is gone; panics after `secs`.
+async fn reaped(pid: u32, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while process_exists(pid) {
+        assert!(Instant::now() < deadline, "pid {pid} still there: state {:?}", process_state(pid));
+        smol::Timer::after(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn banner_lines_before_json_are_skipped() {
+    run(30, async {
+        let (cmd, _) = fixture_cmd(&["--banner"]);
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        assert_eq!(echo(&client, "after the banner").await, "after the banner");
+        assert!(client.close().await.unwrap().success());
+    });
+}
+
+#[test]
+fn a_ten_mib_line_is_dropped_and_the_session_goes_on() {
+    run(60, async {
+        let (cmd, _) = fixture_cmd(&["--giant-line"]);
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        assert_eq!(echo(&client, "after 10 MiB of x").await, "after 10 MiB of x");
+        assert!(client.close().await.unwrap().success());
+    });
+}
+
+#[test]
+fn a_child_exiting_mid_call_fails_every_pending_call_at_once() {
+    run(30, async {
+        let (cmd, stderr) = fixture_cmd(&[]);
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        let pid = client.pid();
+        let started = Instant::now();
+        // A call that would take 10 s, and the crash, in flight together.
+        let long = client.call_tool("long_running", json!({"steps": 100, "step_ms": 100}));
+        let crash = client.call_tool("crash", json!({}));
+        let (long, crash) = future::zip(long, crash).await;
+        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+        let closed = CallError::Request(RequestError::Closed(CloseReason::TransportEnded));
+        assert_eq!(long.unwrap_err(), closed);
+        assert_eq!(crash.unwrap_err(), closed);
+        assert_eq!(client.close_reason(), Some(CloseReason::TransportEnded));
+        // Later calls fail at once too; the child was reaped with its own status.
+        let later = client.ping().await.unwrap_err();
+        assert!(matches!(later, CallError::Usage(_) | CallError::Request(_)), "{later:?}");
+        assert_eq!(client.close().await.unwrap().code(), Some(3));
+        assert!(!process_exists(pid));
+        assert!(stderr.lines().iter().any(|l| l.contains("crashing")), "{:?}", stderr.lines());
+    });
+}
+
+#[test]
+fn a_child_ignoring_stdin_close_and_sigterm_is_killed_and_reaped() {
+    run(30, async {
+        let script = format!("trap '' TERM; exec {} --linger", fixture().display());
+        let lines = common::Stderr::default();
+        let grace = Duration::from_millis(300);
+        let cmd = StdioCommand::new("sh")
+            .args(["-c", &script])
+            .shutdown_grace(grace)
+            .on_stderr(lines.sink());
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        let pid = client.pid();
+        assert_eq!(echo(&client, "still here").await, "still here");
+        let started = Instant::now();
+        let status = client.close().await.unwrap();
+        let took = started.elapsed();
+        assert_eq!(status.signal(), Some(9), "SIGKILL ended it: {status:?}");
+        assert!(took >= grace * 2, "stdin close and SIGTERM each got the grace period: {took:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert!(!process_exists(pid), "reaped, no zombie: {:?}", process_state(pid));
+        assert!(lines.lines().iter().any(|l| l.contains("lingering")), "{:?}", lines.lines());
+    });
+}
+
+#[test]
+fn a_missing_command_is_a_spawn_error_naming_the_program() {
+    run(10, async {
+        for program in ["zest-smol-no-such-server", "/nonexistent/zest-smol-no-such-server"] {
+            let err = Client::spawn(StdioCommand::new(program), options()).await.unwrap_err();
+            let ConnectError::Spawn { program: named, source } = &err else { panic!("{err:?}") };
+            assert_eq!(named, program);
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            assert!(err.to_string().contains(program), "{err}");
+        }
+    });
+}
+
+#[test]
+fn a_child_exiting_before_the_handshake_is_typed() {
+    run(10, async {
+        let cmd =
+            StdioCommand::new("sh").args(["-c", "echo not a server >&2; exit 7"]).on_stderr(|_| {});
+        let err = Client::spawn(cmd, options()).await.unwrap_err();
+        let ConnectError::Exited { reason, status } = &err else { panic!("{err:?}") };
+        assert_eq!(*reason, CloseReason::TransportEnded);
+        assert_eq!(status.and_then(|s| s.code()), Some(7));
+    });
+}
+
+#[test]
+fn dropping_the_client_with_calls_in_flight_shuts_the_child_down() {
+    run(30, async {
+        // The child ignores SIGTERM and stdin EOF: only the full sequence ends it.
+        let script = format!("trap '' TERM; exec {} --linger", fixture().display());
+        let cmd = StdioCommand::new("sh")
+            .args(["-c", &script])
+            .shutdown_grace(Duration::from_millis(200))
+            .on_stderr(|_| {});
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        let pid = client.pid();
+        let mut calls: Vec<_> = (0..3)
+            .map(|_| client.call_tool("long_running", json!({"steps": 100, "step_ms": 100})))
+            .collect();
+        for call in &mut calls {
+            assert!(future::poll_once(call).await.is_none(), "the calls are in flight");
+        }
+        drop(calls);
+        drop(client);
+        reaped(pid, 5).await;
+    });
+}
+
+#[test]
+fn close_from_one_clone_fails_calls_on_another() {
+    run(30, async {
+        let (cmd, _) = fixture_cmd(&[]);
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        let other = client.clone();
+        let pending = smol::spawn(async move {
+            other.call_tool("long_running", json!({"steps": 100, "step_ms": 100})).await
+        });
+        smol::Timer::after(Duration::from_millis(100)).await;
+        assert!(client.close().await.unwrap().success());
+        let closed = CallError::Request(RequestError::Closed(CloseReason::Local));
+        assert_eq!(pending.await.unwrap_err(), closed);
+    });
+}
