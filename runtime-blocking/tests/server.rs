@@ -1,0 +1,139 @@
+//! `serve` over a socket pair, driven by hand-written JSON-RPC lines: every output line is a
+//! frame, handlers see cancellation, a panicking handler is an error, EOF ends the session.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use zest_blocking::core::error::CloseReason;
+use zest_blocking::core::server::ServerConfig;
+use zest_blocking::schema::{CallToolResult, Tool};
+use zest_blocking::{serve, Registry};
+
+struct Peer {
+    writer: UnixStream,
+    lines: BufReader<UnixStream>,
+}
+
+impl Peer {
+    fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.writer.write_all(&line).unwrap();
+    }
+
+    /// The next line, which must be one JSON-RPC message.
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.lines.read_line(&mut line).expect("a line");
+        let message: Value = serde_json::from_str(&line).expect("every line is a JSON frame");
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        message
+    }
+}
+
+fn start(registry: Registry) -> (Peer, thread::JoinHandle<CloseReason>) {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    ours.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let reader = theirs.try_clone().unwrap();
+    let server = thread::spawn(move || {
+        serve(ServerConfig::new("socket-server", "1"), registry, reader, theirs)
+    });
+    let mut peer = Peer { writer: ours.try_clone().unwrap(), lines: BufReader::new(ours) };
+    peer.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hand", "version": "1"}
+    }}));
+    let init = peer.recv();
+    assert_eq!(init["result"]["serverInfo"]["name"], "socket-server");
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    (peer, server)
+}
+
+fn schema() -> Value {
+    json!({"type": "object"})
+}
+
+#[test]
+fn a_cancelled_handler_sees_it_and_eof_ends_the_session() {
+    let (seen_tx, seen_rx) = mpsc::channel();
+    let seen_tx = std::sync::Mutex::new(seen_tx);
+    let mut registry = Registry::default();
+    registry.tool(Tool::new("wait", "Waits to be cancelled", schema()), move |ctx, _| {
+        while !ctx.is_cancelled() {
+            thread::sleep(Duration::from_millis(1));
+        }
+        let _ = seen_tx.lock().unwrap().send(ctx.request_id().clone());
+        Ok(CallToolResult::text("too late"))
+    });
+    registry.tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
+    let (mut peer, server) = start(registry);
+
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}}),
+    );
+    peer.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    );
+    let id = seen_rx.recv_timeout(Duration::from_secs(10)).expect("the handler saw the cancel");
+    assert_eq!(id.to_string(), "1");
+    // The cancelled call's answer is dropped: the next line is the next call's answer.
+    peer.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ok"}}));
+    let answer = peer.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"]["content"][0]["text"], "ok");
+
+    peer.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(server.join().unwrap(), CloseReason::TransportEnded);
+}
+
+#[test]
+fn a_panicking_handler_is_an_error_result_and_the_session_goes_on() {
+    let mut registry = Registry::default();
+    registry.tool(Tool::new("panics", "Panics", schema()), |_, _| panic!("handler bug"));
+    registry.tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
+    let (mut peer, server) = start(registry);
+
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "panics"}}),
+    );
+    let failed = peer.recv();
+    assert_eq!(failed["id"], 1);
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    peer.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ok"}}));
+    assert_eq!(peer.recv()["result"]["content"][0]["text"], "ok");
+
+    peer.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(server.join().unwrap(), CloseReason::TransportEnded);
+}
+
+#[test]
+fn progress_and_logs_leave_before_the_answer() {
+    let mut registry = Registry::default();
+    registry.tool(Tool::new("report", "Reports", schema()), |ctx, _| {
+        ctx.progress(1.0, Some(2.0), None).expect("progress 1");
+        ctx.progress(2.0, Some(2.0), Some("done".into())).expect("progress 2");
+        assert!(ctx.progress(2.0, None, None).is_err(), "progress must increase");
+        ctx.log(zest_blocking::schema::LoggingLevel::Info, json!("hello")).expect("log");
+        Ok(CallToolResult::text("reported"))
+    });
+    let (mut peer, server) = start(registry);
+    peer.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "report", "_meta": {"progressToken": "tok"}}}));
+    let first = peer.recv();
+    assert_eq!(first["method"], "notifications/progress");
+    assert_eq!(first["params"], json!({"progressToken": "tok", "progress": 1, "total": 2}));
+    assert_eq!(peer.recv()["params"]["message"], "done");
+    let log = peer.recv();
+    assert_eq!(
+        (log["method"].as_str(), &log["params"]["data"]),
+        (Some("notifications/message"), &json!("hello"))
+    );
+    assert_eq!(peer.recv()["result"]["content"][0]["text"], "reported");
+
+    peer.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(server.join().unwrap(), CloseReason::TransportEnded);
+}
