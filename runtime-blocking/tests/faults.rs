@@ -149,3 +149,15 @@ fn dropping_the_client_fails_calls_in_flight_and_reaps_the_child() {
     // Dropping the last handle returns once the child is reaped.
     assert_reaped(pid);
 }
+
+#[test]
+fn a_panicking_progress_callback_does_not_break_the_session() {
+    let client = common::spawn_fixture(&[]);
+    let result = client
+        .call_tool_with_progress("long_running", json!({"steps": 3, "step_ms": 1}), |_| {
+            panic!("a progress callback bug")
+        })
+        .expect("the call completes anyway");
+    assert_eq!(result.content[0].as_text(), Some("done after 3 steps"));
+    assert_eq!(echo(&client, "still alive"), "still alive");
+}

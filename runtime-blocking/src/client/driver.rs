@@ -193,8 +193,11 @@ impl Driver {
                 }
             }
             Event::Progress { id, progress } => {
-                if let Some(f) = self.waiters.get_mut(&id).and_then(|w| w.on_progress.as_mut()) {
-                    f(progress);
+                let Some(waiter) = self.waiters.get_mut(&id) else { return };
+                let Some(f) = waiter.on_progress.as_mut() else { return };
+                // A callback that panics gets no more reports; the call goes on.
+                if catch_unwind(AssertUnwindSafe(|| f(progress))).is_err() {
+                    waiter.on_progress = None;
                 }
             }
             Event::Request { id, request } => self.serve_request(id, request),

@@ -6,7 +6,8 @@ mod pending;
 
 use std::fmt;
 use std::io;
-use std::process::ExitStatus;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::{Child, ChildStdin, ExitStatus};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle, ThreadId};
@@ -132,48 +133,46 @@ struct ExitSlot {
 
 impl Client {
     /// Spawns the server and performs the handshake; returns once the session is ready.
-    pub fn spawn(mut command: StdioCommand, options: ClientOptions) -> Result<Self, ConnectError> {
-        let program = command.program();
-        let spawned =
-            child::spawn(&command).map_err(|e| ConnectError::spawn(program.clone(), &e))?;
-        let child::Spawned { mut child, stdin, stdout, stderr } = spawned;
-        let pid = child.id();
-        let grace = command.shutdown_grace;
-        let on_stderr = command.on_stderr.take().unwrap_or_else(|| {
-            let prefix = program.clone();
-            Box::new(move |line| eprintln!("[{prefix}] {line}"))
-        });
-
+    pub fn spawn(command: StdioCommand, options: ClientOptions) -> Result<Self, ConnectError> {
         let (to_driver, inputs) = mpsc::channel();
+        let (pid_tx, pid_rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
         let mut config = options.config;
         config.capabilities = options.handlers.capabilities(config.capabilities);
-        let machine = machine::Client::new(config, Instant::now());
-        let mut driver = Driver::new(
-            machine,
-            stdin,
-            inputs,
-            to_driver.clone(),
-            options.handlers,
-            notes_tx,
-            ready_tx,
-        );
+        let handlers = options.handlers;
         let exit = Arc::new(ExitSlot::default());
         let exit_slot = exit.clone();
-        let started = child::read_chunks(stdout, to_driver.clone(), DriverInput::Stdout)
-            .and_then(|_| child::read_stderr(stderr, on_stderr))
-            .and_then(|()| {
-                thread::Builder::new().name("zest-client".into()).spawn(move || {
-                    driver.run();
-                    let stdin = driver.take_stdin();
-                    let status = child::shutdown(&mut child, stdin, grace);
-                    exit_slot.set(status.map_err(|e| e.to_string()));
-                })
-            });
-        let handle = match started {
-            Ok(handle) => handle,
-            Err(e) => return Err(ConnectError::spawn(program, &e)),
+        let to_self = to_driver.clone();
+        let program = command.program();
+        // The child is spawned on the driver thread, so every child has a thread to reap it.
+        let started = thread::Builder::new().name("zest-client".into()).spawn(move || {
+            let Some((mut child, stdin, grace)) = start_child(command, &to_self, &pid_tx) else {
+                return;
+            };
+            let machine = machine::Client::new(config, Instant::now());
+            let mut driver =
+                Driver::new(machine, stdin, inputs, to_self, handlers, notes_tx, ready_tx);
+            // Even if app code run here (a progress callback) panics, the child is shut down
+            // and reaped, and dropping the driver releases every caller.
+            let _ = catch_unwind(AssertUnwindSafe(|| driver.run()));
+            let stdin = driver.take_stdin();
+            drop(driver);
+            let status = child::shutdown(&mut child, stdin, grace);
+            exit_slot.set(status.map_err(|e| e.to_string()));
+        });
+        let handle = started.map_err(|e| ConnectError::spawn(program, &e))?;
+        let pid = match pid_rx.recv() {
+            Ok(Ok(pid)) => pid,
+            Ok(Err(e)) => {
+                let _ = handle.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = handle.join();
+                let why = CloseReason::TransportFailed("the driver stopped".into());
+                return Err(ConnectError::Died(why));
+            }
         };
         let driver_thread = handle.thread().id();
         match ready_rx.recv() {
@@ -291,6 +290,38 @@ impl Client {
             }
         }
     }
+}
+
+/// Spawns the child and its pipe readers on the driver thread; reports the pid, or why there
+/// is none, through `pid_tx`.
+fn start_child(
+    mut command: StdioCommand,
+    to_driver: &mpsc::Sender<DriverInput>,
+    pid_tx: &mpsc::Sender<Result<u32, ConnectError>>,
+) -> Option<(Child, ChildStdin, Duration)> {
+    let program = command.program();
+    let spawned = match child::spawn(&command) {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            let _ = pid_tx.send(Err(ConnectError::spawn(program, &e)));
+            return None;
+        }
+    };
+    let child::Spawned { mut child, stdin, stdout, stderr } = spawned;
+    let grace = command.shutdown_grace;
+    let on_stderr = command.on_stderr.take().unwrap_or_else(|| {
+        let prefix = program.clone();
+        Box::new(move |line| eprintln!("[{prefix}] {line}"))
+    });
+    let readers = child::read_chunks(stdout, to_driver.clone(), DriverInput::Stdout)
+        .and_then(|_| child::read_stderr(stderr, on_stderr));
+    if let Err(e) = readers {
+        let _ = child::shutdown(&mut child, Some(stdin), grace);
+        let _ = pid_tx.send(Err(ConnectError::spawn(program, &e)));
+        return None;
+    }
+    let _ = pid_tx.send(Ok(child.id()));
+    Some((child, stdin, grace))
 }
 
 impl ClientApi for Client {
