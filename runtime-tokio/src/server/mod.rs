@@ -3,6 +3,7 @@
 //! client (sampling, elicitation, roots).
 
 mod driver;
+mod stdio;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -28,8 +29,12 @@ pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 
 /// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
 /// the session ended. Nothing but protocol frames is written to stdout.
+///
+/// When stdin and stdout are pipes (as when a client spawned this process) they are switched
+/// to non-blocking mode and driven by tokio's reactor for the session, then switched back.
 pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
-    serve(config, registry, tokio::io::stdin(), tokio::io::stdout()).await
+    let (reader, writer, _restore) = stdio::open();
+    serve(config, registry, reader, writer).await
 }
 
 /// Serves one MCP session over any byte streams (newline-delimited JSON-RPC) until `reader`
