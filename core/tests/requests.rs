@@ -295,7 +295,9 @@ fn server_requests_round_trip_through_the_client_app() {
     let events = pair.take_server_events();
     let result_of = |want| {
         events.iter().find_map(|e| match e {
-            ServerEvent::Response { id, result: Ok(r) } if *id == want => Some(r.to_value()),
+            ServerEvent::Response { id, result: Ok(r) } if *id == want => {
+                Some(r.to_value().unwrap())
+            }
             _ => None,
         })
     };
@@ -486,7 +488,7 @@ fn resources_templates_prompts_and_completion_reach_their_handlers() {
     let complete = pair.client.request(now, "completion/complete", Some(RawJson::from(json!({"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"A"}}))), RequestOptions::default()).unwrap();
     pair.pump();
     pair.serve(app);
-    let values = response_for(&pair.take_client_events(), &complete).unwrap().to_value();
+    let values = response_for(&pair.take_client_events(), &complete).unwrap().to_value().unwrap();
     assert_eq!(values["completion"]["values"], json!(["alpha", "beta"]));
 }
 

@@ -4,8 +4,8 @@ use super::message::{Message, RawJson, RequestId};
 
 /// Encodes one message as a stdio frame: compact JSON and a trailing `\n`.
 ///
-/// A raw value received from elsewhere (an HTTP body, say) may hold pretty-printed JSON; such a
-/// value is re-serialized compactly so the frame never contains a raw newline.
+/// A raw value received from elsewhere (an HTTP body, say) may hold pretty-printed JSON; its
+/// insignificant whitespace is dropped so the frame never contains a raw newline.
 pub fn encode_line(message: &Message) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     encode_into(message, &mut out);
@@ -97,9 +97,10 @@ fn write_raw_member(out: &mut Vec<u8>, key: &str, value: &RawJson) {
     write_json_str(out, key);
     out.push(b':');
     let text = value.get();
-    if text.contains('\n') || text.contains('\r') {
-        // Invariant: a Value parsed from valid JSON serializes.
-        serde_json::to_writer(&mut *out, &value.to_value()).expect("values serialize");
+    if text.contains(['\n', '\r']) {
+        // Compacting the text, not re-serializing a `Value`, keeps every number exactly as
+        // the peer wrote it, and cannot fail on numbers `f64` cannot hold.
+        out.extend_from_slice(value.compact().as_bytes());
     } else {
         out.extend_from_slice(text.as_bytes());
     }

@@ -1,5 +1,6 @@
 //! The four message shapes and their parts.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::DeserializeOwned;
@@ -106,9 +107,39 @@ impl RawJson {
     }
 
     /// Parses into a [`Value`].
-    pub fn to_value(&self) -> Value {
-        // Invariant: the text is valid JSON by construction.
-        serde_json::from_str(self.0.get()).expect("RawJson holds valid JSON")
+    ///
+    /// Fails for valid JSON that `Value` cannot hold: a number beyond `f64` (`1e400`) or a
+    /// lone surrogate escape (`"\ud800"`). A peer may send either, so this is a `Result`.
+    pub fn to_value(&self) -> Result<Value, String> {
+        self.parse()
+    }
+
+    /// The text without insignificant whitespace; numbers and strings exactly as written.
+    ///
+    /// Valid JSON has no raw control characters inside strings, so the result never contains
+    /// a newline.
+    pub(crate) fn compact(&self) -> Cow<'_, str> {
+        let text = self.0.get();
+        if !text.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let (mut in_string, mut escaped) = (false, false);
+        for c in text.chars() {
+            if in_string {
+                out.push(c);
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => in_string = false,
+                    _ => {}
+                }
+            } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+                in_string = c == '"';
+                out.push(c);
+            }
+        }
+        Cow::Owned(out)
     }
 
     /// True when the text is a JSON object.
@@ -124,9 +155,16 @@ impl fmt::Debug for RawJson {
 }
 
 impl PartialEq for RawJson {
-    /// Semantic equality: `{"a":1}` equals `{ "a": 1 }`.
+    /// Semantic equality: `{"a":1}` equals `{ "a": 1 }` and `{"b":2,"a":1}`. Text that no
+    /// `Value` can hold (see [`to_value`](Self::to_value)) is compared without its whitespace.
     fn eq(&self, other: &Self) -> bool {
-        self.0.get() == other.0.get() || self.to_value() == other.to_value()
+        if self.0.get() == other.0.get() {
+            return true;
+        }
+        match (self.to_value(), other.to_value()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => self.compact() == other.compact(),
+        }
     }
 }
 

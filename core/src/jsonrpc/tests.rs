@@ -149,3 +149,28 @@ fn encode_then_decode_is_identity_for_every_shape() {
         assert_eq!(single(std::str::from_utf8(&m.to_vec()).unwrap()), m);
     }
 }
+
+/// Shown by the `jsonrpc_decode` fuzz target on a crafted input: `1e400` and `"\ud800"` are
+/// valid JSON that `serde_json::Value` cannot hold. Encoding a pretty-printed raw value went
+/// through `Value` and panicked on them (and rounded a 30-digit integer to an f64); so did `==`.
+#[test]
+fn raw_values_no_value_can_hold_encode_and_compare_without_panicking() {
+    let text = concat!(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"big\": 1e400,\r",
+        "\"s\": \"\\ud800 x\",\r\"n\": 123456789012345678901234567890}}"
+    );
+    let m = single(text);
+    let line = encode_line(&m);
+    let expected = concat!(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"big\":1e400,",
+        "\"s\":\"\\ud800 x\",\"n\":123456789012345678901234567890}}\n"
+    );
+    let line_text = std::str::from_utf8(&line).unwrap();
+    assert_eq!(line_text, expected, "whitespace dropped, numbers and strings exactly as sent");
+    assert_eq!(single(std::str::from_utf8(&line).unwrap()), m);
+    let Message::Response(Response { outcome: Ok(raw), .. }) = &m else { panic!("{m:?}") };
+    assert!(raw.to_value().is_err());
+    let spaced = RawJson::from_string("{ \"big\" : 1e400 }".to_owned()).unwrap();
+    assert_eq!(spaced, RawJson::from_string("{\"big\":1e400}".to_owned()).unwrap());
+    assert_ne!(spaced, RawJson::from_string("{\"big\":2e400}".to_owned()).unwrap());
+}

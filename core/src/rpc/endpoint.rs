@@ -341,9 +341,11 @@ pub(crate) fn parse_params<T: serde::de::DeserializeOwned>(
 }
 
 fn with_progress_token(params: Option<RawJson>, id: &RequestId) -> RawJson {
-    let mut object = match params.map(|p| p.to_value()) {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
+    let mut object = match params.as_ref().map(RawJson::to_value) {
+        Some(Ok(Value::Object(map))) => map,
+        // An object a `Value` cannot hold (a number beyond f64): sent as is, without a token.
+        Some(_) => return params.unwrap_or_else(RawJson::empty_object),
+        None => Map::new(),
     };
     let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if !meta.is_object() {

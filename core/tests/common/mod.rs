@@ -118,5 +118,5 @@ pub(crate) fn response_for(
 }
 
 pub(crate) fn value(raw: &RawJson) -> Value {
-    raw.to_value()
+    raw.to_value().unwrap()
 }
