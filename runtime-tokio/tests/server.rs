@@ -1,0 +1,211 @@
+//! `serve` over in-memory streams, with the test playing the client line by line: concurrent
+//! handlers, cancellation, a panicking handler, requests to the client, progress and logging.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf};
+use tokio::io::{AsyncRead, WriteHalf};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use zest_tokio::core::error::CloseReason;
+use zest_tokio::core::server::ServerConfig;
+use zest_tokio::schema::{CallToolResult, CreateMessageParams, LoggingLevel, Tool};
+use zest_tokio::{serve, PeerApi, Registry};
+
+/// The client side of an in-memory session.
+struct Peer {
+    to_server: WriteHalf<DuplexStream>,
+    from_server: Lines<BufReader<ReadHalf<DuplexStream>>>,
+}
+
+impl Peer {
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        self.to_server.write_all(&line).await.expect("the server reads");
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.from_server.next_line())
+            .await
+            .expect("a message within 5 s")
+            .expect("readable")
+            .expect("not EOF");
+        serde_json::from_str(&line).expect("the server writes JSON")
+    }
+
+    async fn call(&mut self, id: u64, tool: &str, arguments: Value) {
+        let params = json!({"name": tool, "arguments": arguments, "_meta": {"progressToken": id}});
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+    }
+}
+
+/// Starts `serve` on one end of a duplex pipe and performs the handshake on the other.
+async fn start(registry: Registry) -> (Peer, JoinHandle<CloseReason>) {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(theirs);
+    let config = ServerConfig::new("duplex-test", "0");
+    let server = tokio::spawn(serve(config, registry, server_read, server_write));
+    let (read, write) = tokio::io::split(ours);
+    let mut peer = Peer { to_server: write, from_server: BufReader::new(read).lines() };
+    peer.send(json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "duplex-peer", "version": "0"}
+        }
+    }))
+    .await;
+    let init = peer.recv().await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "duplex-test", "{init}");
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    (peer, server)
+}
+
+fn tool(name: &str) -> Tool {
+    Tool::new(name, name, json!({"type": "object"}))
+}
+
+fn ms(p: &zest_tokio::schema::CallToolParams) -> u64 {
+    p.arguments.as_ref().and_then(|a| a.get("ms")).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn sleeper(registry: &mut Registry) {
+    registry.tool(tool("sleep"), |_, p| async move {
+        tokio::time::sleep(Duration::from_millis(ms(&p))).await;
+        Ok(CallToolResult::text(format!("slept {} ms", ms(&p))))
+    });
+}
+
+async fn end(mut peer: Peer, server: JoinHandle<CloseReason>) {
+    peer.to_server.shutdown().await.unwrap();
+    drop(peer.to_server);
+    assert_eq!(server.await.unwrap(), CloseReason::TransportEnded);
+    // Everything written before the end was flushed; then the stream closes.
+    while let Ok(Some(_)) = peer.from_server.next_line().await {}
+}
+
+#[tokio::test]
+async fn handlers_run_concurrently() {
+    let mut registry = Registry::default();
+    sleeper(&mut registry);
+    let (mut peer, server) = start(registry).await;
+    peer.call(1, "sleep", json!({"ms": 300})).await;
+    peer.call(2, "sleep", json!({"ms": 1})).await;
+    assert_eq!(peer.recv().await["id"], 2, "the quick call overtakes the slow one");
+    assert_eq!(peer.recv().await["id"], 1);
+    end(peer, server).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_aborted_and_never_answered() {
+    let (seen_tx, mut seen) = mpsc::unbounded_channel();
+    let mut registry = Registry::default();
+    sleeper(&mut registry);
+    registry.tool(tool("watched"), move |ctx, _| {
+        let seen_tx = seen_tx.clone();
+        async move {
+            // A task the handler spawned sees the cancellation through the context.
+            let watcher = ctx.clone();
+            tokio::spawn(async move {
+                while !watcher.is_cancelled() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                let _ = seen_tx.send(watcher.request_id().to_string());
+            });
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(CallToolResult::text("never"))
+        }
+    });
+    let (mut peer, server) = start(registry).await;
+    peer.call(7, "watched", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let cancel = json!({"requestId": 7, "reason": "test"});
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
+        .await;
+    let id = tokio::time::timeout(Duration::from_secs(5), seen.recv()).await.unwrap();
+    assert_eq!(id.as_deref(), Some("7"));
+    peer.call(8, "sleep", json!({"ms": 1})).await;
+    assert_eq!(peer.recv().await["id"], 8, "no answer for 7, and the session goes on");
+    end(peer, server).await;
+}
+
+#[tokio::test]
+async fn a_panicking_handler_gets_an_internal_error_answer() {
+    let mut registry = Registry::default();
+    registry.tool(tool("panic"), |_, _| async move {
+        if true {
+            panic!("handler bug");
+        }
+        Ok(CallToolResult::text("unreachable"))
+    });
+    sleeper(&mut registry);
+    let (mut peer, server) = start(registry).await;
+    peer.call(1, "panic", json!({})).await;
+    let answer = peer.recv().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    peer.call(2, "sleep", json!({"ms": 1})).await;
+    assert_eq!(peer.recv().await["result"]["content"][0]["text"], "slept 1 ms");
+    end(peer, server).await;
+}
+
+#[tokio::test]
+async fn a_handler_reports_progress_logs_and_asks_the_client() {
+    let mut registry = Registry::default();
+    registry.tool(tool("ask"), |ctx, _| async move {
+        ctx.progress(1.0, Some(2.0), Some("asking".into())).await.expect("progress");
+        ctx.log(LoggingLevel::Info, json!("about to sample")).await.expect("log");
+        let params: CreateMessageParams = serde_json::from_value(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+            "maxTokens": 5
+        }))
+        .unwrap();
+        let answer = ctx.create_message(params).await.expect("the client answers");
+        let text = answer.content.as_slice()[0].as_text().unwrap_or_default().to_owned();
+        let late = ctx.progress(1.0, None, None).await;
+        assert!(late.is_err(), "progress must increase: {late:?}");
+        Ok(CallToolResult::text(format!("model said {text}")))
+    });
+    let (mut peer, server) = start(registry).await;
+    peer.call(1, "ask", json!({})).await;
+    let progress = peer.recv().await;
+    assert_eq!(progress["method"], "notifications/progress");
+    assert_eq!(progress["params"]["progress"], 1);
+    assert_eq!(progress["params"]["message"], "asking");
+    let log = peer.recv().await;
+    assert_eq!(log["method"], "notifications/message");
+    assert_eq!(log["params"]["data"], "about to sample");
+    let request = peer.recv().await;
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    let result =
+        json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"});
+    peer.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result})).await;
+    let answer = peer.recv().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"]["content"][0]["text"], "model said 4");
+    end(peer, server).await;
+}
+
+#[tokio::test]
+async fn a_failing_reader_ends_the_session() {
+    struct Broken;
+    impl AsyncRead for Broken {
+        fn poll_read(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            _: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Err(std::io::Error::other("wire cut")))
+        }
+    }
+    let reason =
+        serve(ServerConfig::new("x", "0"), Registry::default(), Broken, tokio::io::sink()).await;
+    assert!(
+        matches!(&reason, CloseReason::TransportFailed(why) if why.contains("wire cut")),
+        "{reason:?}"
+    );
+}
