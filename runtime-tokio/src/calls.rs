@@ -57,10 +57,14 @@ impl Calls {
         }
     }
 
-    /// Hands a progress report on `id` to its callback, if it has one.
+    /// Hands a progress report on `id` to its callback, if it has one. A callback that panics
+    /// is dropped (the call itself goes on), so it cannot take the driver down.
     pub(crate) fn progress(&mut self, id: &RequestId, progress: ProgressParams) {
-        if let Some(f) = self.by_id.get_mut(id).and_then(|w| w.on_progress.as_mut()) {
-            f(progress);
+        let Some(waiting) = self.by_id.get_mut(id) else { return };
+        if let Some(f) = waiting.on_progress.as_mut() {
+            if std::panic::catch_unwind(AssertUnwindSafe(|| f(progress))).is_err() {
+                waiting.on_progress = None;
+            }
         }
     }
 
@@ -163,6 +167,19 @@ mod tests {
         let token = RequestId::Number(1);
         calls.progress(&RequestId::Number(1), ProgressParams::new(token, 2.0));
         assert_eq!(*seen.lock().unwrap(), vec![2.0]);
+    }
+
+    #[test]
+    fn a_panicking_progress_callback_is_dropped() {
+        let mut calls = Calls::default();
+        let (tx, mut rx) = oneshot::channel();
+        let f: ProgressFn = Box::new(|_| panic!("callback bug"));
+        calls.insert(1, RequestId::Number(1), tx, Some(f));
+        let report = || ProgressParams::new(RequestId::Number(1), 1.0);
+        calls.progress(&RequestId::Number(1), report());
+        calls.progress(&RequestId::Number(1), report()); // no callback left to panic
+        calls.complete(&RequestId::Number(1), Ok(raw(3)));
+        assert_eq!(rx.try_recv().unwrap().unwrap().get(), "3", "the call still completes");
     }
 
     #[test]

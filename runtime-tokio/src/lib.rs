@@ -63,3 +63,16 @@ pub use zest_core::schema;
 pub use client::{Client, ConnectError};
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use server::{serve, serve_stdio, Registry, RequestContext};
+
+#[cfg(test)]
+mod tests {
+    fn shareable<T: Send + Sync + 'static>() {}
+
+    /// Fails to compile if a handle stops being shareable across tasks and threads.
+    #[test]
+    fn handles_are_send_and_sync() {
+        shareable::<crate::Client>();
+        shareable::<crate::RequestContext>();
+        shareable::<crate::ConnectError>();
+    }
+}

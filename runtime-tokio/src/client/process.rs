@@ -3,6 +3,7 @@
 //! synchronous fallback for when the runtime is gone before the sequence could run.
 
 use std::io;
+use std::panic::AssertUnwindSafe;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -145,7 +146,10 @@ async fn deliver_stderr(stderr: ChildStderr, mut on_line: StderrFn) {
                 while matches!(line.last(), Some(b'\n' | b'\r')) {
                     line.pop();
                 }
-                on_line(String::from_utf8_lossy(&line).into_owned());
+                let text = String::from_utf8_lossy(&line).into_owned();
+                // A panicking callback must not stop the draining: a child whose stderr pipe
+                // closes may die of SIGPIPE.
+                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_line(text)));
             }
         }
     }
