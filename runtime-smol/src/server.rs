@@ -1,8 +1,9 @@
 //! The server: [`serve`] drives the core's server machine over any pair of byte streams,
-//! [`serve_stdio`] over this process's stdin and stdout. Each call runs as its own task on
-//! smol's global executor; a cancelled call's task is dropped.
+//! [`serve_stdio`] over this process's stdin and stdout. Each call runs as its own task; a
+//! cancelled call's task is dropped.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use serde_json::Value;
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
-use smol::{future, Task, Timer, Unblock};
+use smol::{future, Executor, Task, Timer, Unblock};
 use zest_core::api::{CallError, PeerApi};
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
@@ -28,17 +29,25 @@ use crate::wire::{self, Out, ReadOutcome};
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 
 /// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
-/// the session ended. Stdout carries only protocol frames: log to stderr.
+/// the session ended. Stdout carries only protocol frames, written and flushed by a thread of
+/// smol's blocking pool; stdin is read by another. Log to stderr.
 pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
     let stdin = Unblock::new(std::io::stdin());
-    let stdout = Unblock::new(std::io::stdout());
-    serve(config, registry, stdin, stdout).await
+    session(config, registry, stdin, |frames, report| async move {
+        let written = smol::unblock(move || wire::write_frames_blocking(std::io::stdout(), frames));
+        if let Err(e) = written.await {
+            let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
+        }
+    })
+    .await
 }
 
 /// Serves one MCP session over `reader` and `writer` until `reader` ends or a write fails;
 /// returns why the session ended. Frames are flushed as soon as they are written.
 ///
-/// Runs on the caller's executor; handlers run on smol's global executor.
+/// Everything runs inside the returned future, on the caller's executor: the driver, the
+/// writer, and each call's handler as a task of a session-local executor (so handlers run
+/// concurrently with each other and with the driver, on the thread polling this future).
 pub async fn serve<R, W>(
     config: ServerConfig,
     registry: Registry,
@@ -49,26 +58,43 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let (commands, queue) = channel::unbounded();
-    let (out, frames) = channel::unbounded();
-    let report = commands.clone();
-    let writing = async move {
+    session(config, registry, reader, |frames, report| async move {
         if let Err(e) = wire::write_frames(writer, frames).await {
             let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
         }
-    };
+    })
+    .await
+}
+
+/// One session: `writer` gets the queue of frames to write and a way to report failure.
+async fn session<R, F, Fut>(
+    config: ServerConfig,
+    registry: Registry,
+    reader: R,
+    writer: F,
+) -> CloseReason
+where
+    R: AsyncRead + Unpin,
+    F: FnOnce(Receiver<Out>, Sender<Command>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let (commands, queue) = channel::unbounded();
+    let (out, frames) = channel::unbounded();
+    let writing = writer(frames, commands.clone());
+    let executor = Executor::new();
     let driver = Driver {
         core: Server::new(config, registry, Instant::now()),
+        executor: &executor,
         commands,
         closed: Arc::new(OnceLock::new()),
         calls: Calls::default(),
         running: HashMap::new(),
         out,
     };
-    // The driver owns the writer's queue: when it returns and is dropped, the writer
-    // finishes what is queued and closes the stream.
+    // The driver owns the writer's queue: when it returns and is dropped (cancelling the
+    // handlers still running), the writer finishes what is queued and closes the stream.
     let driving = driver.run(reader, queue);
-    future::zip(driving, writing).await.0
+    executor.run(future::zip(driving, writing)).await.0
 }
 
 /// What handler contexts (and the writer) ask of the driver.
@@ -93,8 +119,10 @@ enum Command {
     WriteFailed(String),
 }
 
-struct Driver {
+struct Driver<'e> {
     core: Server<AsyncHandler<RequestContext>>,
+    /// Runs the handlers.
+    executor: &'e Executor<'static>,
     commands: Sender<Command>,
     closed: Arc<OnceLock<CloseReason>>,
     /// Handlers' requests to the client.
@@ -110,7 +138,7 @@ enum Wake {
     Timeout,
 }
 
-impl Driver {
+impl Driver<'_> {
     /// The loop: drain, then wait for bytes, a command or the deadline, and feed one.
     async fn run<R: AsyncRead + Unpin>(
         mut self,
@@ -213,7 +241,7 @@ impl Driver {
                     let answer = handler.run(ctx, call);
                     let commands = self.commands.clone();
                     let task_id = id.clone();
-                    let task = smol::spawn(async move {
+                    let task = self.executor.spawn(async move {
                         let result = answer.await;
                         let _ = commands.try_send(Command::Respond { id: task_id, result });
                     });

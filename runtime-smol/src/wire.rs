@@ -28,30 +28,48 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
 ) -> io::Result<()> {
     let mut batch = Vec::with_capacity(64 * 1024);
     while let Ok(first) = queue.recv().await {
-        let mut next = Some(first);
-        let mut close = false;
-        while let Some(out) = next.take() {
-            match out {
-                Out::Frame(bytes) => batch.extend_from_slice(&bytes),
-                Out::Close => {
-                    close = true;
-                    break;
-                }
-            }
-            if batch.len() < 1024 * 1024 {
-                next = queue.try_recv().ok();
-            }
-        }
-        if !batch.is_empty() {
-            writer.write_all(&batch).await?;
-            batch.clear();
-        }
+        let close = collect(first, &queue, &mut batch);
+        writer.write_all(&batch).await?;
+        batch.clear();
         writer.flush().await?;
         if close {
             break;
         }
     }
     writer.close().await
+}
+
+/// [`write_frames`] for a blocking writer, on a thread of its own (the blocking pool).
+pub(crate) fn write_frames_blocking<W: io::Write>(
+    mut writer: W,
+    queue: Receiver<Out>,
+) -> io::Result<()> {
+    let mut batch = Vec::with_capacity(64 * 1024);
+    while let Ok(first) = queue.recv_blocking() {
+        let close = collect(first, &queue, &mut batch);
+        writer.write_all(&batch)?;
+        batch.clear();
+        writer.flush()?;
+        if close {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Appends `first` and whatever else is queued (up to 1 MiB) to `batch`; true on `Close`.
+fn collect(first: Out, queue: &Receiver<Out>, batch: &mut Vec<u8>) -> bool {
+    let mut next = Some(first);
+    while let Some(out) = next.take() {
+        match out {
+            Out::Frame(bytes) => batch.extend_from_slice(&bytes),
+            Out::Close => return true,
+        }
+        if batch.len() < 1024 * 1024 {
+            next = queue.try_recv().ok();
+        }
+    }
+    false
 }
 
 /// What one read from the peer means for the machine.
