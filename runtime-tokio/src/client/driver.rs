@@ -88,7 +88,7 @@ impl Driver {
     ) {
         let Pipes { stdin, mut stdout } = pipes;
         let mut writer = Writer::spawn(stdin);
-        self.serve(&mut stdout, &mut writer, &mut commands).await;
+        self.serve(&mut stdout, &mut writer, &mut commands, grace).await;
         // Calls made from now on fail at once; queued ones fail as their replies drop.
         commands.close();
         while commands.try_recv().is_ok() {}
@@ -102,17 +102,23 @@ impl Driver {
     }
 
     /// The loop proper; returns once the core has reported `Closed`.
+    ///
+    /// When writing to the child's stdin fails, answers it wrote before may still be in its
+    /// stdout: reading goes on until stdout ends (the usual case: the child exited), or for
+    /// `grace` at most, before the session is failed.
     async fn serve(
         &mut self,
         stdout: &mut ChildStdout,
         writer: &mut Writer,
         commands: &mut mpsc::UnboundedReceiver<Command>,
+        grace: Duration,
     ) {
         let mut answers = self.answer_rx.take().expect("serve runs once per driver");
         let mut buf = vec![0u8; 64 * 1024];
         let sleep = tokio::time::sleep(Duration::from_secs(3600));
         tokio::pin!(sleep);
         let mut handles_alive = true;
+        let mut broken_stdin: Option<(tokio::time::Instant, String)> = None;
         loop {
             if self.drain(writer) {
                 return;
@@ -149,6 +155,10 @@ impl Driver {
                 }
                 failure = writer.failed() => {
                     let why = format!("writing to the server's stdin failed: {failure}");
+                    broken_stdin = Some((tokio::time::Instant::now() + grace, why));
+                }
+                () = sleep_until_broken(&broken_stdin), if broken_stdin.is_some() => {
+                    let why = broken_stdin.take().map(|(_, why)| why).unwrap_or_default();
                     self.feed(Instant::now(), StreamEvent::Failed(&why));
                 }
                 () = &mut sleep, if self.core.poll_timeout().is_some() => {
@@ -240,5 +250,13 @@ impl Driver {
             _ => {}
         }
         false
+    }
+}
+
+/// Sleeps until the deadline for stdout to end after stdin broke (pends without one).
+async fn sleep_until_broken(broken: &Option<(tokio::time::Instant, String)>) {
+    match broken {
+        Some((deadline, _)) => tokio::time::sleep_until(*deadline).await,
+        None => std::future::pending().await,
     }
 }
