@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use zest_tokio::core::client::ServerNotification;
 use zest_tokio::core::handler::AsyncClientHandlers;
 use zest_tokio::schema::{
-    CallToolResult, ContentBlock, CreateMessageResult, ElicitResult, ListRootsResult, Reference,
-    ResourceContents,
+    CallToolResult, ContentBlock, CreateMessageResult, ElicitResult, ListRootsResult, LoggingLevel,
+    Reference, ResourceContents,
 };
 use zest_tokio::{CallError, Client, ClientApi, ClientOptions, StdioCommand};
 
@@ -116,6 +116,8 @@ async fn handshake_and_every_tool_that_needs_no_human() {
         assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
     }
 
+    client.ping().await.expect("ping");
+    client.set_logging_level(LoggingLevel::Debug).await.expect("logging/setLevel");
     // Simulated logging and resource updates tick every 5 s; start them first, check last.
     client.subscribe("demo://resource/dynamic/text/1").await.unwrap();
     let toggled = call(&client, "toggle-simulated-logging", json!({})).await;
@@ -212,20 +214,23 @@ async fn handshake_and_every_tool_that_needs_no_human() {
         );
     }
 
-    // By now the 5 s tickers have fired at least once.
+    // The receiver taken first holds every notification since the handshake: the
+    // tools/list_changed that announced the conditional tools, then the 5 s tickers' output.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(12);
-    let (mut logged, mut updated) = (false, false);
-    while !(logged && updated) {
+    let (mut changed, mut logged, mut updated) = (false, false, false);
+    while !(changed && logged && updated) {
         match tokio::time::timeout_at(deadline, notes.recv()).await {
+            Ok(Ok(ServerNotification::ToolListChanged)) => changed = true,
             Ok(Ok(ServerNotification::LoggingMessage(_))) => logged = true,
             Ok(Ok(ServerNotification::ResourceUpdated(u))) => {
                 assert_eq!(u.uri, "demo://resource/dynamic/text/1");
                 updated = true;
             }
             Ok(Ok(_)) => {}
-            other => panic!("logged {logged}, updated {updated}, then {other:?}"),
+            other => panic!("changed {changed}, logged {logged}, updated {updated}: {other:?}"),
         }
     }
+    client.unsubscribe("demo://resource/dynamic/text/1").await.expect("unsubscribe");
     let status = client.close().await.unwrap();
     assert!(status.success() || status.code().is_none(), "{status:?}");
 }
