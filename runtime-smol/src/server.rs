@@ -242,7 +242,7 @@ impl Driver<'_> {
                     let commands = self.commands.clone();
                     let task_id = id.clone();
                     let task = self.executor.spawn(async move {
-                        let result = answer.await;
+                        let result = wire::answer(answer).await;
                         let _ = commands.try_send(Command::Respond { id: task_id, result });
                     });
                     self.running.insert(id, (task, cancelled));

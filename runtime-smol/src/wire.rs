@@ -4,11 +4,16 @@
 //! it. A peer that stops reading therefore cannot stop us from reading it (no pipe deadlock).
 
 use std::io;
+use std::panic::AssertUnwindSafe;
 
 use bytes::Bytes;
 use smol::channel::Receiver;
+use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use zest_core::error::Rejection;
+use zest_core::handler::BoxFuture;
 use zest_core::io::{Input, Receive, StreamEvent, StreamId};
+use zest_core::jsonrpc::{ErrorObject, RawJson};
 
 /// What the driver asks of the writer.
 #[derive(Debug)]
@@ -70,6 +75,24 @@ fn collect(first: Out, queue: &Receiver<Out>, batch: &mut Vec<u8>) -> bool {
         }
     }
     false
+}
+
+/// Runs a handler's future, turning a panic into an internal-error answer: a panicking
+/// handler must neither leave its request unanswered nor take the session down.
+pub(crate) async fn answer(
+    handler: BoxFuture<'static, Result<RawJson, ErrorObject>>,
+) -> Result<RawJson, ErrorObject> {
+    match AssertUnwindSafe(handler).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string payload".to_owned());
+            Err(Rejection::Internal(format!("the handler panicked: {what}")).to_jsonrpc())
+        }
+    }
 }
 
 /// What one read from the peer means for the machine.

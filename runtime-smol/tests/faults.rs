@@ -162,3 +162,18 @@ fn close_from_one_clone_fails_calls_on_another() {
         assert_eq!(pending.await.unwrap_err(), closed);
     });
 }
+
+#[test]
+fn a_panicking_client_handler_answers_with_an_error() {
+    run(30, async {
+        let (cmd, _) = fixture_cmd(&[]);
+        let handlers = zest_smol::AsyncClientHandlers::default()
+            .on_sampling(|_| async move { panic!("no model here") });
+        let client = Client::spawn(cmd, options().handlers(handlers)).await.unwrap();
+        let r = client.call_tool("sample", json!({"prompt": "hi"})).await.unwrap();
+        assert!(r.is_error(), "{r:?}");
+        assert!(r.content[0].as_text().unwrap().contains("no model here"), "{r:?}");
+        assert_eq!(echo(&client, "still fine").await, "still fine");
+        assert!(client.close().await.unwrap().success());
+    });
+}

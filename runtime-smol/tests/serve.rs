@@ -45,6 +45,9 @@ fn registry(held: Held) -> Registry {
             Ok(CallToolResult::text(format!("ok {}", ctx.request_id())))
         },
     );
+    r.tool(Tool::new("boom", "panics", json!({})), |_, _| async move {
+        panic!("boom at the handler");
+    });
     r.tool(Tool::new("ask", "asks the client's model", json!({})), |ctx, _| async move {
         let params = CreateMessageParams {
             messages: vec![SamplingMessage::new(Role::User, SamplingContent::text("2+2?"))],
@@ -123,6 +126,18 @@ fn serve_over_a_socket_pair() {
         let done = peer.recv().await;
         assert_eq!(done["id"], 1);
         assert_eq!(done["result"]["content"][0]["text"], "ok 1");
+
+        // A panicking handler gets an internal error answer; the session goes on.
+        peer.send(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "boom"}}),
+        )
+        .await;
+        let boom = peer.recv().await;
+        assert_eq!(boom["error"]["code"], -32603, "{boom}");
+        assert!(
+            boom["error"]["message"].as_str().unwrap().contains("boom at the handler"),
+            "{boom}"
+        );
 
         // A handler's request to the client, answered by us.
         peer.send(

@@ -197,7 +197,7 @@ impl Driver {
                 let commands = self.commands.clone();
                 let task_id = id.clone();
                 let task = smol::spawn(async move {
-                    let result = answer.await;
+                    let result = wire::answer(answer).await;
                     let _ = commands.try_send(Command::Respond { id: task_id, result });
                 });
                 s.serving.insert(id, task);
