@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde_json::Value;
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
-use smol::{future, Executor, Task, Timer, Unblock};
+use smol::{future, Executor, Task, Unblock};
 use zest_core::api::{CallError, PeerApi};
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
@@ -23,7 +23,7 @@ use zest_core::server::{Event, Server, ServerConfig};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Calls, Outgoing, Submit};
-use crate::wire::{self, Out, ReadOutcome};
+use crate::wire::{self, Alarm, Out, ReadOutcome};
 
 /// What a server offers, with async handlers that get a [`RequestContext`].
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
@@ -146,20 +146,12 @@ impl Driver<'_> {
         queue: Receiver<Command>,
     ) -> CloseReason {
         let mut buf = vec![0u8; 64 * 1024];
-        let mut timer = Timer::never();
-        let mut armed = None;
+        let mut alarm = Alarm::default();
         loop {
             if let Some(reason) = self.drain() {
                 return reason;
             }
-            let deadline = self.core.poll_timeout();
-            if deadline != armed {
-                match deadline {
-                    Some(t) => timer.set_at(t),
-                    None => timer = Timer::never(),
-                }
-                armed = deadline;
-            }
+            alarm.arm(self.core.poll_timeout());
             let wake = future::race(
                 async { Wake::Read(wire::read_some(&mut reader, &mut buf).await) },
                 future::race(
@@ -171,7 +163,7 @@ impl Driver<'_> {
                         }
                     },
                     async {
-                        (&mut timer).await;
+                        alarm.fired().await;
                         Wake::Timeout
                     },
                 ),
@@ -181,10 +173,7 @@ impl Driver<'_> {
             match wake {
                 Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
                 Wake::Command(command) => self.apply(now, command),
-                Wake::Timeout => {
-                    armed = None;
-                    self.core.handle_input(Input::Timeout(now));
-                }
+                Wake::Timeout => self.core.handle_input(Input::Timeout(now)),
             }
         }
     }

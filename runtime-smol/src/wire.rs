@@ -5,11 +5,13 @@
 
 use std::io;
 use std::panic::AssertUnwindSafe;
+use std::time::Instant;
 
 use bytes::Bytes;
 use smol::channel::Receiver;
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use smol::Timer;
 use zest_core::error::Rejection;
 use zest_core::handler::BoxFuture;
 use zest_core::io::{Input, Receive, StreamEvent, StreamId};
@@ -95,6 +97,40 @@ pub(crate) async fn answer(
     }
 }
 
+/// The driver's one timer, for the machine's `poll_timeout`.
+///
+/// It is re-armed only when the machine wants to wake earlier than it would, or after it
+/// fired: firing early is harmless (the machine ignores early timeouts), and this spares a
+/// reactor registration per request, whose deadline moves with every call.
+pub(crate) struct Alarm {
+    timer: Timer,
+    armed: Option<Instant>,
+}
+
+impl Default for Alarm {
+    fn default() -> Self {
+        Self { timer: Timer::never(), armed: None }
+    }
+}
+
+impl Alarm {
+    /// Makes sure the alarm goes off no later than `deadline`.
+    pub(crate) fn arm(&mut self, deadline: Option<Instant>) {
+        if let Some(t) = deadline {
+            if self.armed.is_none_or(|armed| t < armed) {
+                self.timer.set_at(t);
+                self.armed = Some(t);
+            }
+        }
+    }
+
+    /// Resolves when the alarm goes off; it is then disarmed until the next [`arm`](Self::arm).
+    pub(crate) async fn fired(&mut self) {
+        (&mut self.timer).await;
+        self.armed = None;
+    }
+}
+
 /// What one read from the peer means for the machine.
 pub(crate) enum ReadOutcome {
     Data(usize),
@@ -104,7 +140,7 @@ pub(crate) enum ReadOutcome {
 
 impl ReadOutcome {
     /// The input to feed for this outcome (`buf` holds the bytes read).
-    pub(crate) fn input<'a>(&'a self, now: std::time::Instant, buf: &'a [u8]) -> Input<'a> {
+    pub(crate) fn input<'a>(&'a self, now: Instant, buf: &'a [u8]) -> Input<'a> {
         let event = match self {
             Self::Data(n) => StreamEvent::Data(&buf[..*n]),
             Self::End => StreamEvent::End,

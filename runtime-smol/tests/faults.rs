@@ -177,3 +177,31 @@ fn a_panicking_client_handler_answers_with_an_error() {
         assert!(client.close().await.unwrap().success());
     });
 }
+
+#[test]
+fn requests_time_out_on_the_machines_deadline_and_progress_extends_it() {
+    run(30, async {
+        let (cmd, _) = fixture_cmd(&[]);
+        let mut opts = options();
+        opts.config.request_timeout = Duration::from_millis(300);
+        let client = Client::spawn(cmd, opts).await.unwrap();
+        assert_eq!(echo(&client, "quick").await, "quick");
+
+        // Progress every 100 ms keeps restarting the 300 ms idle timeout: 8 steps finish.
+        let steps = json!({"steps": 8, "step_ms": 100});
+        let r = client.call_tool_with_progress("long_running", steps, |_| {}).await.unwrap();
+        assert_eq!(r.content[0].as_text(), Some("done after 8 steps"));
+
+        // Without progress the same call times out after 300 ms.
+        let started = Instant::now();
+        let err = client.call_tool("long_running", json!({"steps": 8, "step_ms": 100})).await;
+        let took = started.elapsed();
+        assert_eq!(err.unwrap_err(), CallError::Request(RequestError::TimedOut));
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_millis(700),
+            "{took:?}"
+        );
+        assert_eq!(echo(&client, "after the timeout").await, "after the timeout");
+        assert!(client.close().await.unwrap().success());
+    });
+}

@@ -13,7 +13,7 @@ use std::time::Instant;
 use smol::channel::{self, Receiver, Sender};
 use smol::future;
 use smol::process::ChildStdout;
-use smol::{Task, Timer};
+use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
@@ -22,7 +22,7 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use super::Shared;
 use crate::call::{Calls, Outgoing};
 use crate::process::Spawned;
-use crate::wire::{self, Out, ReadOutcome};
+use crate::wire::{self, Alarm, Out, ReadOutcome};
 
 /// What handles (and the driver's own helper tasks) ask of the driver.
 pub(super) enum Command {
@@ -97,20 +97,12 @@ impl Driver {
         commands: &Receiver<Command>,
     ) {
         let mut buf = vec![0u8; 64 * 1024];
-        let mut timer = Timer::never();
-        let mut armed = None;
+        let mut alarm = Alarm::default();
         loop {
             if self.drain(s) {
                 return;
             }
-            let deadline = self.core.poll_timeout();
-            if deadline != armed {
-                match deadline {
-                    Some(t) => timer.set_at(t),
-                    None => timer = Timer::never(),
-                }
-                armed = deadline;
-            }
+            alarm.arm(self.core.poll_timeout());
             let wake = future::race(
                 async { Wake::Read(wire::read_some(stdout, &mut buf).await) },
                 future::race(
@@ -122,7 +114,7 @@ impl Driver {
                         }
                     },
                     async {
-                        (&mut timer).await;
+                        alarm.fired().await;
                         Wake::Timeout
                     },
                 ),
@@ -132,10 +124,7 @@ impl Driver {
             match wake {
                 Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
                 Wake::Command(command) => self.apply(s, now, command),
-                Wake::Timeout => {
-                    armed = None;
-                    self.core.handle_input(Input::Timeout(now));
-                }
+                Wake::Timeout => self.core.handle_input(Input::Timeout(now)),
             }
         }
     }
