@@ -240,27 +240,19 @@ fn hwm_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// The release fixture next to target/release/examples, built with cargo if absent.
+/// The release fixture in target/release/examples, (re)built with cargo first so the figures
+/// never come from a stale binary.
 fn fixture_server() -> PathBuf {
     let exe = std::env::current_exe().expect("this binary");
     // target/release/deps/stdio-… → target/release/examples/blocking_stdio_server
     let dir = exe.parent().and_then(|d| d.parent()).expect("target/release").to_owned();
     let path = dir.join("examples").join("blocking_stdio_server");
-    if !path.exists() {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "-p",
-                "zest-blocking",
-                "--example",
-                "blocking_stdio_server",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success() && path.exists(), "building the fixture failed");
-    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-p", "zest-blocking", "--example", "blocking_stdio_server"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success() && path.exists(), "building the fixture failed");
     path
 }

@@ -27,6 +27,7 @@ mod child;
 mod client;
 mod command;
 mod server;
+mod workers;
 
 pub use zest_core as core;
 pub use zest_core::api::{CallError, ClientApi, PeerApi};

@@ -8,7 +8,6 @@ use std::io::{BufWriter, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::ChildStdin;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::thread;
 use std::time::Instant;
 
 use zest_core::api::{CallError, ProgressFn};
@@ -21,6 +20,7 @@ use zest_core::RequestOptions;
 
 use super::ConnectError;
 use crate::child::Chunk;
+use crate::workers::Workers;
 
 /// Everything the driver waits for, on one channel.
 pub(crate) enum DriverInput {
@@ -64,6 +64,7 @@ pub(crate) struct Driver {
     pub(crate) ready: Option<Sender<Result<Negotiated, ConnectError>>>,
     waiters: HashMap<RequestId, Waiter>,
     write_failed: Option<String>,
+    workers: Workers,
 }
 
 impl Driver {
@@ -86,6 +87,7 @@ impl Driver {
             ready: Some(ready),
             waiters: HashMap::new(),
             write_failed: None,
+            workers: Workers::new("zest-client-handler"),
         }
     }
 
@@ -214,7 +216,7 @@ impl Driver {
         let handlers = self.handlers.clone();
         let to_driver = self.to_self.clone();
         let reply_id = id.clone();
-        let spawned = thread::Builder::new().name("zest-client-handler".into()).spawn(move || {
+        let spawned = self.workers.run(move || {
             let result = catch_unwind(AssertUnwindSafe(|| handlers.run(request)))
                 .unwrap_or_else(|_| Err(internal("the handler panicked")));
             let _ = to_driver.send(DriverInput::Respond { id: reply_id, result });

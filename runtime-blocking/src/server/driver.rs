@@ -7,7 +7,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::thread;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -22,6 +21,7 @@ use zest_core::RequestOptions;
 
 use super::RequestContext;
 use crate::child::Chunk;
+use crate::workers::Workers;
 
 /// Everything the server driver waits for.
 pub(crate) enum ServerInput {
@@ -59,6 +59,7 @@ pub(crate) struct ServerDriver<W: Write> {
     /// Handler threads waiting for the client's answer to our requests.
     peer_waiters: HashMap<RequestId, Sender<Result<RawJson, CallError>>>,
     write_failed: Option<String>,
+    workers: Workers,
 }
 
 impl<W: Write> ServerDriver<W> {
@@ -76,6 +77,7 @@ impl<W: Write> ServerDriver<W> {
             running: HashMap::new(),
             peer_waiters: HashMap::new(),
             write_failed: None,
+            workers: Workers::new("zest-handler"),
         }
     }
 
@@ -188,7 +190,7 @@ impl<W: Write> ServerDriver<W> {
         let ctx = RequestContext::new(id.clone(), cancelled.clone(), self.to_self.clone());
         let to_driver = self.to_self.clone();
         let done_id = id.clone();
-        let spawned = thread::Builder::new().name("zest-handler".into()).spawn(move || {
+        let spawned = self.workers.run(move || {
             let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, call)))
                 .unwrap_or_else(|_| Err(internal("the handler panicked")));
             let _ = to_driver.send(ServerInput::Done { id: done_id, result });
