@@ -9,6 +9,13 @@
 //! All protocol semantics live in [`zest_core`]; this crate is adapters, one driver loop per
 //! session and handles (DESIGN.md §5).
 //!
+//! - [`Client`]: spawns a server process ([`StdioCommand`]), performs the handshake and offers
+//!   the typed API of [`ClientApi`]. Calls are futures; dropping one cancels its request.
+//!   Progress callbacks and [`StdioCommand::on_stderr`] run on the driver's task: keep them
+//!   short and never block in them.
+//! - [`serve`] / [`serve_stdio`]: one server session over byte streams, with handlers from a
+//!   [`Registry`] getting a [`RequestContext`].
+//!
 //! ```no_run
 //! use zest_smol::{Client, ClientApi, ClientOptions, StdioCommand};
 //!
@@ -42,3 +49,11 @@ pub use zest_core::RequestOptions;
 pub use client::{Client, ConnectError};
 pub use command::{ClientOptions, StdioCommand};
 pub use server::{serve, serve_stdio, Registry, RequestContext};
+
+/// The handles are shared across threads and tasks.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Client>();
+    send_sync::<RequestContext>();
+    send_sync::<ConnectError>();
+};
