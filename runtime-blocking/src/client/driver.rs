@@ -54,14 +54,14 @@ struct Waiter {
 }
 
 pub(crate) struct Driver {
-    pub(crate) machine: client::Client,
-    pub(crate) stdin: Option<BufWriter<ChildStdin>>,
-    pub(crate) inputs: Receiver<DriverInput>,
+    machine: client::Client,
+    stdin: Option<BufWriter<ChildStdin>>,
+    inputs: Receiver<DriverInput>,
     /// Given to handler threads so their answers come back as inputs.
-    pub(crate) to_self: Sender<DriverInput>,
-    pub(crate) handlers: SyncClientHandlers,
-    pub(crate) notifications: SyncSender<ServerNotification>,
-    pub(crate) ready: Option<Sender<Result<Negotiated, ConnectError>>>,
+    to_self: Sender<DriverInput>,
+    handlers: SyncClientHandlers,
+    notifications: SyncSender<ServerNotification>,
+    ready: Option<Sender<Result<Negotiated, ConnectError>>>,
     waiters: HashMap<RequestId, Waiter>,
     write_failed: Option<String>,
     workers: Workers,

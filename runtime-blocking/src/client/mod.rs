@@ -109,6 +109,10 @@ impl std::error::Error for ConnectError {}
 ///
 /// Dropping the last handle (or [`close`](Self::close)) ends the session and the child:
 /// close stdin, wait `shutdown_grace`, SIGTERM its process group, wait, SIGKILL, reap.
+/// Handles held by [`PendingCall`]s do not count: dropping the last `Client` fails them.
+///
+/// Progress callbacks run on the driver thread; they MUST NOT call this client (the call
+/// would wait for the thread it blocks).
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
