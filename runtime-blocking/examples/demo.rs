@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use zest_blocking::core::api::ProgressFn;
 use zest_blocking::core::error::RequestError;
 use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::core::RequestOptions;
@@ -95,12 +97,21 @@ fn main() -> Result<(), Box<dyn Error>> {
     let params: CallToolParams = serde_json::from_value(
         json!({"name": "long_running", "arguments": {"steps": 100, "step_ms": 100}}),
     )?;
-    let call = client.start::<CallTool>(params, RequestOptions::default());
-    std::thread::sleep(Duration::from_millis(250));
+    let (first_step, stepped) = mpsc::channel();
+    let on_progress: ProgressFn = Box::new(move |p| {
+        let _ = first_step.send(p.progress);
+    });
+    let call = client.start_with_progress::<CallTool>(
+        params,
+        RequestOptions::with_progress(),
+        Some(on_progress),
+    );
+    let step = stepped.recv_timeout(Duration::from_secs(10))?;
+    println!("long_running (100 steps of 100 ms) reached step {step}; cancelling");
     call.cancel();
     match call.wait() {
         Err(CallError::Request(RequestError::Cancelled)) => {
-            println!("long_running (10 s) cancelled after {}", ms(t))
+            println!("long_running cancelled after {}", ms(t))
         }
         other => println!("long_running cancel: unexpected outcome {other:?}"),
     }
