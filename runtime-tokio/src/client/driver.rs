@@ -123,8 +123,11 @@ impl Driver {
             if self.drain(writer) {
                 return;
             }
-            if let Some(at) = self.core.poll_timeout() {
-                sleep.as_mut().reset(at.into());
+            if let Some(at) = self.core.poll_timeout().map(tokio::time::Instant::from_std) {
+                // Re-arming the timer costs a trip to the timer wheel; skip it when unchanged.
+                if sleep.deadline() != at {
+                    sleep.as_mut().reset(at);
+                }
             }
             tokio::select! {
                 read = stdout.read(&mut buf) => {

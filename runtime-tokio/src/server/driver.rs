@@ -88,8 +88,11 @@ impl Driver {
             if let Some(reason) = self.drain(&mut writer) {
                 break reason;
             }
-            if let Some(at) = self.core.poll_timeout() {
-                sleep.as_mut().reset(at.into());
+            if let Some(at) = self.core.poll_timeout().map(tokio::time::Instant::from_std) {
+                // Re-arming the timer costs a trip to the timer wheel; skip it when unchanged.
+                if sleep.deadline() != at {
+                    sleep.as_mut().reset(at);
+                }
             }
             tokio::select! {
                 read = reader.read(&mut buf) => {
