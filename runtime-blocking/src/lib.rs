@@ -39,3 +39,14 @@ pub use client::{
 };
 pub use command::StdioCommand;
 pub use server::{serve, serve_stdio, Registry, RequestContext};
+
+// Handles cross threads: checked at compile time.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    const fn send<T: Send>() {}
+    send_sync::<Client>();
+    send_sync::<CancelHandle>();
+    send_sync::<Notifications>();
+    send::<PendingCall<schema::CallToolResult>>();
+    send::<RequestContext>();
+};
