@@ -161,3 +161,22 @@ fn a_panicking_progress_callback_does_not_break_the_session() {
     assert_eq!(result.content[0].as_text(), Some("done after 3 steps"));
     assert_eq!(echo(&client, "still alive"), "still alive");
 }
+
+#[test]
+fn a_child_that_never_answers_initialize_times_out() {
+    let command = StdioCommand::new("sleep")
+        .arg("30")
+        .shutdown_grace(Duration::from_millis(100))
+        .on_stderr(|_| {});
+    let mut options = ClientOptions::new("faults", "0");
+    options.config.init_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let err = Client::spawn(command, options).expect_err("no answer");
+    assert_eq!(err, ConnectError::TimedOut);
+    // 300 ms for initialize, 100 ms after closing stdin, then SIGTERM ends `sleep`.
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+}

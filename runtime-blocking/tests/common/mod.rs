@@ -90,3 +90,20 @@ pub fn proc_state(pid: u32) -> Option<char> {
     let after = &stat[stat.rfind(')')? + 1..];
     after.trim_start().chars().next()
 }
+
+/// Our child processes (zombies included) whose command name is `comm`.
+pub fn children_named(comm: &str) -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { return false };
+            let ppid = stat[close + 1..].split_whitespace().nth(1);
+            &stat[open + 1..close] == comm && ppid == Some(me.as_str())
+        })
+        .collect()
+}
