@@ -78,7 +78,8 @@ impl StdioCommand {
     }
 
     /// How long shutdown waits after closing stdin, and again after SIGTERM, before the
-    /// next step (SIGTERM, then SIGKILL). Default 2 s.
+    /// next step (SIGTERM, then SIGKILL). Default 2 s. Also how long the session waits for
+    /// the child's stdout to end after its stdin broke, so answers it wrote are not lost.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self

@@ -180,3 +180,37 @@ fn a_child_that_never_answers_initialize_times_out() {
         "{elapsed:?}"
     );
 }
+
+/// A hand-written server: answers initialize, reads one call, closes its stdin, logs, waits,
+/// answers that call and exits.
+const LAST_WORDS: &str = r#"
+id_of() { printf '%s' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"last-words","version":"1"}}}\n' "$(id_of "$line")"
+read -r line
+read -r line
+id=$(id_of "$line")
+exec 0<&-
+printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"stdin closed"}}\n'
+sleep 0.5
+printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"last words"}]}}\n' "$id"
+"#;
+
+#[test]
+fn answers_written_before_stdin_broke_still_arrive() {
+    let command = StdioCommand::new("sh")
+        .args(["-c", LAST_WORDS])
+        .shutdown_grace(Duration::from_secs(3))
+        .on_stderr(|_| {});
+    let client = Client::spawn(command, ClientOptions::new("faults", "0")).expect("spawn");
+    let params: CallToolParams =
+        serde_json::from_value(json!({"name": "anything", "arguments": {}})).unwrap();
+    let first = client.start::<CallTool>(params, RequestOptions::default());
+    let note = client.notifications().recv_timeout(Duration::from_secs(10));
+    assert!(note.is_some(), "the server said it closed its stdin");
+    // Writing this one fails (EPIPE): the session must still read what the child writes.
+    let second = client.call_tool("anything", json!({}));
+    assert!(matches!(second, Err(CallError::Request(RequestError::Closed(_)))), "{second:?}");
+    let first = first.wait().expect("the answer written after stdin closed");
+    assert_eq!(first.content[0].as_text(), Some("last words"));
+}

@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::ChildStdin;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ProgressFn};
 use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerRequest};
@@ -63,30 +63,40 @@ pub(crate) struct Driver {
     notifications: SyncSender<ServerNotification>,
     ready: Option<Sender<Result<Negotiated, ConnectError>>>,
     waiters: HashMap<RequestId, Waiter>,
-    write_failed: Option<String>,
+    /// Why writing to the child failed, and until when we wait for its stdout to end so the
+    /// answers it wrote are not lost.
+    broken: Option<(String, Instant)>,
+    grace: Duration,
     workers: Workers,
+}
+
+/// The driver's channel ends.
+pub(crate) struct Links {
+    pub(crate) inputs: Receiver<DriverInput>,
+    pub(crate) to_self: Sender<DriverInput>,
+    pub(crate) notifications: SyncSender<ServerNotification>,
+    pub(crate) ready: Sender<Result<Negotiated, ConnectError>>,
 }
 
 impl Driver {
     pub(crate) fn new(
         machine: client::Client,
         stdin: ChildStdin,
-        inputs: Receiver<DriverInput>,
-        to_self: Sender<DriverInput>,
         handlers: SyncClientHandlers,
-        notifications: SyncSender<ServerNotification>,
-        ready: Sender<Result<Negotiated, ConnectError>>,
+        links: Links,
+        grace: Duration,
     ) -> Self {
         Self {
             machine,
             stdin: Some(BufWriter::with_capacity(64 * 1024, stdin)),
-            inputs,
-            to_self,
+            inputs: links.inputs,
+            to_self: links.to_self,
             handlers,
-            notifications,
-            ready: Some(ready),
+            notifications: links.notifications,
+            ready: Some(links.ready),
             waiters: HashMap::new(),
-            write_failed: None,
+            broken: None,
+            grace,
             workers: Workers::new("zest-client-handler"),
         }
     }
@@ -97,7 +107,12 @@ impl Driver {
             if let Some(reason) = self.drain() {
                 return reason;
             }
-            let input = match self.machine.poll_timeout() {
+            let broken_deadline = self.broken.as_ref().map(|(_, at)| *at);
+            let deadline = match (self.machine.poll_timeout(), broken_deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let input = match deadline {
                 Some(deadline) => {
                     let wait = deadline.saturating_duration_since(Instant::now());
                     match self.inputs.recv_timeout(wait) {
@@ -111,8 +126,15 @@ impl Driver {
             };
             let now = Instant::now();
             match input {
-                None => self.machine.handle_input(Input::Timeout(now)),
                 Some(input) => self.feed(now, input),
+                None if broken_deadline.is_some_and(|at| at <= now) => {
+                    // The child's stdout did not end in time after its stdin broke.
+                    let why = self.broken.take().map(|(why, _)| why).unwrap_or_default();
+                    let event = StreamEvent::Failed(&why);
+                    let receive = Receive { stream: StreamId::STDIO, event };
+                    self.machine.handle_input(Input::Receive(now, receive));
+                }
+                None => self.machine.handle_input(Input::Timeout(now)),
             }
         }
     }
@@ -156,30 +178,25 @@ impl Driver {
         }
     }
 
-    /// Drains the machine; `Some` once it has closed. Feeds a write failure back in.
+    /// Drains the machine; `Some` once it has closed.
     fn drain(&mut self) -> Option<CloseReason> {
-        loop {
-            while let Some(out) = self.machine.poll_output() {
-                match out {
-                    Output::Transmit(Transmit::Write { bytes, .. }) => self.write(&bytes),
-                    Output::Transmit(Transmit::Close { .. }) => {
-                        self.flush();
-                        self.stdin = None;
-                    }
-                    Output::Transmit(_) => {}
-                    Output::Event(Event::Closed(reason)) => {
-                        self.closed(&reason);
-                        return Some(reason);
-                    }
-                    Output::Event(event) => self.event(event),
+        while let Some(out) = self.machine.poll_output() {
+            match out {
+                Output::Transmit(Transmit::Write { bytes, .. }) => self.write(&bytes),
+                Output::Transmit(Transmit::Close { .. }) => {
+                    self.flush();
+                    self.stdin = None;
                 }
+                Output::Transmit(_) => {}
+                Output::Event(Event::Closed(reason)) => {
+                    self.closed(&reason);
+                    return Some(reason);
+                }
+                Output::Event(event) => self.event(event),
             }
-            self.flush();
-            let why = self.write_failed.take()?;
-            let event = StreamEvent::Failed(&why);
-            let receive = Receive { stream: StreamId::STDIO, event };
-            self.machine.handle_input(Input::Receive(Instant::now(), receive));
         }
+        self.flush();
+        None
     }
 
     fn event(&mut self, event: Event) {
@@ -242,17 +259,23 @@ impl Driver {
     fn write(&mut self, bytes: &[u8]) {
         let Some(stdin) = self.stdin.as_mut() else { return };
         if let Err(e) = stdin.write_all(bytes) {
-            self.write_failed = Some(format!("writing to the child's stdin: {e}"));
-            self.stdin = None;
+            self.stdin_broke(&e);
         }
     }
 
     fn flush(&mut self) {
         let Some(stdin) = self.stdin.as_mut() else { return };
         if let Err(e) = stdin.flush() {
-            self.write_failed = Some(format!("writing to the child's stdin: {e}"));
-            self.stdin = None;
+            self.stdin_broke(&e);
         }
+    }
+
+    /// Stops writing. The session fails once the child's stdout ends (usually at once: the
+    /// child died), or after `grace` if it does not, so answers it wrote first still arrive.
+    fn stdin_broke(&mut self, e: &std::io::Error) {
+        self.stdin = None;
+        let why = format!("writing to the child's stdin: {e}");
+        self.broken.get_or_insert((why, Instant::now() + self.grace));
     }
 
     /// Hands the child's stdin back for shutdown (it is closed first).

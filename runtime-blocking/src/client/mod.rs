@@ -24,7 +24,7 @@ use zest_core::RequestOptions;
 
 use crate::child;
 use crate::command::StdioCommand;
-use driver::{CallRequest, Driver, DriverInput, Reply};
+use driver::{CallRequest, Driver, DriverInput, Links, Reply};
 pub use pending::{CancelHandle, PendingCall};
 
 /// How many unread server notifications are kept; later ones are dropped until some are read.
@@ -155,8 +155,8 @@ impl Client {
                 return;
             };
             let machine = machine::Client::new(config, Instant::now());
-            let mut driver =
-                Driver::new(machine, stdin, inputs, to_self, handlers, notes_tx, ready_tx);
+            let links = Links { inputs, to_self, notifications: notes_tx, ready: ready_tx };
+            let mut driver = Driver::new(machine, stdin, handlers, links, grace);
             // Even if app code run here (a progress callback) panics, the child is shut down
             // and reaped, and dropping the driver releases every caller.
             let _ = catch_unwind(AssertUnwindSafe(|| driver.run()));
