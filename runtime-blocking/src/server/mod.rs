@@ -1,5 +1,5 @@
 //! The stdio server: a reader thread, one driver (the calling thread) owning the core server
-//! machine, and a thread per request running its handler.
+//! machine, and a thread of its own for each running request's handler (idle ones are reused).
 
 mod context;
 mod driver;
