@@ -13,7 +13,7 @@ use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::{future, Executor, Task, Unblock};
 use zest_core::api::{CallError, PeerApi};
-use zest_core::error::{CloseReason, UsageError};
+use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
 use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
@@ -149,6 +149,8 @@ impl Driver<'_> {
         let mut alarm = Alarm::default();
         loop {
             if let Some(reason) = self.drain() {
+                // Requests, progress and logs from handlers still running fail at once.
+                wire::close_queue(&queue);
                 return reason;
             }
             alarm.arm(self.core.poll_timeout());
@@ -242,7 +244,13 @@ impl Driver<'_> {
                         drop(task);
                     }
                 }
-                Output::Event(Event::Response { id, result }) => self.calls.complete(&id, result),
+                Output::Event(Event::Response { id, result }) => {
+                    // `Closed` follows these: record it first (see the client driver).
+                    if let Err(RequestError::Closed(reason)) = &result {
+                        let _ = self.closed.set(reason.clone());
+                    }
+                    self.calls.complete(&id, result)
+                }
                 Output::Event(Event::Progress { id, progress }) => {
                     self.calls.progress(&id, progress)
                 }

@@ -79,6 +79,15 @@ fn collect(first: Out, queue: &Receiver<Out>, batch: &mut Vec<u8>) -> bool {
     false
 }
 
+/// Closes a driver's command queue and drops what is still in it: every sender then fails
+/// at once, and every caller waiting on a queued command sees its reply channel close.
+/// (Dropping the receiver alone would leave queued commands in the channel while senders
+/// live, and their callers waiting forever.)
+pub(crate) fn close_queue<T>(queue: &Receiver<T>) {
+    queue.close();
+    while queue.try_recv().is_ok() {}
+}
+
 /// Runs a handler's future, turning a panic into an internal-error answer: a panicking
 /// handler must neither leave its request unanswered nor take the session down.
 pub(crate) async fn answer(

@@ -15,6 +15,7 @@ use smol::future;
 use smol::process::ChildStdout;
 use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
+use zest_core::error::RequestError;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
@@ -81,7 +82,7 @@ impl Driver {
         self.drive(&mut session, &mut stdout, &commands).await;
         // Calls queued or made from now on fail at once; handler tasks are cancelled; the
         // writer finishes what is queued and closes stdin.
-        drop(commands);
+        wire::close_queue(&commands);
         drop(session);
         let exit = supervisor.shutdown(writer).await;
         drop(stdout);
@@ -179,7 +180,14 @@ impl Driver {
                     let _ = ready.try_send(*negotiated);
                 }
             }
-            Event::Response { id, result } => s.calls.complete(&id, result),
+            Event::Response { id, result } => {
+                // `Closed` follows these: record it first, so that a caller that sees the
+                // failure also sees `close_reason()`.
+                if let Err(RequestError::Closed(reason)) = &result {
+                    let _ = self.shared.closed.set(reason.clone());
+                }
+                s.calls.complete(&id, result)
+            }
             Event::Progress { id, progress } => s.calls.progress(&id, progress),
             Event::Request { id, request } => {
                 let answer = self.handlers.run(request);

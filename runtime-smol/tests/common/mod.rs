@@ -15,9 +15,12 @@ pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("crate is in the workspace").into()
 }
 
-/// A runtime's fixture server binary (`smol`, `tokio`, `blocking`) as `cargo test` builds it.
+/// A runtime's fixture server binary (`smol`, `tokio`, `blocking`) as `cargo test` builds it:
+/// in the examples directory beside this test binary's `deps/` (any target dir or profile).
 pub fn fixture_of(runtime: &str) -> PathBuf {
-    workspace().join(format!("target/debug/examples/{runtime}_stdio_server"))
+    let exe = std::env::current_exe().expect("own path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    profile_dir.join(format!("examples/{runtime}_stdio_server"))
 }
 
 /// This crate's fixture server; `cargo test` builds it before running tests.
