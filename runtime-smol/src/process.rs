@@ -70,6 +70,11 @@ pub(crate) fn spawn(cmd: StdioCommand) -> io::Result<Spawned> {
 }
 
 impl Supervisor {
+    /// How long each shutdown step waits.
+    pub(crate) fn grace(&self) -> Duration {
+        self.grace
+    }
+
     /// The child's process id (also its process group id).
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()

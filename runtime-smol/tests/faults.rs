@@ -205,3 +205,45 @@ fn requests_time_out_on_the_machines_deadline_and_progress_extends_it() {
         assert!(client.close().await.unwrap().success());
     });
 }
+
+/// A fake server in sh: answers `initialize`, reads one request, closes its stdin, and
+/// answers that request 300 ms later while staying alive.
+const CLOSES_STDIN_THEN_ANSWERS: &str = r#"
+id() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+read -r init
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"sh","version":"1"}}}\n' "$(id "$init")"
+read -r initialized
+read -r ping
+exec 0<&-
+sleep 0.3
+printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$(id "$ping")"
+exec sleep 10
+"#;
+
+#[test]
+fn answers_written_before_stdin_broke_still_arrive() {
+    run(30, async {
+        let grace = Duration::from_secs(1);
+        let cmd = StdioCommand::new("sh")
+            .args(["-c", CLOSES_STDIN_THEN_ANSWERS])
+            .shutdown_grace(grace)
+            .on_stderr(|_| {});
+        let client = Client::spawn(cmd, options()).await.unwrap();
+        let mut first = client.ping();
+        assert!(future::poll_once(&mut first).await.is_none(), "the first ping is in flight");
+        smol::Timer::after(Duration::from_millis(100)).await;
+        // The child no longer reads: this write breaks the pipe.
+        let started = Instant::now();
+        let (first, second) = future::zip(first, client.ping()).await;
+        first.expect("the answer written after stdin closed still arrives");
+        let Err(CallError::Request(RequestError::Closed(CloseReason::TransportFailed(why)))) =
+            &second
+        else {
+            panic!("{second:?}")
+        };
+        assert!(why.contains("write failed"), "{why}");
+        let took = started.elapsed();
+        assert!(took >= grace && took < grace * 3, "failed after the grace period: {took:?}");
+        client.close().await.unwrap();
+    });
+}

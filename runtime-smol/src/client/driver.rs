@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use smol::channel::{self, Receiver, Sender};
 use smol::future;
@@ -49,6 +49,8 @@ pub(super) struct Driver {
     /// Taken on `Ready`; dropped unused if the session closes first.
     pub(super) ready: Option<Sender<Negotiated>>,
     pub(super) shared: Arc<Shared>,
+    /// How long output may still arrive after stdin broke (the shutdown grace).
+    pub(super) grace: Duration,
     /// Dropped last, when the child is reaped.
     pub(super) done: Sender<()>,
 }
@@ -59,6 +61,8 @@ struct Session {
     /// Server requests being answered by client handlers, by the server's request id.
     serving: HashMap<RequestId, Task<()>>,
     out: Sender<Out>,
+    /// Writing failed: why, and until when stdout may still deliver answers already written.
+    stdin_broken: Option<(String, Instant)>,
 }
 
 enum Wake {
@@ -78,7 +82,8 @@ impl Driver {
                 let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
             }
         });
-        let mut session = Session { calls: Calls::default(), serving: HashMap::new(), out };
+        let mut session =
+            Session { calls: Calls::default(), serving: HashMap::new(), out, stdin_broken: None };
         self.drive(&mut session, &mut stdout, &commands).await;
         // Calls queued or made from now on fail at once; handler tasks are cancelled; the
         // writer finishes what is queued and closes stdin.
@@ -104,6 +109,7 @@ impl Driver {
                 return;
             }
             alarm.arm(self.core.poll_timeout());
+            alarm.arm(s.stdin_broken.as_ref().map(|(_, until)| *until));
             let wake = future::race(
                 async { Wake::Read(wire::read_some(stdout, &mut buf).await) },
                 future::race(
@@ -125,7 +131,17 @@ impl Driver {
             match wake {
                 Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
                 Wake::Command(command) => self.apply(s, now, command),
-                Wake::Timeout => self.core.handle_input(Input::Timeout(now)),
+                Wake::Timeout => match s.stdin_broken.take() {
+                    Some((why, until)) if now >= until => {
+                        let event = StreamEvent::Failed(&why);
+                        let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
+                        self.core.handle_input(input);
+                    }
+                    broken => {
+                        s.stdin_broken = broken;
+                        self.core.handle_input(Input::Timeout(now));
+                    }
+                },
             }
         }
     }
@@ -146,10 +162,13 @@ impl Driver {
                 // Err only if the server cancelled the request meanwhile: nothing to send.
                 let _ = self.core.respond(now, id, result);
             }
+            // The child may have written answers before it stopped reading: keep reading
+            // stdout (EOF ends the session as usual) and fail the transport only if it is
+            // still open after the grace period.
             Command::WriteFailed(why) => {
-                let event = StreamEvent::Failed(&why);
-                let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
-                self.core.handle_input(input);
+                if s.stdin_broken.is_none() {
+                    s.stdin_broken = Some((why, now + self.grace));
+                }
             }
         }
     }

@@ -146,6 +146,7 @@ impl Client {
             notifications: notification_tx,
             ready: Some(ready_tx),
             shared: shared.clone(),
+            grace: spawned.supervisor.grace(),
             done: done_tx,
         };
         smol::spawn(driver.run(spawned, command_rx)).detach();
