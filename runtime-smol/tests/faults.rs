@@ -247,3 +247,47 @@ fn answers_written_before_stdin_broke_still_arrive() {
         client.close().await.unwrap();
     });
 }
+
+#[test]
+fn a_child_that_never_answers_initialize_times_out_and_is_reaped() {
+    run(30, async {
+        let stderr = common::Stderr::default();
+        let cmd = StdioCommand::new("sh")
+            .args(["-c", "echo $$ >&2; exec sleep 30"])
+            .shutdown_grace(Duration::from_millis(200))
+            .on_stderr(stderr.sink());
+        let mut opts = options();
+        opts.config.init_timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        let err = Client::spawn(cmd, opts).await.unwrap_err();
+        assert!(matches!(err, ConnectError::TimedOut), "{err:?}");
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        let pid: u32 = stderr.lines()[0].parse().unwrap();
+        assert!(!process_exists(pid), "reaped before spawn returned: {:?}", process_state(pid));
+    });
+}
+
+#[test]
+fn the_command_gets_its_args_env_and_directory_and_stderr_comes_back_as_lines() {
+    run(30, async {
+        let inherited = "CARGO_PKG_NAME";
+        assert!(std::env::var_os(inherited).is_some(), "cargo test sets {inherited}");
+        let script = format!(
+            r#"echo "arg=$0 $1" >&2; echo "cwd=$(pwd)" >&2; echo "foo=$ZEST_FOO" >&2;
+               echo "removed=${{{inherited}-unset}}" >&2; printf 'no newline at the end' >&2"#
+        );
+        let stderr = common::Stderr::default();
+        let cmd = StdioCommand::new("sh")
+            .args(["-c", &script, "first", "second"])
+            .env("ZEST_FOO", "bar baz")
+            .env_remove(inherited)
+            .current_dir("/")
+            .on_stderr(stderr.sink());
+        let err = Client::spawn(cmd, options()).await.unwrap_err();
+        assert!(matches!(err, ConnectError::Exited { .. }), "{err:?}");
+        assert_eq!(
+            stderr.lines(),
+            ["arg=first second", "cwd=/", "foo=bar baz", "removed=unset", "no newline at the end"]
+        );
+    });
+}
