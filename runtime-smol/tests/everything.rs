@@ -126,6 +126,10 @@ fn server_everything_full_tour() {
         assert_eq!(client.negotiated().server_info.name, "mcp-servers/everything");
 
         let listed = tools(&client).await;
+        // The capability-dependent tools were announced, and the notification was kept
+        // for us even though nobody was reading yet.
+        notification(&notes, 5, |n| matches!(n, ServerNotification::ToolListChanged)).await;
+        client.ping().await.unwrap();
         let mut called = BTreeSet::new();
         let mut tool = |name: &'static str| {
             assert!(listed.contains(name), "{name} is not listed: {listed:?}");
