@@ -1,4 +1,5 @@
-//! Byte plumbing shared by the client and server drivers: the writer half and one read.
+//! What the client and server drivers share: the writer, one read, the one timer, the end of
+//! the command queue, and panic-safe handler answers.
 //!
 //! The driver never awaits a write: it queues frames for [`write_frames`], which runs beside
 //! it. A peer that stops reading therefore cannot stop us from reading it (no pipe deadlock).
