@@ -2,9 +2,11 @@
 //! tokio and smol ones when built (`cargo test --workspace` builds every crate's examples).
 
 mod common;
+#[path = "../../tests/support/fixtures.rs"]
+mod fixtures;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -125,10 +127,6 @@ fn concurrent_calls(client: &Client) {
     }
 }
 
-fn sibling(name: &str) -> PathBuf {
-    common::fixture().with_file_name(name)
-}
-
 #[test]
 fn blocking_client_against_blocking_fixture() {
     exercise(&common::fixture());
@@ -136,20 +134,12 @@ fn blocking_client_against_blocking_fixture() {
 
 #[test]
 fn blocking_client_against_tokio_fixture() {
-    let server = sibling("tokio_stdio_server");
-    if !server.exists() {
-        eprintln!("skipped: {} is not built (cargo test --workspace builds it)", server.display());
-        return;
-    }
+    let server = fixtures::stdio_server("tokio");
     exercise(&server);
 }
 
 #[test]
 fn blocking_client_against_smol_fixture() {
-    let server = sibling("smol_stdio_server");
-    if !server.exists() {
-        eprintln!("skipped: {} is not built (cargo test --workspace builds it)", server.display());
-        return;
-    }
+    let server = fixtures::stdio_server("smol");
     exercise(&server);
 }

@@ -1,9 +1,11 @@
 //! The cross matrix: this runtime's client against the fixture server of every runtime
 //! (smol, tokio, blocking), same body. The fixtures are the `<rt>_stdio_server` examples that
-//! `cargo test --workspace` builds; another runtime's fixture that is not built is skipped
-//! with a message (ours never is).
+//! `cargo test --workspace` builds; another runtime's fixture that is not built yet is built
+//! on the spot, never skipped.
 
 mod common;
+#[path = "../../tests/support/fixtures.rs"]
+mod fixtures;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -95,11 +97,7 @@ async fn tour(server: PathBuf) {
 }
 
 fn cross(runtime: &str) {
-    let server = common::fixture_of(runtime);
-    if !server.exists() {
-        eprintln!("SKIPPED: {} is not built (cargo test --workspace builds it)", server.display());
-        return;
-    }
+    let server = fixtures::stdio_server(runtime);
     run(60, tour(server));
 }
 

@@ -4,9 +4,11 @@
 //! task is aborted on the server, and both runtime flavours drive the client.
 
 mod common;
+#[path = "../../tests/support/fixtures.rs"]
+mod fixtures;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -145,10 +147,6 @@ async fn concurrent_calls(client: &Client) {
     }
 }
 
-fn sibling(name: &str) -> PathBuf {
-    common::fixture().with_file_name(name)
-}
-
 #[tokio::test]
 async fn tokio_client_against_tokio_fixture() {
     exercise(&common::fixture()).await;
@@ -161,21 +159,13 @@ async fn tokio_client_on_the_multi_thread_runtime() {
 
 #[tokio::test]
 async fn tokio_client_against_smol_fixture() {
-    let server = sibling("smol_stdio_server");
-    if !server.exists() {
-        eprintln!("skipped: {} is not built (cargo test --workspace builds it)", server.display());
-        return;
-    }
+    let server = fixtures::stdio_server("smol");
     exercise(&server).await;
 }
 
 #[tokio::test]
 async fn tokio_client_against_blocking_fixture() {
-    let server = sibling("blocking_stdio_server");
-    if !server.exists() {
-        eprintln!("skipped: {} is not built (cargo test --workspace builds it)", server.display());
-        return;
-    }
+    let server = fixtures::stdio_server("blocking");
     exercise(&server).await;
 }
 
