@@ -3,8 +3,11 @@
 //! deadline, and feed exactly one of them back.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -59,6 +62,8 @@ pub(super) struct Driver {
     commands: mpsc::UnboundedReceiver<Command>,
     running: HashMap<RequestId, Running>,
     calls: Calls,
+    /// True on a current-thread runtime: handlers get their first poll in the driver.
+    inline_first_poll: bool,
 }
 
 impl Driver {
@@ -70,6 +75,8 @@ impl Driver {
             commands,
             running: HashMap::new(),
             calls: Calls::default(),
+            inline_first_poll: tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
         }
     }
 
@@ -173,7 +180,22 @@ impl Driver {
                         cancelled: cancelled.clone(),
                         link: self.link.clone(),
                     };
-                    let work = CatchUnwind(handler.run(ctx, call));
+                    let mut work = CatchUnwind(handler.run(ctx, call));
+                    // On a current-thread runtime, where a task would not run in parallel
+                    // anyway, a handler that is done at once is answered here, without a
+                    // task: its answer is written in this same drain. One that is not moves,
+                    // polled once, into a task of its own, whose first poll registers its
+                    // waker.
+                    let mut cx = Context::from_waker(Waker::noop());
+                    let done = match self.inline_first_poll {
+                        true => Pin::new(&mut work).poll(&mut cx),
+                        false => Poll::Pending,
+                    };
+                    if let Poll::Ready(result) = done {
+                        // Err only if the session closed meanwhile; nobody awaits the answer.
+                        let _ = self.core.respond(Instant::now(), id, result);
+                        continue;
+                    }
                     let link = self.link.clone();
                     let answer_id = id.clone();
                     let task = tokio::spawn(async move {
