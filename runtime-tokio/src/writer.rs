@@ -1,85 +1,162 @@
-//! The write half of a stdio connection: a task that writes the frames a driver hands it.
+//! The write half of a stdio connection, driven by the session's own loop.
 //!
-//! Writing happens off the driver's task so that a peer that stops reading can never stop
-//! the driver from reading (the classic pipe deadlock). Frames queued together are written
-//! together and flushed as soon as the queue is empty.
+//! Frames a drain produces are queued into one buffer and written with one write as soon as
+//! the drain is over ([`Writer::try_progress`]); whatever the sink does not take at once (a
+//! peer that stops reading fills the pipe) is written later from the loop's `select!`
+//! ([`Writer::progress`]), beside reading. Writing therefore never stops the driver from
+//! reading (the classic pipe deadlock), and a frame costs no task hop. Every batch is flushed
+//! once written, so sinks that buffer (tokio's stdout) pass each frame on at once.
 
+use std::future::poll_fn;
 use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::io::AsyncWrite;
 
-/// A handle on the writer task.
-pub(crate) struct Writer {
-    frames: Option<mpsc::UnboundedSender<Bytes>>,
-    task: Option<JoinHandle<io::Result<()>>>,
+/// Past this capacity an emptied queue gives its memory back (after a huge frame).
+const KEEP_CAPACITY: usize = 64 * 1024;
+
+/// The sink and the bytes queued for it.
+pub(crate) struct Writer<W> {
+    /// `None` once closed or failed: later frames are dropped.
+    sink: Option<W>,
+    queue: Vec<u8>,
+    /// How much of `queue` the sink has taken.
+    written: usize,
+    /// Bytes were written since the last flush.
+    unflushed: bool,
+    /// Close the sink once the queue is written.
+    closing: bool,
+    /// A write failure not yet reported by [`progress`](Self::progress).
+    failure: Option<io::Error>,
 }
 
-impl Writer {
-    /// Spawns the task writing to `sink`.
-    pub(crate) fn spawn<W>(sink: W) -> Self
-    where
-        W: AsyncWrite + Send + Unpin + 'static,
-    {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(run(BufWriter::with_capacity(64 * 1024, sink), rx));
-        Self { frames: Some(tx), task: Some(task) }
+impl<W: AsyncWrite + Unpin> Writer<W> {
+    pub(crate) fn new(sink: W) -> Self {
+        Self {
+            sink: Some(sink),
+            queue: Vec::new(),
+            written: 0,
+            unflushed: false,
+            closing: false,
+            failure: None,
+        }
     }
 
     /// Queues one frame. After [`close`](Self::close) or a write failure it is dropped: the
-    /// failure is reported once by [`failed`](Self::failed).
-    pub(crate) fn send(&self, frame: Bytes) {
-        if let Some(tx) = &self.frames {
-            // The task only stops on a write error, which `failed` reports.
-            let _ = tx.send(frame);
+    /// failure is reported once by [`progress`](Self::progress).
+    pub(crate) fn send(&mut self, frame: Bytes) {
+        if self.sink.is_some() && !self.closing {
+            self.queue.extend_from_slice(&frame);
         }
     }
 
-    /// Writes what is queued, then closes the sink (for a child: its stdin).
+    /// Closes the sink (for a child: its stdin) once what is queued is written.
     pub(crate) fn close(&mut self) {
-        self.frames = None;
+        self.closing = true;
     }
 
-    /// Resolves when writing has failed; pends forever while writing works or after the sink
-    /// was closed cleanly. Cancel-safe.
-    pub(crate) async fn failed(&mut self) -> io::Error {
-        let Some(task) = &mut self.task else { return std::future::pending().await };
-        let outcome = task.await;
-        self.task = None;
-        self.frames = None;
-        match outcome {
-            Ok(Ok(())) => std::future::pending().await,
-            Ok(Err(e)) => e,
-            Err(join) => io::Error::other(format!("the writer task stopped: {join}")),
+    /// True while [`progress`](Self::progress) has something to do: bytes to write, a flush
+    /// or a close pending, or a failure to report. The loop polls it only then.
+    pub(crate) fn busy(&self) -> bool {
+        self.failure.is_some() || (self.sink.is_some() && self.has_work())
+    }
+
+    fn has_work(&self) -> bool {
+        self.written < self.queue.len() || self.unflushed || self.closing
+    }
+
+    /// Writes what the sink takes without waiting; the rest is left to
+    /// [`progress`](Self::progress), and so is a failure.
+    pub(crate) fn try_progress(&mut self) {
+        if self.busy() && self.failure.is_none() {
+            let mut cx = Context::from_waker(Waker::noop());
+            if let Poll::Ready(Err(e)) = self.poll_work(&mut cx) {
+                self.failure = Some(e);
+            }
         }
+    }
+
+    /// Writes, flushes and closes as far as the sink allows. Resolves with `Err` once when
+    /// writing failed (the sink is dropped then), with `Ok` when there is nothing left to do
+    /// and pends while the sink is not ready. Cancel-safe.
+    pub(crate) async fn progress(&mut self) -> io::Result<()> {
+        if let Some(e) = self.failure.take() {
+            return Err(e);
+        }
+        poll_fn(|cx| self.poll_work(cx)).await
     }
 
     /// Closes the sink after writing what is queued, waiting at most `limit`; past it the
-    /// task is stopped, which closes the sink with frames unwritten.
+    /// sink is dropped (closed) with bytes unwritten.
     pub(crate) async fn finish(&mut self, limit: Duration) {
-        self.frames = None;
-        let Some(mut task) = self.task.take() else { return };
-        if tokio::time::timeout(limit, &mut task).await.is_err() {
-            task.abort();
-            // Awaiting the aborted task makes sure the sink has been dropped (closed).
-            let _ = task.await;
+        self.closing = true;
+        self.failure = None;
+        // A failure or the limit ends the attempt alike: the sink is dropped below.
+        let _ = tokio::time::timeout(limit, poll_fn(|cx| self.poll_work(cx))).await;
+        self.sink = None;
+    }
+
+    fn poll_work(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
+        let outcome = poll_sink(
+            Pin::new(sink),
+            cx,
+            &self.queue,
+            &mut self.written,
+            &mut self.unflushed,
+            self.closing,
+        );
+        if self.written == self.queue.len() {
+            self.queue.clear();
+            self.written = 0;
+            if self.queue.capacity() > KEEP_CAPACITY {
+                self.queue = Vec::new();
+            }
+        }
+        match outcome {
+            Poll::Ready(Ok(())) if self.closing => {
+                self.sink = None;
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => {
+                self.sink = None;
+                Poll::Ready(Err(e))
+            }
+            other => other,
         }
     }
 }
 
-async fn run<W: AsyncWrite + Unpin>(
-    mut sink: BufWriter<W>,
-    mut frames: mpsc::UnboundedReceiver<Bytes>,
-) -> io::Result<()> {
-    while let Some(frame) = frames.recv().await {
-        sink.write_all(&frame).await?;
-        while let Ok(frame) = frames.try_recv() {
-            sink.write_all(&frame).await?;
+/// Writes `queue[written..]`, then flushes, then (when `closing`) shuts the sink down.
+fn poll_sink<W: AsyncWrite>(
+    mut sink: Pin<&mut W>,
+    cx: &mut Context<'_>,
+    queue: &[u8],
+    written: &mut usize,
+    unflushed: &mut bool,
+    closing: bool,
+) -> Poll<io::Result<()>> {
+    while *written < queue.len() {
+        match sink.as_mut().poll_write(cx, &queue[*written..]) {
+            Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+            Poll::Ready(Ok(n)) => {
+                *written += n;
+                *unflushed = true;
+            }
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
         }
-        sink.flush().await?;
     }
-    sink.shutdown().await
+    if *unflushed {
+        std::task::ready!(sink.as_mut().poll_flush(cx))?;
+        *unflushed = false;
+    }
+    if closing {
+        std::task::ready!(sink.as_mut().poll_shutdown(cx))?;
+    }
+    Poll::Ready(Ok(()))
 }

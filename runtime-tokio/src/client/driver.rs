@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
-use tokio::process::ChildStdout;
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use zest_core::api::{CallError, ProgressFn};
@@ -87,7 +87,7 @@ impl Driver {
         exit: watch::Sender<Option<Exit>>,
     ) {
         let Pipes { stdin, mut stdout } = pipes;
-        let mut writer = Writer::spawn(stdin);
+        let mut writer = Writer::new(stdin);
         self.serve(&mut stdout, &mut writer, &mut commands, grace).await;
         // Calls made from now on fail at once; queued ones fail as their replies drop.
         commands.close();
@@ -109,7 +109,7 @@ impl Driver {
     async fn serve(
         &mut self,
         stdout: &mut ChildStdout,
-        writer: &mut Writer,
+        writer: &mut Writer<ChildStdin>,
         commands: &mut mpsc::UnboundedReceiver<Command>,
         grace: Duration,
     ) {
@@ -123,6 +123,7 @@ impl Driver {
             if self.drain(writer) {
                 return;
             }
+            writer.try_progress();
             if let Some(at) = self.core.poll_timeout().map(tokio::time::Instant::from_std) {
                 // Re-arming the timer costs a trip to the timer wheel; skip it when unchanged.
                 if sleep.deadline() != at {
@@ -144,7 +145,14 @@ impl Driver {
                     self.feed(now, event);
                 }
                 command = commands.recv(), if handles_alive => match command {
-                    Some(command) => self.apply(command),
+                    Some(command) => {
+                        // Commands already queued go in the same turn, so that their frames
+                        // leave in one write.
+                        self.apply(command);
+                        while let Ok(command) = commands.try_recv() {
+                            self.apply(command);
+                        }
+                    }
                     None => {
                         // The last handle is gone: end the session.
                         handles_alive = false;
@@ -156,9 +164,11 @@ impl Driver {
                     // Err only if the session closed meanwhile; then nobody awaits the answer.
                     let _ = self.core.respond(Instant::now(), id, result);
                 }
-                failure = writer.failed() => {
-                    let why = format!("writing to the server's stdin failed: {failure}");
-                    broken_stdin = Some((tokio::time::Instant::now() + grace, why));
+                written = writer.progress(), if writer.busy() => {
+                    if let Err(failure) = written {
+                        let why = format!("writing to the server's stdin failed: {failure}");
+                        broken_stdin = Some((tokio::time::Instant::now() + grace, why));
+                    }
                 }
                 () = sleep_until_broken(&broken_stdin), if broken_stdin.is_some() => {
                     let why = broken_stdin.take().map(|(_, why)| why).unwrap_or_default();
@@ -197,7 +207,7 @@ impl Driver {
     }
 
     /// Performs every pending output; true once the session is closed.
-    fn drain(&mut self, writer: &mut Writer) -> bool {
+    fn drain(&mut self, writer: &mut Writer<ChildStdin>) -> bool {
         let mut closed = false;
         while let Some(output) = self.core.poll_output() {
             match output {

@@ -87,7 +87,7 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let mut writer = Writer::spawn(sink);
+        let mut writer = Writer::new(sink);
         let mut buf = vec![0u8; 64 * 1024];
         let sleep = tokio::time::sleep(Duration::from_secs(3600));
         tokio::pin!(sleep);
@@ -95,6 +95,7 @@ impl Driver {
             if let Some(reason) = self.drain(&mut writer) {
                 break reason;
             }
+            writer.try_progress();
             if let Some(at) = self.core.poll_timeout().map(tokio::time::Instant::from_std) {
                 // Re-arming the timer costs a trip to the timer wheel; skip it when unchanged.
                 if sleep.deadline() != at {
@@ -114,9 +115,11 @@ impl Driver {
                     }
                 }
                 Some(command) = self.commands.recv() => self.apply(command),
-                failure = writer.failed() => {
-                    let why = format!("writing to the client failed: {failure}");
-                    self.feed(Instant::now(), StreamEvent::Failed(&why));
+                written = writer.progress(), if writer.busy() => {
+                    if let Err(failure) = written {
+                        let why = format!("writing to the client failed: {failure}");
+                        self.feed(Instant::now(), StreamEvent::Failed(&why));
+                    }
                 }
                 () = &mut sleep, if self.core.poll_timeout().is_some() => {
                     self.core.handle_input(Input::Timeout(Instant::now()));
@@ -166,7 +169,7 @@ impl Driver {
     }
 
     /// Performs every pending output; the close reason once the session is over.
-    fn drain(&mut self, writer: &mut Writer) -> Option<CloseReason> {
+    fn drain<W: AsyncWrite + Unpin>(&mut self, writer: &mut Writer<W>) -> Option<CloseReason> {
         let mut closed = None;
         while let Some(output) = self.core.poll_output() {
             match output {
