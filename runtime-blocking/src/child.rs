@@ -3,13 +3,15 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus};
-use std::sync::mpsc::Sender;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, Pid, Signal};
 
+use zest_core::io::StreamEvent;
+
 use crate::command::{StderrFn, StdioCommand};
+use crate::link;
 
 /// A spawned child and its pipes.
 pub(crate) struct Spawned {
@@ -17,13 +19,6 @@ pub(crate) struct Spawned {
     pub(crate) stdin: ChildStdin,
     pub(crate) stdout: ChildStdout,
     pub(crate) stderr: ChildStderr,
-}
-
-/// What the stdout reader reports.
-pub(crate) enum Chunk {
-    Data(Vec<u8>),
-    End,
-    Failed(String),
 }
 
 pub(crate) fn spawn(command: &StdioCommand) -> io::Result<Spawned> {
@@ -35,37 +30,46 @@ pub(crate) fn spawn(command: &StdioCommand) -> io::Result<Spawned> {
     Ok(Spawned { child, stdin, stdout, stderr })
 }
 
-/// Reads `stdout` until EOF or error, sending each chunk through `to` (wrapped by `wrap`).
-/// Stops early when the receiver is gone.
-pub(crate) fn read_chunks<R, T>(
-    mut stdout: R,
-    to: Sender<T>,
-    wrap: fn(Chunk) -> T,
-) -> io::Result<thread::JoinHandle<()>>
+/// Size of the read buffer of a stream's reader thread.
+const READ_BUF: usize = 64 * 1024;
+
+/// Reads `stream` on a thread of its own until EOF or error, handing each read to `feed`
+/// (bytes, then exactly one `End` or `Failed`). `feed` returns false to stop early. The
+/// thread is a session thread: a handle dropped on it does not wait for the session's end.
+pub(crate) fn read_stream<R, F>(mut stream: R, mut feed: F) -> io::Result<()>
 where
     R: Read + Send + 'static,
-    T: Send + 'static,
+    F: FnMut(StreamEvent<'_>) -> bool + Send + 'static,
 {
-    thread::Builder::new().name("zest-stdout".into()).spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let event = match stdout.read(&mut buf) {
-                Ok(0) => Chunk::End,
-                Ok(n) => Chunk::Data(buf[..n].to_vec()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => Chunk::Failed(format!("reading the child's stdout: {e}")),
-            };
-            let last = !matches!(event, Chunk::Data(_));
-            if to.send(wrap(event)).is_err() || last {
-                return;
+    let reader = thread::Builder::new().name("zest-reader".into()).stack_size(link::STACK);
+    reader.spawn(move || {
+        link::no_join(|| {
+            let mut buf = vec![0u8; READ_BUF];
+            loop {
+                let more = match stream.read(&mut buf) {
+                    Ok(0) => {
+                        feed(StreamEvent::End);
+                        false
+                    }
+                    Ok(n) => feed(StreamEvent::Data(&buf[..n])),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
+                    Err(e) => {
+                        feed(StreamEvent::Failed(&format!("reading: {e}")));
+                        false
+                    }
+                };
+                if !more {
+                    return;
+                }
             }
-        }
-    })
+        });
+    })?;
+    Ok(())
 }
 
 /// Delivers each stderr line to `f` until EOF.
 pub(crate) fn read_stderr(stderr: ChildStderr, mut f: StderrFn) -> io::Result<()> {
-    thread::Builder::new().name("zest-stderr".into()).spawn(move || {
+    thread::Builder::new().name("zest-stderr".into()).stack_size(link::STACK).spawn(move || {
         let mut lines = BufReader::new(stderr);
         let mut line = Vec::new();
         loop {

@@ -1,12 +1,19 @@
 //! zest over blocking std threads: no async runtime.
 //!
-//! - [`Client::spawn`] runs an MCP server as a child process over stdio. One driver thread
-//!   owns the session (zest-core's client machine); calls block the calling thread and may
-//!   come from many threads at once. The child runs in its own process group and is always
-//!   shut down and reaped: close stdin, wait, SIGTERM, wait, SIGKILL.
+//! - [`Client::spawn`] runs an MCP server as a child process over stdio. Calls block the
+//!   calling thread and may come from many threads at once. The child runs in its own process
+//!   group and is always shut down and reaped: close stdin, wait, SIGTERM, wait, SIGKILL.
 //! - [`serve_stdio`] / [`serve`] serve a [`Registry`] of plain closures; each request runs
 //!   on a thread of its own with a [`RequestContext`] (progress, logging, cancellation,
 //!   asking the client for sampling).
+//!
+//! Threading: no thread owns a session. zest-core's machine sits behind a lock, and the
+//! thread that has an input feeds it and drains it: a caller sends its own request and writes
+//! the frame to the child's stdin; the thread reading the peer's stream feeds the bytes and
+//! completes the waiting callers; a server handler's thread feeds its answer and writes it.
+//! One supervisor thread per session sleeps until the machine's `poll_timeout`, writes for
+//! the reader (which never blocks on a write), and ends the session (the client's supervisor
+//! owns the child and reaps it; the server's is the thread that called [`serve`]).
 //!
 //! ```no_run
 //! use serde_json::json;
@@ -26,6 +33,7 @@
 mod child;
 mod client;
 mod command;
+mod link;
 mod server;
 mod workers;
 

@@ -1,13 +1,12 @@
-//! The stdio client: spawns a server, drives the session on one thread, and offers blocking
-//! calls from any thread.
+//! The stdio client: spawns a server and offers blocking calls from any thread. The calling
+//! threads drive the session themselves (see [`session`]).
 
-mod driver;
 mod pending;
+mod session;
 
 use std::fmt;
 use std::io;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::{Child, ChildStdin, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle, ThreadId};
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{self as machine, ClientConfig, Negotiated, ServerNotification};
-use zest_core::error::{CloseReason, RequestError, UsageError};
+use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::jsonrpc::{ErrorObject, RawJson};
 use zest_core::schema::methods::Method;
@@ -24,8 +23,9 @@ use zest_core::RequestOptions;
 
 use crate::child;
 use crate::command::StdioCommand;
-use driver::{CallRequest, Driver, DriverInput, Links, Reply};
+use crate::link::{self, Slot};
 pub use pending::{CancelHandle, PendingCall};
+use session::Session;
 
 /// How many unread server notifications are kept; later ones are dropped until some are read.
 pub const NOTIFICATION_QUEUE: usize = 1024;
@@ -111,20 +111,23 @@ impl std::error::Error for ConnectError {}
 /// close stdin, wait `shutdown_grace`, SIGTERM its process group, wait, SIGKILL, reap.
 /// Handles held by [`PendingCall`]s do not count: dropping the last `Client` fails them.
 ///
-/// Progress callbacks run on the driver thread; they MUST NOT call this client (the call
-/// would wait for the thread it blocks).
+/// There is no driver thread: each caller drives the session itself under a lock, and the
+/// child's stdout is read on a thread that completes calls directly. Progress callbacks run
+/// with that lock held, on whichever of these threads fed the report; they MUST NOT call this
+/// client (the call would wait for the lock it holds).
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    commands: mpsc::Sender<DriverInput>,
+    session: Arc<Session>,
     negotiated: Negotiated,
     notifications: Notifications,
     pid: u32,
-    driver: Mutex<Option<JoinHandle<()>>>,
-    driver_thread: ThreadId,
+    /// The supervisor: it owns the child and reaps it.
+    supervisor: Mutex<Option<JoinHandle<()>>>,
+    supervisor_thread: ThreadId,
     exit: Arc<ExitSlot>,
 }
 
@@ -137,67 +140,69 @@ struct ExitSlot {
 
 impl Client {
     /// Spawns the server and performs the handshake; returns once the session is ready.
-    pub fn spawn(command: StdioCommand, options: ClientOptions) -> Result<Self, ConnectError> {
-        let (to_driver, inputs) = mpsc::channel();
-        let (pid_tx, pid_rx) = mpsc::channel();
-        let (ready_tx, ready_rx) = mpsc::channel();
+    pub fn spawn(mut command: StdioCommand, options: ClientOptions) -> Result<Self, ConnectError> {
+        let program = command.program();
+        let spawned =
+            child::spawn(&command).map_err(|e| ConnectError::spawn(program.clone(), &e))?;
+        let child::Spawned { child, stdin, stdout, stderr } = spawned;
+        let pid = child.id();
+        let grace = command.shutdown_grace;
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
         let mut config = options.config;
         config.capabilities = options.handlers.capabilities(config.capabilities);
-        let handlers = options.handlers;
-        let exit = Arc::new(ExitSlot::default());
-        let exit_slot = exit.clone();
-        let to_self = to_driver.clone();
-        let program = command.program();
-        // The child is spawned on the driver thread, so every child has a thread to reap it.
-        let started = thread::Builder::new().name("zest-client".into()).spawn(move || {
-            let Some((mut child, stdin, grace)) = start_child(command, &to_self, &pid_tx) else {
-                return;
-            };
-            let machine = machine::Client::new(config, Instant::now());
-            let links = Links { inputs, to_self, notifications: notes_tx, ready: ready_tx };
-            let mut driver = Driver::new(machine, stdin, handlers, links, grace);
-            // Even if app code run here (a progress callback) panics, the child is shut down
-            // and reaped, and dropping the driver releases every caller.
-            let _ = catch_unwind(AssertUnwindSafe(|| driver.run()));
-            let stdin = driver.take_stdin();
-            drop(driver);
-            let status = child::shutdown(&mut child, stdin, grace);
-            exit_slot.set(status.map_err(|e| e.to_string()));
+        let machine = machine::Client::new(config, Instant::now());
+        let ready = Arc::new(Slot::new());
+        let session =
+            Session::new(machine, stdin, options.handlers, notes_tx, ready.clone(), grace);
+        // `initialize` is written before anything is read.
+        session.start();
+        let on_stderr = command.on_stderr.take().unwrap_or_else(|| {
+            let prefix = program.clone();
+            Box::new(move |line| eprintln!("[{prefix}] {line}"))
         });
-        let handle = started.map_err(|e| ConnectError::spawn(program, &e))?;
-        let pid = match pid_rx.recv() {
-            Ok(Ok(pid)) => pid,
-            Ok(Err(e)) => {
-                let _ = handle.join();
-                return Err(e);
-            }
-            Err(_) => {
-                let _ = handle.join();
-                let why = CloseReason::TransportFailed("the driver stopped".into());
-                return Err(ConnectError::Died(why));
+        let reader = session.clone();
+        let readers = child::read_stream(stdout, move |event| reader.feed_stdout(event))
+            .and_then(|()| child::read_stderr(stderr, on_stderr));
+        // The child is handed to the supervisor through a cell, so that if the thread cannot
+        // start, it is still here to be reaped.
+        let cell = Arc::new(Mutex::new(Some(child)));
+        let exit = Arc::new(ExitSlot::default());
+        let supervisor = readers.and_then(|()| {
+            let (session, cell, exit) = (session.clone(), cell.clone(), exit.clone());
+            let builder = thread::Builder::new().name("zest-client".into()).stack_size(link::STACK);
+            builder.spawn(move || {
+                let child = link::lock(&cell).take();
+                let Some(mut child) = child else { return };
+                let status = link::no_join(|| session.supervise(&mut child));
+                exit.set(status.map_err(|e| e.to_string()));
+            })
+        });
+        let supervisor = match supervisor {
+            Ok(handle) => handle,
+            Err(e) => {
+                if let Some(mut child) = link::lock(&cell).take() {
+                    let _ = child::shutdown(&mut child, session.take_stdin(), grace);
+                }
+                session.ask_close();
+                return Err(ConnectError::spawn(program, &e));
             }
         };
-        let driver_thread = handle.thread().id();
-        match ready_rx.recv() {
-            Ok(Ok(negotiated)) => Ok(Self {
+        match ready.wait() {
+            Ok(negotiated) => Ok(Self {
                 inner: Arc::new(Inner {
-                    commands: to_driver,
+                    session,
                     negotiated,
                     notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
                     pid,
-                    driver: Mutex::new(Some(handle)),
-                    driver_thread,
+                    supervisor_thread: supervisor.thread().id(),
+                    supervisor: Mutex::new(Some(supervisor)),
                     exit,
                 }),
             }),
-            Ok(Err(e)) => {
-                let _ = handle.join();
+            Err(e) => {
+                // The session is closed; the supervisor reaps the child.
+                let _ = supervisor.join();
                 Err(e)
-            }
-            Err(_) => {
-                let _ = handle.join();
-                Err(ConnectError::Died(CloseReason::TransportFailed("the driver stopped".into())))
             }
         }
     }
@@ -242,27 +247,12 @@ impl Client {
         M::Result: 'static,
     {
         let decode: fn(RawJson) -> Result<M::Result, String> = |raw| raw.parse();
-        let (reply, replies) = mpsc::channel();
-        let call = CallRequest {
-            method: M::NAME,
-            params: RawJson::from_serialize(&params),
-            opts,
-            on_progress,
-            want_id: true,
-            reply,
-        };
-        if self.inner.commands.send(DriverInput::Request(call)).is_err() {
-            return PendingCall::failed(CallError::Usage(UsageError::Closed));
-        }
-        match replies.recv() {
-            Ok(Reply::Started(id)) => {
-                PendingCall::new(id, replies, self.inner.commands.clone(), decode)
-            }
-            Ok(Reply::Done(Err(e))) => PendingCall::failed(e),
-            // The driver sends `Started` first or fails the call; anything else means it died.
-            Ok(Reply::Done(Ok(_))) | Err(_) => {
-                PendingCall::failed(CallError::Usage(UsageError::Closed))
-            }
+        let slot = Arc::new(Slot::new());
+        let params = RawJson::from_serialize(&params);
+        let session = &self.inner.session;
+        match session.request(M::NAME, params, opts, on_progress, slot.clone()) {
+            Ok(id) => PendingCall::new(id, slot, session.clone(), decode),
+            Err(e) => PendingCall::failed(e),
         }
     }
 
@@ -270,7 +260,7 @@ impl Client {
     /// its exit status. Calls in flight fail with `Closed(Local)`. Later calls fail with
     /// `UsageError::Closed`; calling `close` again returns the same status.
     pub fn close(&self) -> io::Result<ExitStatus> {
-        let _ = self.inner.commands.send(DriverInput::Shutdown);
+        self.inner.session.ask_close();
         self.inner.exit.wait().map_err(io::Error::other)
     }
 
@@ -281,51 +271,10 @@ impl Client {
         opts: RequestOptions,
         on_progress: Option<ProgressFn>,
     ) -> Result<RawJson, CallError> {
-        let (reply, replies) = mpsc::channel();
-        let call = CallRequest { method, params, opts, on_progress, want_id: false, reply };
-        if self.inner.commands.send(DriverInput::Request(call)).is_err() {
-            return Err(CallError::Usage(UsageError::Closed));
-        }
-        loop {
-            match replies.recv() {
-                Ok(Reply::Done(result)) => return result,
-                Ok(Reply::Started(_)) => continue,
-                Err(_) => return Err(CallError::Usage(UsageError::Closed)),
-            }
-        }
+        let slot = Arc::new(Slot::new());
+        self.inner.session.request(method, params, opts, on_progress, slot.clone())?;
+        slot.wait()
     }
-}
-
-/// Spawns the child and its pipe readers on the driver thread; reports the pid, or why there
-/// is none, through `pid_tx`.
-fn start_child(
-    mut command: StdioCommand,
-    to_driver: &mpsc::Sender<DriverInput>,
-    pid_tx: &mpsc::Sender<Result<u32, ConnectError>>,
-) -> Option<(Child, ChildStdin, Duration)> {
-    let program = command.program();
-    let spawned = match child::spawn(&command) {
-        Ok(spawned) => spawned,
-        Err(e) => {
-            let _ = pid_tx.send(Err(ConnectError::spawn(program, &e)));
-            return None;
-        }
-    };
-    let child::Spawned { mut child, stdin, stdout, stderr } = spawned;
-    let grace = command.shutdown_grace;
-    let on_stderr = command.on_stderr.take().unwrap_or_else(|| {
-        let prefix = program.clone();
-        Box::new(move |line| eprintln!("[{prefix}] {line}"))
-    });
-    let readers = child::read_chunks(stdout, to_driver.clone(), DriverInput::Stdout)
-        .and_then(|_| child::read_stderr(stderr, on_stderr));
-    if let Err(e) = readers {
-        let _ = child::shutdown(&mut child, Some(stdin), grace);
-        let _ = pid_tx.send(Err(ConnectError::spawn(program, &e)));
-        return None;
-    }
-    let _ = pid_tx.send(Ok(child.id()));
-    Some((child, stdin, grace))
 }
 
 impl ClientApi for Client {
@@ -383,13 +332,13 @@ impl fmt::Debug for Client {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let _ = self.commands.send(DriverInput::Shutdown);
-        // Dropped on the driver thread itself (a callback held the last handle): it finishes
-        // the shutdown on its own after this returns.
-        if thread::current().id() == self.driver_thread {
+        self.session.ask_close();
+        // Dropped by the session's own threads, or while its lock is held (a progress
+        // callback held the last handle): the supervisor finishes the shutdown on its own.
+        if !link::may_join() || thread::current().id() == self.supervisor_thread {
             return;
         }
-        let handle = self.driver.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let handle = self.supervisor.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(handle) = handle {
             let _ = handle.join();
         }

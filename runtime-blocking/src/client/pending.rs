@@ -1,13 +1,13 @@
 //! A request in flight that can be waited for or cancelled from another thread.
 
 use std::fmt;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
 
 use zest_core::api::CallError;
-use zest_core::error::{RequestError, UsageError};
+use zest_core::error::RequestError;
 use zest_core::jsonrpc::{RawJson, RequestId};
 
-use super::driver::{DriverInput, Reply};
+use super::session::{Outcome, Session};
 
 /// A request sent by [`Client::start`](super::Client::start). Dropping it does not cancel the
 /// request; its outcome is then discarded.
@@ -16,11 +16,7 @@ pub struct PendingCall<T> {
 }
 
 enum State<T> {
-    Sent {
-        handle: CancelHandle,
-        replies: Receiver<Reply>,
-        decode: fn(RawJson) -> Result<T, String>,
-    },
+    Sent { handle: CancelHandle, outcome: Outcome, decode: fn(RawJson) -> Result<T, String> },
     Failed(CallError),
 }
 
@@ -28,17 +24,17 @@ enum State<T> {
 #[derive(Clone)]
 pub struct CancelHandle {
     id: RequestId,
-    commands: Sender<DriverInput>,
+    session: Arc<Session>,
 }
 
 impl<T> PendingCall<T> {
     pub(super) fn new(
         id: RequestId,
-        replies: Receiver<Reply>,
-        commands: Sender<DriverInput>,
+        outcome: Outcome,
+        session: Arc<Session>,
         decode: fn(RawJson) -> Result<T, String>,
     ) -> Self {
-        Self { state: State::Sent { handle: CancelHandle { id, commands }, replies, decode } }
+        Self { state: State::Sent { handle: CancelHandle { id, session }, outcome, decode } }
     }
 
     pub(super) fn failed(error: CallError) -> Self {
@@ -72,28 +68,19 @@ impl<T> PendingCall<T> {
 
     /// Blocks until the outcome: the result, a remote error, timed out, cancelled or closed.
     pub fn wait(self) -> Result<T, CallError> {
-        let (replies, decode) = match self.state {
-            State::Sent { replies, decode, .. } => (replies, decode),
+        let (outcome, decode) = match self.state {
+            State::Sent { outcome, decode, .. } => (outcome, decode),
             State::Failed(e) => return Err(e),
         };
-        loop {
-            match replies.recv() {
-                Ok(Reply::Done(Ok(raw))) => {
-                    return decode(raw)
-                        .map_err(|e| CallError::Request(RequestError::InvalidResult(e)))
-                }
-                Ok(Reply::Done(Err(e))) => return Err(e),
-                Ok(Reply::Started(_)) => continue,
-                Err(_) => return Err(CallError::Usage(UsageError::Closed)),
-            }
-        }
+        let raw = outcome.wait()?;
+        decode(raw).map_err(|e| CallError::Request(RequestError::InvalidResult(e)))
     }
 }
 
 impl CancelHandle {
     /// Cancels the request (a no-op once it has finished).
     pub fn cancel(&self) {
-        let _ = self.commands.send(DriverInput::Cancel(self.id.clone()));
+        self.session.cancel(&self.id);
     }
 
     /// The request's id.

@@ -1,9 +1,8 @@
-//! What a handler gets: its request's id, cancellation flag, and a line to the driver for
-//! progress, logging and requests to the client.
+//! What a handler gets: its request's id, cancellation flag, and a link to the session for
+//! progress, logging and requests to the client (fed to the machine on the handler's thread).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -13,7 +12,7 @@ use zest_core::jsonrpc::{RawJson, RequestId};
 use zest_core::schema::methods::Method;
 use zest_core::schema::LoggingLevel;
 
-use super::driver::ServerInput;
+use super::driver::Link;
 
 /// The context of one client request, passed to its handler (which runs on its own thread).
 ///
@@ -22,16 +21,12 @@ use super::driver::ServerInput;
 pub struct RequestContext {
     id: RequestId,
     cancelled: Arc<AtomicBool>,
-    driver: Sender<ServerInput>,
+    link: Arc<dyn Link>,
 }
 
 impl RequestContext {
-    pub(super) fn new(
-        id: RequestId,
-        cancelled: Arc<AtomicBool>,
-        driver: Sender<ServerInput>,
-    ) -> Self {
-        Self { id, cancelled, driver }
+    pub(super) fn new(id: RequestId, cancelled: Arc<AtomicBool>, link: Arc<dyn Link>) -> Self {
+        Self { id, cancelled, link }
     }
 
     /// The client's id for this request.
@@ -54,21 +49,13 @@ impl RequestContext {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<(), UsageError> {
-        let (reply, answer) = mpsc::channel();
-        let id = self.id.clone();
-        let input = ServerInput::Progress { id, progress, total, message, reply };
-        self.driver.send(input).map_err(|_| UsageError::Closed)?;
-        answer.recv().unwrap_or(Err(UsageError::Closed))
+        self.link.progress(&self.id, progress, total, message)
     }
 
     /// Sends a log record (`notifications/message`) if `level` is at or above the level the
     /// client set.
     pub fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        let (reply, answer) = mpsc::channel();
-        self.driver
-            .send(ServerInput::Log { level, data, reply })
-            .map_err(|_| UsageError::Closed)?;
-        answer.recv().unwrap_or(Err(UsageError::Closed))
+        self.link.log(level, data)
     }
 }
 
@@ -82,13 +69,7 @@ impl PeerApi for RequestContext {
     where
         M::Result: 'static,
     {
-        let (reply, answer) = mpsc::channel();
-        let input =
-            ServerInput::Peer { method: M::NAME, params: RawJson::from_serialize(&params), reply };
-        if self.driver.send(input).is_err() {
-            return Err(CallError::Usage(UsageError::Closed));
-        }
-        let raw = answer.recv().unwrap_or(Err(CallError::Usage(UsageError::Closed)))?;
+        let raw = self.link.peer(M::NAME, RawJson::from_serialize(&params))?;
         raw.parse().map_err(|e| CallError::Request(RequestError::InvalidResult(e)))
     }
 }

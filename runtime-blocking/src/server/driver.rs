@@ -1,12 +1,18 @@
-//! The server's driver loop: owns the core machine and the writer; handlers run on threads of
-//! their own and talk back through [`ServerInput`]s.
+//! The server's session: the core machine under one lock, driven by whichever thread has an
+//! input (see [`crate::link`]):
+//!
+//! - the reader feeds the client's bytes and drains; a call to a handler starts it on a
+//!   thread of its own;
+//! - that handler thread feeds its answer (and its progress, logs and requests to the client)
+//!   and writes the resulting frames itself;
+//! - the supervisor (the thread that called `serve`) feeds due deadlines, writes what the
+//!   reader queued (the reader never writes), and returns once the session has closed.
 
 use std::collections::HashMap;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -20,222 +26,229 @@ use zest_core::server::{Call, Event, Server};
 use zest_core::RequestOptions;
 
 use super::RequestContext;
-use crate::child::Chunk;
+use crate::link::{self, lock, Outbox, Slot, Wake};
 use crate::workers::Workers;
 
-/// Everything the server driver waits for.
-pub(crate) enum ServerInput {
-    Read(Chunk),
-    Done {
-        id: RequestId,
-        result: Result<RawJson, ErrorObject>,
-    },
-    Progress {
-        id: RequestId,
+/// What a handler's [`RequestContext`] asks of the session.
+pub(crate) trait Link: Send + Sync {
+    fn progress(
+        &self,
+        id: &RequestId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
-        reply: Sender<Result<(), UsageError>>,
-    },
-    Log {
-        level: LoggingLevel,
-        data: Value,
-        reply: Sender<Result<(), UsageError>>,
-    },
-    Peer {
-        method: &'static str,
-        params: RawJson,
-        reply: Sender<Result<RawJson, CallError>>,
-    },
+    ) -> Result<(), UsageError>;
+    fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError>;
+    /// Sends a request to the client and blocks until its outcome.
+    fn peer(&self, method: &'static str, params: RawJson) -> Result<RawJson, CallError>;
 }
 
-pub(crate) struct ServerDriver<W: Write> {
+type PeerSlot = Arc<Slot<Result<RawJson, CallError>>>;
+
+/// Which thread drives: the reader must never block on writing.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Reader,
+    Other,
+}
+
+pub(crate) struct ServerSession<W> {
+    me: Weak<Self>,
+    state: Mutex<State>,
+    out: Outbox<W>,
+}
+
+struct State {
     machine: Server<SyncHandler<RequestContext>>,
-    writer: Option<BufWriter<W>>,
-    inputs: Receiver<ServerInput>,
-    to_self: Sender<ServerInput>,
     /// The cancellation flag of each call whose handler is running.
     running: HashMap<RequestId, Arc<AtomicBool>>,
     /// Handler threads waiting for the client's answer to our requests.
-    peer_waiters: HashMap<RequestId, Sender<Result<RawJson, CallError>>>,
-    write_failed: Option<String>,
+    peer_waiters: HashMap<RequestId, PeerSlot>,
+    /// Frames drained but not yet queued in the outbox.
+    pending: Vec<u8>,
+    closed: Option<CloseReason>,
     workers: Workers,
 }
 
-impl<W: Write> ServerDriver<W> {
-    pub(crate) fn new(
-        machine: Server<SyncHandler<RequestContext>>,
-        writer: W,
-        inputs: Receiver<ServerInput>,
-        to_self: Sender<ServerInput>,
-    ) -> Self {
-        Self {
+impl<W: Write + Send + 'static> ServerSession<W> {
+    pub(crate) fn new(machine: Server<SyncHandler<RequestContext>>, writer: W) -> Arc<Self> {
+        let state = State {
             machine,
-            writer: Some(BufWriter::with_capacity(64 * 1024, writer)),
-            inputs,
-            to_self,
             running: HashMap::new(),
             peer_waiters: HashMap::new(),
-            write_failed: None,
+            pending: Vec::new(),
+            closed: None,
             workers: Workers::new("zest-handler"),
-        }
+        };
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            state: Mutex::new(state),
+            out: Outbox::new(writer),
+        })
     }
 
-    /// Serves until the session closes; returns why.
-    pub(crate) fn run(&mut self) -> CloseReason {
+    /// Feeds one read of the client's bytes (on the reader thread); false once the session
+    /// is over.
+    pub(crate) fn feed_read(&self, event: StreamEvent<'_>) -> bool {
+        self.drive(Role::Reader, |st, now| {
+            st.machine
+                .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+            st.closed.is_none()
+        })
+    }
+
+    /// The supervisor: runs until the session closes, writes what is left, returns why.
+    pub(crate) fn supervise(&self) -> CloseReason {
+        self.drive(Role::Other, |_, _| ());
         loop {
-            if let Some(reason) = self.drain() {
-                return reason;
-            }
-            let input = match self.machine.poll_timeout() {
-                Some(deadline) => {
-                    let wait = deadline.saturating_duration_since(Instant::now());
-                    match self.inputs.recv_timeout(wait) {
-                        Ok(input) => Some(input),
-                        Err(RecvTimeoutError::Timeout) => None,
-                        Err(RecvTimeoutError::Disconnected) => Some(ended()),
+            match self.out.next() {
+                Wake::Write => self.write(Role::Other),
+                Wake::Due => self.drive(Role::Other, |st, now| {
+                    if st.machine.poll_timeout().is_some_and(|at| at <= now) {
+                        st.machine.handle_input(Input::Timeout(now));
                     }
-                }
-                // `to_self` keeps the channel open, so this only errs if that invariant broke.
-                None => Some(self.inputs.recv().unwrap_or_else(|_| ended())),
-            };
-            let now = Instant::now();
-            match input {
-                None => self.machine.handle_input(Input::Timeout(now)),
-                Some(input) => self.feed(now, input),
+                }),
+                Wake::CloseAsked => {}
+                Wake::Closed => break,
             }
+        }
+        drop(self.out.finish());
+        let closed = lock(&self.state).closed.clone();
+        // Invariant: `Closed` is set before the supervisor is told the session closed.
+        closed.unwrap_or_else(|| CloseReason::TransportFailed("the session stopped".into()))
+    }
+
+    /// Locks the machine, runs `f`, drains, unlocks; then completes peer requests and writes
+    /// the frames (or, on the reader, has them written).
+    fn drive<T>(&self, role: Role, f: impl FnOnce(&mut State, Instant) -> T) -> T {
+        let mut answered = Vec::new();
+        let out = link::no_join(|| {
+            let mut st = lock(&self.state);
+            let out = f(&mut st, Instant::now());
+            self.drain(&mut st, &mut answered);
+            out
+        });
+        for (slot, result) in answered {
+            slot.set(result);
+        }
+        self.write(role);
+        out
+    }
+
+    fn write(&self, role: Role) {
+        if let Some(e) = self.out.flush(role != Role::Reader) {
+            let why = format!("writing: {e}");
+            self.drive(Role::Other, |st, now| {
+                let receive = Receive { stream: StreamId::STDIO, event: StreamEvent::Failed(&why) };
+                st.machine.handle_input(Input::Receive(now, receive));
+            });
         }
     }
 
-    fn feed(&mut self, now: Instant, input: ServerInput) {
-        match input {
-            ServerInput::Read(read) => {
-                let event = match &read {
-                    Chunk::Data(bytes) => StreamEvent::Data(bytes),
-                    Chunk::End => StreamEvent::End,
-                    Chunk::Failed(why) => StreamEvent::Failed(why),
-                };
-                let receive = Receive { stream: StreamId::STDIO, event };
-                self.machine.handle_input(Input::Receive(now, receive));
-            }
-            ServerInput::Done { id, result } => {
-                self.running.remove(&id);
-                // Err: the client cancelled it or the session closed; nothing to send.
-                let _ = self.machine.respond(now, id, result);
-            }
-            ServerInput::Progress { id, progress, total, message, reply } => {
-                let _ = reply.send(self.machine.progress(now, &id, progress, total, message));
-            }
-            ServerInput::Log { level, data, reply } => {
-                let _ = reply.send(self.machine.log(now, level, None, data));
-            }
-            ServerInput::Peer { method, params, reply } => {
-                let opts = RequestOptions::default();
-                match self.machine.request(now, method, Some(params), opts) {
-                    Ok(id) => {
-                        self.peer_waiters.insert(id, reply);
+    fn drain(&self, st: &mut State, answered: &mut Vec<(PeerSlot, Result<RawJson, CallError>)>) {
+        let mut close = false;
+        while let Some(out) = st.machine.poll_output() {
+            match out {
+                Output::Transmit(Transmit::Write { bytes, .. }) => {
+                    st.pending.extend_from_slice(&bytes);
+                }
+                Output::Transmit(Transmit::Close { .. }) => close = true,
+                Output::Transmit(_) => {}
+                Output::Event(Event::Closed(reason)) => {
+                    for (_, flag) in st.running.drain() {
+                        flag.store(true, Ordering::Release);
                     }
-                    Err(e) => {
-                        let _ = reply.send(Err(CallError::Usage(e)));
+                    // The machine has already answered each of our requests; this covers a
+                    // broken promise.
+                    for (_, slot) in st.peer_waiters.drain() {
+                        let error = RequestError::Closed(reason.clone());
+                        answered.push((slot, Err(CallError::Request(error))));
+                    }
+                    st.closed = Some(reason);
+                    self.out.set_closed();
+                }
+                Output::Event(Event::Call { id, handler, call, .. }) => {
+                    self.run_handler(st, id, handler, call);
+                }
+                Output::Event(Event::Cancelled { id }) => {
+                    if let Some(flag) = st.running.remove(&id) {
+                        flag.store(true, Ordering::Release);
                     }
                 }
+                Output::Event(Event::Response { id, result }) => {
+                    if let Some(slot) = st.peer_waiters.remove(&id) {
+                        answered.push((slot, result.map_err(CallError::Request)));
+                    }
+                }
+                Output::Event(_) => {}
             }
         }
+        let State { pending, .. } = st;
+        self.out.queue(pending, close);
+        self.out.wake_by(st.machine.poll_timeout());
     }
 
-    /// Drains the machine; `Some` once it has closed. Feeds a write failure back in.
-    fn drain(&mut self) -> Option<CloseReason> {
-        loop {
-            while let Some(out) = self.machine.poll_output() {
-                match out {
-                    Output::Transmit(Transmit::Write { bytes, .. }) => self.write(&bytes),
-                    Output::Transmit(Transmit::Close { .. }) => {
-                        self.flush();
-                        self.writer = None;
-                    }
-                    Output::Transmit(_) => {}
-                    Output::Event(Event::Closed(reason)) => {
-                        self.closed(&reason);
-                        return Some(reason);
-                    }
-                    Output::Event(event) => self.event(event),
-                }
-            }
-            self.flush();
-            let why = self.write_failed.take()?;
-            let receive = Receive { stream: StreamId::STDIO, event: StreamEvent::Failed(&why) };
-            self.machine.handle_input(Input::Receive(Instant::now(), receive));
-        }
-    }
-
-    fn event(&mut self, event: Event<SyncHandler<RequestContext>>) {
-        match event {
-            Event::Call { id, handler, call, .. } => self.run_handler(id, handler, call),
-            Event::Cancelled { id } => {
-                if let Some(flag) = self.running.remove(&id) {
-                    flag.store(true, Ordering::Release);
-                }
-            }
-            Event::Response { id, result } => {
-                if let Some(reply) = self.peer_waiters.remove(&id) {
-                    let _ = reply.send(result.map_err(CallError::Request));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn run_handler(&mut self, id: RequestId, handler: SyncHandler<RequestContext>, call: Call) {
+    /// Runs a handler on a thread of its own; that thread then feeds the answer.
+    fn run_handler(
+        &self,
+        st: &mut State,
+        id: RequestId,
+        handler: SyncHandler<RequestContext>,
+        call: Call,
+    ) {
+        let Some(me) = self.me.upgrade() else { return };
         let cancelled = Arc::new(AtomicBool::new(false));
-        let ctx = RequestContext::new(id.clone(), cancelled.clone(), self.to_self.clone());
-        let to_driver = self.to_self.clone();
+        let link: Arc<dyn Link> = me.clone();
+        let ctx = RequestContext::new(id.clone(), cancelled.clone(), link);
         let done_id = id.clone();
-        let spawned = self.workers.run(move || {
+        let spawned = st.workers.run(move || {
             let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, call)))
                 .unwrap_or_else(|_| Err(internal("the handler panicked")));
-            let _ = to_driver.send(ServerInput::Done { id: done_id, result });
+            drop(ctx);
+            me.drive(Role::Other, |st, now| {
+                st.running.remove(&done_id);
+                // Err: the client cancelled it or the session closed; nothing to send.
+                let _ = st.machine.respond(now, done_id, result);
+            });
         });
         match spawned {
-            Ok(_) => {
-                self.running.insert(id, cancelled);
+            Ok(()) => {
+                st.running.insert(id, cancelled);
             }
             Err(e) => {
                 let result = Err(internal(&format!("cannot start a handler thread: {e}")));
-                let _ = self.machine.respond(Instant::now(), id, result);
+                let _ = st.machine.respond(Instant::now(), id, result);
             }
-        }
-    }
-
-    fn closed(&mut self, reason: &CloseReason) {
-        self.flush();
-        for (_, flag) in self.running.drain() {
-            flag.store(true, Ordering::Release);
-        }
-        // The machine has already answered each of our requests; this covers a broken promise.
-        for (_, reply) in self.peer_waiters.drain() {
-            let _ = reply.send(Err(CallError::Request(RequestError::Closed(reason.clone()))));
-        }
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let Some(writer) = self.writer.as_mut() else { return };
-        if let Err(e) = writer.write_all(bytes) {
-            self.write_failed = Some(format!("writing: {e}"));
-            self.writer = None;
-        }
-    }
-
-    fn flush(&mut self) {
-        let Some(writer) = self.writer.as_mut() else { return };
-        if let Err(e) = writer.flush() {
-            self.write_failed = Some(format!("writing: {e}"));
-            self.writer = None;
         }
     }
 }
 
-fn ended() -> ServerInput {
-    ServerInput::Read(Chunk::End)
+impl<W: Write + Send + 'static> Link for ServerSession<W> {
+    fn progress(
+        &self,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), UsageError> {
+        self.drive(Role::Other, |st, now| st.machine.progress(now, id, progress, total, message))
+    }
+
+    fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
+        self.drive(Role::Other, |st, now| st.machine.log(now, level, None, data))
+    }
+
+    fn peer(&self, method: &'static str, params: RawJson) -> Result<RawJson, CallError> {
+        let slot: PeerSlot = Arc::new(Slot::new());
+        self.drive(Role::Other, |st, now| {
+            let opts = RequestOptions::default();
+            let id = st.machine.request(now, method, Some(params), opts)?;
+            st.peer_waiters.insert(id, slot.clone());
+            Ok(())
+        })
+        .map_err(CallError::Usage)?;
+        slot.wait()
+    }
 }
 
 fn internal(detail: &str) -> ErrorObject {
