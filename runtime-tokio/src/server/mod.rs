@@ -41,7 +41,10 @@ pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReaso
 /// ends or fails; returns why the session ended. Every frame is flushed as it is written.
 ///
 /// Handlers run concurrently, each in a task of its own; a request the client cancels has
-/// its task aborted. Must be called within a tokio runtime (either flavour).
+/// its task aborted. On a current-thread runtime a handler is first polled once in the
+/// session's loop, and one that is done then is answered without a task (it could not have
+/// run beside the loop anyway); on a multi-thread runtime every handler gets its task at
+/// once. Must be called within a tokio runtime (either flavour).
 pub async fn serve<R, W>(
     config: ServerConfig,
     registry: Registry,
