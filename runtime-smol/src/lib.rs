@@ -38,6 +38,7 @@ mod client;
 mod command;
 mod process;
 mod server;
+mod stdio;
 mod wire;
 
 pub use zest_core as core;

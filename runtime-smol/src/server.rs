@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde_json::Value;
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
-use smol::{future, Executor, Task, Unblock};
+use smol::{future, Executor, Task};
 use zest_core::api::{CallError, PeerApi};
 use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
@@ -23,23 +23,24 @@ use zest_core::server::{Event, Server, ServerConfig};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Calls, Outgoing, Submit};
+use crate::stdio;
 use crate::wire::{self, Alarm, Out, ReadOutcome};
 
 /// What a server offers, with async handlers that get a [`RequestContext`].
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 
 /// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
-/// the session ended. Stdout carries only protocol frames, written and flushed by a thread of
-/// smol's blocking pool; stdin is read by another. Log to stderr.
+/// the session ended. Stdout carries only protocol frames; log to stderr.
+///
+/// When stdin and stdout are pipes (as when an MCP client spawned us), they are driven by
+/// async-io's reactor in non-blocking mode for the session's duration and put back in
+/// blocking mode afterwards; a terminal, a file or a stdout shared with stderr is read and
+/// written by threads of smol's blocking pool instead.
 pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
-    let stdin = Unblock::new(std::io::stdin());
-    session(config, registry, stdin, |frames, report| async move {
-        let written = smol::unblock(move || wire::write_frames_blocking(std::io::stdout(), frames));
-        if let Err(e) = written.await {
-            let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
-        }
-    })
-    .await
+    let (reader, writer, restore) = stdio::open();
+    let reason = serve(config, registry, reader, writer).await;
+    drop(restore);
+    reason
 }
 
 /// Serves one MCP session over `reader` and `writer` until `reader` ends or a write fails;

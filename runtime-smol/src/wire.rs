@@ -47,24 +47,6 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
     writer.close().await
 }
 
-/// [`write_frames`] for a blocking writer, on a thread of its own (the blocking pool).
-pub(crate) fn write_frames_blocking<W: io::Write>(
-    mut writer: W,
-    queue: Receiver<Out>,
-) -> io::Result<()> {
-    let mut batch = Vec::with_capacity(64 * 1024);
-    while let Ok(first) = queue.recv_blocking() {
-        let close = collect(first, &queue, &mut batch);
-        writer.write_all(&batch)?;
-        batch.clear();
-        writer.flush()?;
-        if close {
-            return Ok(());
-        }
-    }
-    Ok(())
-}
-
 /// Appends `first` and whatever else is queued (up to 1 MiB) to `batch`; true on `Close`.
 fn collect(first: Out, queue: &Receiver<Out>, batch: &mut Vec<u8>) -> bool {
     let mut next = Some(first);

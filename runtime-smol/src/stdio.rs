@@ -1,0 +1,102 @@
+//! This process's stdin and stdout as async streams, for [`serve_stdio`](crate::serve_stdio).
+//!
+//! A server spawned by an MCP client has pipes for stdin and stdout. Those are put in
+//! non-blocking mode and driven by async-io's reactor like a socket ([`Async`]): a read or a
+//! write costs no thread hop and no buffer of its own. Non-blocking mode belongs to the pipe,
+//! not to this process, so it is switched back off when the session ends ([`Restore`]).
+//!
+//! Anything else keeps blocking mode and goes through a thread of smol's blocking pool
+//! ([`Unblock`]): a terminal or a file (other programs may share them), and a stdout shared
+//! with stderr (`2>&1`: our log writes to stderr would then see `WouldBlock`).
+
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
+use smol::io::{AsyncRead, AsyncWrite};
+use smol::{Async, Unblock};
+
+/// The read half.
+pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
+/// The write half.
+pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// Buffer of the thread-backed fallback, each way (`Unblock`'s default is 8 MiB, which a
+/// busy session fills over time: it is a ring).
+const FALLBACK_BUFFER: usize = 64 * 1024;
+
+/// Puts stdin and stdout back in blocking mode when dropped, for those this module switched.
+pub(crate) struct Restore {
+    stdin: bool,
+    stdout: bool,
+}
+
+/// Opens stdin and stdout, reactor-driven where they are pipes of their own (see the module
+/// docs). Whatever std's stdout still buffers is flushed first, so it precedes our frames.
+pub(crate) fn open() -> (Reader, Writer, Restore) {
+    let _ = io::stdout().flush();
+    let mut restore = Restore { stdin: false, stdout: false };
+    let reader: Reader = match is_fifo(io::stdin().as_fd()).then(|| reactor(io::stdin().as_fd())) {
+        Some(Some((pipe, switched))) => {
+            restore.stdin = switched;
+            Box::new(pipe)
+        }
+        _ => Box::new(Unblock::with_capacity(FALLBACK_BUFFER, io::stdin())),
+    };
+    let own_pipe = is_fifo(io::stdout().as_fd()) && !same_file(io::stdout(), io::stderr());
+    let writer: Writer = match own_pipe.then(|| reactor(io::stdout().as_fd())) {
+        Some(Some((pipe, switched))) => {
+            restore.stdout = switched;
+            Box::new(pipe)
+        }
+        _ => Box::new(Unblock::with_capacity(FALLBACK_BUFFER, io::stdout())),
+    };
+    (reader, writer, restore)
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        // Best effort: a descriptor that cannot be switched back is left as it is.
+        if self.stdin {
+            set_blocking(io::stdin().as_fd());
+        }
+        if self.stdout {
+            set_blocking(io::stdout().as_fd());
+        }
+    }
+}
+
+/// A duplicate of `fd` registered with the reactor (which makes it non-blocking), and whether
+/// that switched the pipe (false when it was non-blocking already). `None` if any step fails;
+/// the pipe is then left as it was.
+fn reactor(fd: BorrowedFd<'_>) -> Option<(Async<File>, bool)> {
+    let was_nonblocking = fcntl_getfl(fd).ok()?.contains(OFlags::NONBLOCK);
+    let owned: OwnedFd = fd.try_clone_to_owned().ok()?;
+    match Async::new(File::from(owned)) {
+        Ok(pipe) => Some((pipe, !was_nonblocking)),
+        Err(_) => {
+            if !was_nonblocking {
+                set_blocking(fd);
+            }
+            None
+        }
+    }
+}
+
+fn set_blocking(fd: BorrowedFd<'_>) {
+    if let Ok(flags) = fcntl_getfl(fd) {
+        let _ = fcntl_setfl(fd, flags - OFlags::NONBLOCK);
+    }
+}
+
+fn is_fifo(fd: BorrowedFd<'_>) -> bool {
+    fstat(fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Fifo)
+}
+
+fn same_file(a: impl AsFd, b: impl AsFd) -> bool {
+    match (fstat(a), fstat(b)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
+}
