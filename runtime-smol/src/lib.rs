@@ -40,6 +40,7 @@ mod process;
 mod server;
 mod stdio;
 mod wire;
+mod writer;
 
 pub use zest_core as core;
 pub use zest_core::api::{CallError, ClientApi, PeerApi};

@@ -3,7 +3,6 @@
 //! cancelled call's task is dropped.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -24,7 +23,8 @@ use zest_core::RequestOptions;
 
 use crate::call::{self, Calls, Outgoing, Submit};
 use crate::stdio;
-use crate::wire::{self, Alarm, Out, ReadOutcome};
+use crate::wire::{self, Alarm, ReadOutcome};
+use crate::writer::Writer;
 
 /// What a server offers, with async handlers that get a [`RequestContext`].
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
@@ -46,8 +46,8 @@ pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReaso
 /// Serves one MCP session over `reader` and `writer` until `reader` ends or a write fails;
 /// returns why the session ended. Frames are flushed as soon as they are written.
 ///
-/// Everything runs inside the returned future, on the caller's executor: the driver, the
-/// writer, and each call's handler as a task of a session-local executor (so handlers run
+/// Everything runs inside the returned future, on the caller's executor: the driver (which
+/// also writes), and each call's handler as a task of a session-local executor (so handlers run
 /// concurrently with each other and with the driver, on the thread polling this future).
 pub async fn serve<R, W>(
     config: ServerConfig,
@@ -59,29 +59,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    session(config, registry, reader, |frames, report| async move {
-        if let Err(e) = wire::write_frames(writer, frames).await {
-            let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
-        }
-    })
-    .await
-}
-
-/// One session: `writer` gets the queue of frames to write and a way to report failure.
-async fn session<R, F, Fut>(
-    config: ServerConfig,
-    registry: Registry,
-    reader: R,
-    writer: F,
-) -> CloseReason
-where
-    R: AsyncRead + Unpin,
-    F: FnOnce(Receiver<Out>, Sender<Command>) -> Fut,
-    Fut: Future<Output = ()>,
-{
     let (commands, queue) = channel::unbounded();
-    let (out, frames) = channel::unbounded();
-    let writing = writer(frames, commands.clone());
     let executor = Executor::new();
     let driver = Driver {
         core: Server::new(config, registry, Instant::now()),
@@ -90,15 +68,12 @@ where
         closed: Arc::new(OnceLock::new()),
         calls: Calls::default(),
         running: HashMap::new(),
-        out,
+        writer: Writer::new(writer),
     };
-    // The driver owns the writer's queue: when it returns and is dropped (cancelling the
-    // handlers still running), the writer finishes what is queued and closes the stream.
-    let driving = driver.run(reader, queue);
-    executor.run(future::zip(driving, writing)).await.0
+    executor.run(driver.run(reader, queue)).await
 }
 
-/// What handler contexts (and the writer) ask of the driver.
+/// What handler contexts ask of the driver.
 enum Command {
     /// A handler's request to the client.
     Call(Outgoing),
@@ -116,11 +91,9 @@ enum Command {
     },
     /// A handler finished.
     Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
-    /// Writing failed.
-    WriteFailed(String),
 }
 
-struct Driver<'e> {
+struct Driver<'e, W> {
     core: Server<AsyncHandler<RequestContext>>,
     /// Runs the handlers.
     executor: &'e Executor<'static>,
@@ -130,17 +103,21 @@ struct Driver<'e> {
     calls: Calls,
     /// Running handler tasks by the client's request id; dropping one cancels it.
     running: HashMap<RequestId, (Task<()>, Arc<AtomicBool>)>,
-    out: Sender<Out>,
+    writer: Writer<W>,
 }
 
 enum Wake {
     Read(ReadOutcome),
     Command(Command),
+    Written(std::io::Result<()>),
     Timeout,
 }
 
-impl Driver<'_> {
-    /// The loop: drain, then wait for bytes, a command or the deadline, and feed one.
+impl<W: AsyncWrite + Unpin> Driver<'_, W> {
+    /// The loop: drain (its frames leave in one write), then wait for bytes, a command, the
+    /// deadline or the rest of that write, and feed one. Once the session has closed, the
+    /// handlers still running are cancelled and what is queued is written before the writer
+    /// is closed.
     async fn run<R: AsyncRead + Unpin>(
         mut self,
         mut reader: R,
@@ -152,30 +129,58 @@ impl Driver<'_> {
             if let Some(reason) = self.drain() {
                 // Requests, progress and logs from handlers still running fail at once.
                 wire::close_queue(&queue);
+                self.running.clear();
+                self.writer.finish().await;
                 return reason;
             }
+            self.writer.try_progress();
             alarm.arm(self.core.poll_timeout());
+            let writing = self.writer.busy();
+            let writer = &mut self.writer;
             let wake = future::race(
                 async { Wake::Read(wire::read_some(&mut reader, &mut buf).await) },
                 future::race(
                     async {
-                        match queue.recv().await {
-                            Ok(command) => Wake::Command(command),
-                            // Unreachable while we hold a sender; a stalled read ends it anyway.
-                            Err(_) => future::pending().await,
+                        if writing {
+                            Wake::Written(writer.progress().await)
+                        } else {
+                            future::pending().await
                         }
                     },
-                    async {
-                        alarm.fired().await;
-                        Wake::Timeout
-                    },
+                    future::race(
+                        async {
+                            match queue.recv().await {
+                                Ok(command) => Wake::Command(command),
+                                // Unreachable while we hold a sender; a stalled read ends it anyway.
+                                Err(_) => future::pending().await,
+                            }
+                        },
+                        async {
+                            alarm.fired().await;
+                            Wake::Timeout
+                        },
+                    ),
                 ),
             )
             .await;
             let now = Instant::now();
             match wake {
                 Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
-                Wake::Command(command) => self.apply(now, command),
+                Wake::Command(command) => {
+                    // Commands already queued go in the same turn, so that their frames
+                    // leave in one write.
+                    self.apply(now, command);
+                    while let Ok(command) = queue.try_recv() {
+                        self.apply(now, command);
+                    }
+                }
+                Wake::Written(Err(e)) => {
+                    let why = format!("write failed: {e}");
+                    let event = StreamEvent::Failed(&why);
+                    let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
+                    self.core.handle_input(input);
+                }
+                Wake::Written(Ok(())) => {}
                 Wake::Timeout => self.core.handle_input(Input::Timeout(now)),
             }
         }
@@ -202,11 +207,6 @@ impl Driver<'_> {
                 // Err only when the client cancelled meanwhile: nothing to send.
                 let _ = self.core.respond(now, id, result);
             }
-            Command::WriteFailed(why) => {
-                let event = StreamEvent::Failed(&why);
-                let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
-                self.core.handle_input(input);
-            }
         }
     }
 
@@ -215,12 +215,8 @@ impl Driver<'_> {
         let mut closed = None;
         while let Some(output) = self.core.poll_output() {
             match output {
-                Output::Transmit(Transmit::Write { bytes, .. }) => {
-                    let _ = self.out.try_send(Out::Frame(bytes));
-                }
-                Output::Transmit(Transmit::Close { .. }) => {
-                    let _ = self.out.try_send(Out::Close);
-                }
+                Output::Transmit(Transmit::Write { bytes, .. }) => self.writer.send(&bytes),
+                Output::Transmit(Transmit::Close { .. }) => self.writer.close(),
                 Output::Transmit(_) => {}
                 Output::Event(Event::Call { id, handler, call, .. }) => {
                     let cancelled = Arc::new(AtomicBool::new(false));

@@ -1,66 +1,18 @@
-//! What the client and server drivers share: the writer, one read, the one timer, the end of
-//! the command queue, and panic-safe handler answers.
-//!
-//! The driver never awaits a write: it queues frames for [`write_frames`], which runs beside
-//! it. A peer that stops reading therefore cannot stop us from reading it (no pipe deadlock).
+//! What the client and server drivers share besides the [`Writer`](crate::writer::Writer):
+//! one read, the one timer, the end of the command queue, and panic-safe handler answers.
 
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use bytes::Bytes;
 use smol::channel::Receiver;
 use smol::future::FutureExt as _;
-use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use smol::io::{AsyncRead, AsyncReadExt as _};
 use smol::Timer;
 use zest_core::error::Rejection;
 use zest_core::handler::BoxFuture;
 use zest_core::io::{Input, Receive, StreamEvent, StreamId};
 use zest_core::jsonrpc::{ErrorObject, RawJson};
-
-/// What the driver asks of the writer.
-#[derive(Debug)]
-pub(crate) enum Out {
-    /// Write a whole frame.
-    Frame(Bytes),
-    /// Finish writing and close the stream.
-    Close,
-}
-
-/// Writes queued frames in order, coalescing those queued together into one write and
-/// flushing whenever the queue runs dry. Ends on [`Out::Close`] or when the queue closes
-/// (closing the stream either way), or on the first write error.
-pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    queue: Receiver<Out>,
-) -> io::Result<()> {
-    let mut batch = Vec::with_capacity(64 * 1024);
-    while let Ok(first) = queue.recv().await {
-        let close = collect(first, &queue, &mut batch);
-        writer.write_all(&batch).await?;
-        batch.clear();
-        writer.flush().await?;
-        if close {
-            break;
-        }
-    }
-    writer.close().await
-}
-
-/// Appends `first` and whatever else is queued (up to 1 MiB) to `batch`; true on `Close`.
-fn collect(first: Out, queue: &Receiver<Out>, batch: &mut Vec<u8>) -> bool {
-    let mut next = Some(first);
-    while let Some(out) = next.take() {
-        match out {
-            Out::Frame(bytes) => batch.extend_from_slice(&bytes),
-            Out::Close => return true,
-        }
-        if batch.len() < 1024 * 1024 {
-            next = queue.try_recv().ok();
-        }
-    }
-    false
-}
 
 /// Closes a driver's command queue and drops what is still in it: every sender then fails
 /// at once, and every caller waiting on a queued command sees its reply channel close.

@@ -2,17 +2,18 @@
 //!
 //! ```text
 //!  loop { drain poll_output ─▶ race { stdout read | command | poll_timeout } ─▶ feed one }
+//!           (drain's frames: one write) ─▶ race { … | the rest of that write, if any }
 //!  on Closed: drop the command queue (later calls fail at once), cancel handler tasks,
-//!             end the writer, shut the child down, reap it, wake close() waiters
+//!             finish writing and close stdin, shut the child down, reap it, wake close() waiters
 //! ```
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use smol::channel::{self, Receiver, Sender};
+use smol::channel::{Receiver, Sender};
 use smol::future;
-use smol::process::ChildStdout;
+use smol::process::{ChildStdin, ChildStdout};
 use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
@@ -23,7 +24,8 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use super::Shared;
 use crate::call::{Calls, Outgoing};
 use crate::process::Spawned;
-use crate::wire::{self, Alarm, Out, ReadOutcome};
+use crate::wire::{self, Alarm, ReadOutcome};
+use crate::writer::Writer;
 
 /// What handles (and the driver's own helper tasks) ask of the driver.
 pub(super) enum Command {
@@ -35,15 +37,13 @@ pub(super) enum Command {
     Close,
     /// A client handler answered a server request.
     Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
-    /// Writing to the child's stdin failed.
-    WriteFailed(String),
 }
 
 /// The driver's fixed parts; see [`Driver::run`].
 pub(super) struct Driver {
     pub(super) core: CoreClient,
     pub(super) handlers: AsyncClientHandlers,
-    /// For handler tasks and the writer to report back.
+    /// For handler tasks to report back.
     pub(super) commands: Sender<Command>,
     pub(super) notifications: Sender<ServerNotification>,
     /// Taken on `Ready`; dropped unused if the session closes first.
@@ -60,7 +60,8 @@ struct Session {
     calls: Calls,
     /// Server requests being answered by client handlers, by the server's request id.
     serving: HashMap<RequestId, Task<()>>,
-    out: Sender<Out>,
+    /// The child's stdin.
+    writer: Writer<ChildStdin>,
     /// Writing failed: why, and until when stdout may still deliver answers already written.
     stdin_broken: Option<(String, Instant)>,
 }
@@ -68,6 +69,7 @@ struct Session {
 enum Wake {
     Read(ReadOutcome),
     Command(Command),
+    Written(std::io::Result<()>),
     Timeout,
 }
 
@@ -75,21 +77,19 @@ impl Driver {
     /// Runs the session until the machine closes, then shuts the child down and reaps it.
     pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
         let Spawned { supervisor, stdin, mut stdout } = spawned;
-        let (out, queue) = channel::unbounded();
-        let report = self.commands.clone();
-        let writer = smol::spawn(async move {
-            if let Err(e) = wire::write_frames(stdin, queue).await {
-                let _ = report.try_send(Command::WriteFailed(format!("write failed: {e}")));
-            }
-        });
-        let mut session =
-            Session { calls: Calls::default(), serving: HashMap::new(), out, stdin_broken: None };
+        let mut session = Session {
+            calls: Calls::default(),
+            serving: HashMap::new(),
+            writer: Writer::new(stdin),
+            stdin_broken: None,
+        };
         self.drive(&mut session, &mut stdout, &commands).await;
-        // Calls queued or made from now on fail at once; handler tasks are cancelled; the
-        // writer finishes what is queued and closes stdin.
+        // Calls queued or made from now on fail at once; handler tasks are cancelled; what is
+        // queued is written and stdin closed (within the first grace period: dropping the
+        // future closes stdin).
         wire::close_queue(&commands);
-        drop(session);
-        let exit = supervisor.shutdown(writer).await;
+        let Session { mut writer, .. } = session;
+        let exit = supervisor.shutdown(async move { writer.finish().await }).await;
         drop(stdout);
         let exit = exit.map_err(|e| (e.kind(), e.to_string()));
         *self.shared.exit.lock().expect("no panics while holding the lock") = Some(exit);
@@ -108,29 +108,57 @@ impl Driver {
             if self.drain(s) {
                 return;
             }
+            s.writer.try_progress();
             alarm.arm(self.core.poll_timeout());
             alarm.arm(s.stdin_broken.as_ref().map(|(_, until)| *until));
+            let writing = s.writer.busy();
+            let writer = &mut s.writer;
             let wake = future::race(
                 async { Wake::Read(wire::read_some(stdout, &mut buf).await) },
                 future::race(
                     async {
-                        match commands.recv().await {
-                            Ok(command) => Wake::Command(command),
-                            // Unreachable while we hold a sender; treat as a close anyway.
-                            Err(_) => Wake::Command(Command::Close),
+                        if writing {
+                            Wake::Written(writer.progress().await)
+                        } else {
+                            future::pending().await
                         }
                     },
-                    async {
-                        alarm.fired().await;
-                        Wake::Timeout
-                    },
+                    future::race(
+                        async {
+                            match commands.recv().await {
+                                Ok(command) => Wake::Command(command),
+                                // Unreachable while we hold a sender; treat as a close anyway.
+                                Err(_) => Wake::Command(Command::Close),
+                            }
+                        },
+                        async {
+                            alarm.fired().await;
+                            Wake::Timeout
+                        },
+                    ),
                 ),
             )
             .await;
             let now = Instant::now();
             match wake {
                 Wake::Read(outcome) => self.core.handle_input(outcome.input(now, &buf)),
-                Wake::Command(command) => self.apply(s, now, command),
+                Wake::Command(command) => {
+                    // Commands already queued go in the same turn, so that their frames
+                    // leave in one write.
+                    self.apply(s, now, command);
+                    while let Ok(command) = commands.try_recv() {
+                        self.apply(s, now, command);
+                    }
+                }
+                // The child may have written answers before it stopped reading: keep reading
+                // stdout (EOF ends the session as usual) and fail the transport only if it is
+                // still open after the grace period.
+                Wake::Written(Err(e)) => {
+                    if s.stdin_broken.is_none() {
+                        s.stdin_broken = Some((format!("write failed: {e}"), now + self.grace));
+                    }
+                }
+                Wake::Written(Ok(())) => {}
                 Wake::Timeout => match s.stdin_broken.take() {
                     Some((why, until)) if now >= until => {
                         let event = StreamEvent::Failed(&why);
@@ -162,14 +190,6 @@ impl Driver {
                 // Err only if the server cancelled the request meanwhile: nothing to send.
                 let _ = self.core.respond(now, id, result);
             }
-            // The child may have written answers before it stopped reading: keep reading
-            // stdout (EOF ends the session as usual) and fail the transport only if it is
-            // still open after the grace period.
-            Command::WriteFailed(why) => {
-                if s.stdin_broken.is_none() {
-                    s.stdin_broken = Some((why, now + self.grace));
-                }
-            }
         }
     }
 
@@ -178,12 +198,8 @@ impl Driver {
         let mut closed = false;
         while let Some(output) = self.core.poll_output() {
             match output {
-                Output::Transmit(Transmit::Write { bytes, .. }) => {
-                    let _ = s.out.try_send(Out::Frame(bytes));
-                }
-                Output::Transmit(Transmit::Close { .. }) => {
-                    let _ = s.out.try_send(Out::Close);
-                }
+                Output::Transmit(Transmit::Write { bytes, .. }) => s.writer.send(&bytes),
+                Output::Transmit(Transmit::Close { .. }) => s.writer.close(),
                 Output::Transmit(_) => {}
                 Output::Event(event) => closed |= self.handle_event(s, event),
             }
