@@ -187,8 +187,10 @@ impl<W: Write> Outbox<W> {
                 }
                 ctl.writing = false;
                 ctl.spare = buf;
-                // The supervisor may be waiting for the last write before the end.
-                self.bell.notify_all();
+                if ctl.closed {
+                    // The supervisor may be waiting in `finish` for this last write.
+                    self.bell.notify_all();
+                }
                 return result.err();
             }
         }
