@@ -36,6 +36,7 @@
 mod call;
 mod client;
 mod command;
+mod pipe;
 mod process;
 mod server;
 mod stdio;

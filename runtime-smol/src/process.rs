@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt as _;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -15,19 +16,21 @@ use std::time::{Duration, Instant};
 use rustix::process::{kill_process_group, Pid, Signal};
 use smol::future::FutureExt as _;
 use smol::io::{AsyncBufReadExt as _, AsyncReadExt as _};
-use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
+use smol::process::{Child, ChildStderr, Stdio};
 use smol::{Task, Timer};
 
 use crate::command::{StderrFn, StdioCommand};
+use crate::pipe::Pipe;
 
 /// Longest piece of a stderr line delivered at once.
 const MAX_STDERR_LINE: usize = 64 * 1024;
 
-/// A running child, its pipes split off.
+/// A running child, its pipes split off (stdin and stdout as [`Pipe`]s, which read only
+/// once the reactor reported data).
 pub(crate) struct Spawned {
     pub(crate) supervisor: Supervisor,
-    pub(crate) stdin: ChildStdin,
-    pub(crate) stdout: ChildStdout,
+    pub(crate) stdin: Pipe,
+    pub(crate) stdout: Pipe,
 }
 
 /// Owns the child and its stderr pump until the child is reaped.
@@ -62,6 +65,8 @@ pub(crate) fn spawn(cmd: StdioCommand) -> io::Result<Spawned> {
     else {
         unreachable!("all three pipes were requested");
     };
+    let stdin = Pipe::new(OwnedFd::try_from(stdin)?)?;
+    let stdout = Pipe::new(OwnedFd::try_from(stdout)?)?;
     let sink = cmd.on_stderr.unwrap_or_else(|| {
         Box::new(move |line: String| eprintln!("[{program}] {line}")) as StderrFn
     });

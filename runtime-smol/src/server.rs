@@ -1,10 +1,14 @@
 //! The server: [`serve`] drives the core's server machine over any pair of byte streams,
-//! [`serve_stdio`] over this process's stdin and stdout. Each call runs as its own task; a
-//! cancelled call's task is dropped.
+//! [`serve_stdio`] over this process's stdin and stdout. Each call's handler is polled once
+//! by the driver; one that does not finish then runs on as its own task, dropped if the call
+//! is cancelled.
 
 use std::collections::HashMap;
+use std::future::Future as _;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -47,8 +51,9 @@ pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReaso
 /// returns why the session ended. Frames are flushed as soon as they are written.
 ///
 /// Everything runs inside the returned future, on the caller's executor: the driver (which
-/// also writes), and each call's handler as a task of a session-local executor (so handlers run
-/// concurrently with each other and with the driver, on the thread polling this future).
+/// also writes) polls each call's handler once, answering at once if it is done; a handler
+/// that is not goes on as a task of a session-local executor (so handlers run concurrently
+/// with each other and with the driver, on the thread polling this future).
 pub async fn serve<R, W>(
     config: ServerConfig,
     registry: Registry,
@@ -226,11 +231,20 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                         cancelled: cancelled.clone(),
                         closed: self.closed.clone(),
                     };
-                    let answer = handler.run(ctx, call);
+                    let mut answer = wire::answering(handler.run(ctx, call));
+                    // Most handlers finish in their first poll: those are answered in this
+                    // drain, with no task, no command and no wake-up. The others become a
+                    // task, which the executor polls again (with its own waker) at once.
+                    let mut cx = Context::from_waker(Waker::noop());
+                    if let Poll::Ready(outcome) = Pin::new(&mut answer).poll(&mut cx) {
+                        // Err only if the client cancelled meanwhile: nothing to send.
+                        let _ = self.core.respond(Instant::now(), id, wire::answer_of(outcome));
+                        continue;
+                    }
                     let commands = self.commands.clone();
                     let task_id = id.clone();
                     let task = self.executor.spawn(async move {
-                        let result = wire::answer(answer).await;
+                        let result = wire::answer_of(answer.await);
                         let _ = commands.try_send(Command::Respond { id: task_id, result });
                     });
                     self.running.insert(id, (task, cancelled));

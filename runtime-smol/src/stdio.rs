@@ -1,7 +1,7 @@
 //! This process's stdin and stdout as async streams, for [`serve_stdio`](crate::serve_stdio).
 //!
 //! A server spawned by an MCP client has pipes for stdin and stdout. Those are put in
-//! non-blocking mode and driven by async-io's reactor like a socket ([`Async`]): a read or a
+//! non-blocking mode and driven by async-io's reactor like a socket ([`Pipe`]): a read or a
 //! write costs no thread hop and no buffer of its own. Non-blocking mode belongs to the pipe,
 //! not to this process, so it is switched back off when the session ends ([`Restore`]).
 //!
@@ -9,13 +9,14 @@
 //! ([`Unblock`]): a terminal or a file (other programs may share them), and a stdout shared
 //! with stderr (`2>&1`: our log writes to stderr would then see `WouldBlock`).
 
-use std::fs::File;
 use std::io::{self, Write as _};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
 use smol::io::{AsyncRead, AsyncWrite};
-use smol::{Async, Unblock};
+use smol::Unblock;
+
+use crate::pipe::Pipe;
 
 /// The read half.
 pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
@@ -70,10 +71,9 @@ impl Drop for Restore {
 /// A duplicate of `fd` registered with the reactor (which makes it non-blocking), and whether
 /// that switched the pipe (false when it was non-blocking already). `None` if any step fails;
 /// the pipe is then left as it was.
-fn reactor(fd: BorrowedFd<'_>) -> Option<(Async<File>, bool)> {
+fn reactor(fd: BorrowedFd<'_>) -> Option<(Pipe, bool)> {
     let was_nonblocking = fcntl_getfl(fd).ok()?.contains(OFlags::NONBLOCK);
-    let owned: OwnedFd = fd.try_clone_to_owned().ok()?;
-    match Async::new(File::from(owned)) {
+    match Pipe::new(fd.try_clone_to_owned().ok()?) {
         Ok(pipe) => Some((pipe, !was_nonblocking)),
         Err(_) => {
             if !was_nonblocking {

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use smol::channel::Receiver;
-use smol::future::FutureExt as _;
+use smol::future::{CatchUnwind, FutureExt as _};
 use smol::io::{AsyncRead, AsyncReadExt as _};
 use smol::Timer;
 use zest_core::error::Rejection;
@@ -23,12 +23,22 @@ pub(crate) fn close_queue<T>(queue: &Receiver<T>) {
     while queue.try_recv().is_ok() {}
 }
 
-/// Runs a handler's future, turning a panic into an internal-error answer: a panicking
-/// handler must neither leave its request unanswered nor take the session down.
-pub(crate) async fn answer(
-    handler: BoxFuture<'static, Result<RawJson, ErrorObject>>,
+/// A handler's future with its panics caught; [`answer_of`] makes its outcome an answer.
+pub(crate) type Answering = CatchUnwind<AssertUnwindSafe<HandlerFuture>>;
+
+type HandlerFuture = BoxFuture<'static, Result<RawJson, ErrorObject>>;
+
+/// Wraps a handler's future so that a panic can be answered (see [`answer_of`]).
+pub(crate) fn answering(handler: HandlerFuture) -> Answering {
+    AssertUnwindSafe(handler).catch_unwind()
+}
+
+/// Turns a panic into an internal-error answer: a panicking handler must neither leave its
+/// request unanswered nor take the session down.
+pub(crate) fn answer_of(
+    outcome: std::thread::Result<Result<RawJson, ErrorObject>>,
 ) -> Result<RawJson, ErrorObject> {
-    match AssertUnwindSafe(handler).catch_unwind().await {
+    match outcome {
         Ok(result) => result,
         Err(panic) => {
             let what = panic
@@ -39,6 +49,11 @@ pub(crate) async fn answer(
             Err(Rejection::Internal(format!("the handler panicked: {what}")).to_jsonrpc())
         }
     }
+}
+
+/// Runs a handler's future to its answer, a panic included (see [`answer_of`]).
+pub(crate) async fn answer(handler: HandlerFuture) -> Result<RawJson, ErrorObject> {
+    answer_of(answering(handler).await)
 }
 
 /// The driver's one timer, for the machine's `poll_timeout`.

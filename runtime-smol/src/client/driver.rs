@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use smol::channel::{Receiver, Sender};
 use smol::future;
-use smol::process::{ChildStdin, ChildStdout};
 use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
@@ -23,6 +22,7 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 
 use super::Shared;
 use crate::call::{Calls, Outgoing};
+use crate::pipe::Pipe;
 use crate::process::Spawned;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
@@ -61,7 +61,7 @@ struct Session {
     /// Server requests being answered by client handlers, by the server's request id.
     serving: HashMap<RequestId, Task<()>>,
     /// The child's stdin.
-    writer: Writer<ChildStdin>,
+    writer: Writer<Pipe>,
     /// Writing failed: why, and until when stdout may still deliver answers already written.
     stdin_broken: Option<(String, Instant)>,
 }
@@ -96,12 +96,7 @@ impl Driver {
         drop(self.done);
     }
 
-    async fn drive(
-        &mut self,
-        s: &mut Session,
-        stdout: &mut ChildStdout,
-        commands: &Receiver<Command>,
-    ) {
+    async fn drive(&mut self, s: &mut Session, stdout: &mut Pipe, commands: &Receiver<Command>) {
         let mut buf = vec![0u8; 64 * 1024];
         let mut alarm = Alarm::default();
         loop {
