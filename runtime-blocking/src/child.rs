@@ -41,7 +41,7 @@ where
     R: Read + Send + 'static,
     F: FnMut(StreamEvent<'_>) -> bool + Send + 'static,
 {
-    let reader = thread::Builder::new().name("zest-reader".into()).stack_size(link::STACK);
+    let reader = thread::Builder::new().name("zest-reader".into());
     reader.spawn(move || {
         link::no_join(|| {
             let mut buf = vec![0u8; READ_BUF];
@@ -69,7 +69,7 @@ where
 
 /// Delivers each stderr line to `f` until EOF.
 pub(crate) fn read_stderr(stderr: ChildStderr, mut f: StderrFn) -> io::Result<()> {
-    thread::Builder::new().name("zest-stderr".into()).stack_size(link::STACK).spawn(move || {
+    thread::Builder::new().name("zest-stderr".into()).spawn(move || {
         let mut lines = BufReader::new(stderr);
         let mut line = Vec::new();
         loop {

@@ -21,10 +21,6 @@ use std::io::{self, Write};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-/// Stack size of the runtime's own threads (readers, supervisor). They run no app code but
-/// progress callbacks; 256 KiB leaves ample room while keeping the thread's reservation small.
-pub(crate) const STACK: usize = 256 * 1024;
-
 thread_local! {
     /// Set while this thread holds a session's machine lock, or is one of its threads: a
     /// handle dropped here must not wait for the session to end (it would wait for itself).

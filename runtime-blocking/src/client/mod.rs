@@ -169,7 +169,7 @@ impl Client {
         let exit = Arc::new(ExitSlot::default());
         let supervisor = readers.and_then(|()| {
             let (session, cell, exit) = (session.clone(), cell.clone(), exit.clone());
-            let builder = thread::Builder::new().name("zest-client".into()).stack_size(link::STACK);
+            let builder = thread::Builder::new().name("zest-client".into());
             builder.spawn(move || {
                 let child = link::lock(&cell).take();
                 let Some(mut child) = child else { return };
