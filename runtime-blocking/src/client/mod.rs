@@ -235,8 +235,8 @@ impl Client {
     }
 
     /// [`start`](Self::start) with progress reports delivered to `on_progress` (set
-    /// `opts.progress` to ask the server for them). The callback runs on the driver thread:
-    /// keep it short.
+    /// `opts.progress` to ask the server for them). The callback runs with the session locked,
+    /// on whichever session thread fed the report: keep it short, and do not call this client.
     pub fn start_with_progress<M: Method>(
         &self,
         params: M::Params,
