@@ -130,6 +130,7 @@ mod lifecycle;
 mod rpc;
 pub mod schema;
 pub mod server;
+pub mod stdio;
 
 pub use rpc::RequestOptions;
 

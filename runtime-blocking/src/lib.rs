@@ -32,7 +32,6 @@
 
 mod child;
 mod client;
-mod command;
 mod link;
 mod server;
 mod workers;
@@ -45,8 +44,8 @@ pub use client::{
     CancelHandle, Client, ClientOptions, ConnectError, Notifications, PendingCall,
     NOTIFICATION_QUEUE,
 };
-pub use command::StdioCommand;
 pub use server::{serve, serve_stdio, Registry, RequestContext};
+pub use zest_core::stdio::StdioCommand;
 
 // Handles cross threads: checked at compile time.
 const _: () = {

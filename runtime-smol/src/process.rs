@@ -19,8 +19,8 @@ use smol::io::{AsyncBufReadExt as _, AsyncReadExt as _};
 use smol::process::{Child, ChildStderr, Stdio};
 use smol::{Task, Timer};
 
-use crate::command::{StderrFn, StdioCommand};
 use crate::pipe::Pipe;
+use zest_core::stdio::{StderrFn, StdioCommand};
 
 /// Longest piece of a stderr line delivered at once.
 const MAX_STDERR_LINE: usize = 64 * 1024;
@@ -41,17 +41,17 @@ pub(crate) struct Supervisor {
 }
 
 /// Starts `cmd` with piped stdio in a new process group; stderr lines go to its callback.
-pub(crate) fn spawn(cmd: StdioCommand) -> io::Result<Spawned> {
+pub(crate) fn spawn(mut cmd: StdioCommand) -> io::Result<Spawned> {
     let program = cmd.program_name();
-    let mut std_cmd = std::process::Command::new(&cmd.program);
-    std_cmd.args(&cmd.args).process_group(0);
-    for (key, value) in &cmd.env {
+    let mut std_cmd = std::process::Command::new(cmd.program());
+    std_cmd.args(cmd.arguments()).process_group(0);
+    for (key, value) in cmd.env_changes() {
         match value {
             Some(v) => std_cmd.env(key, v),
             None => std_cmd.env_remove(key),
         };
     }
-    if let Some(dir) = &cmd.current_dir {
+    if let Some(dir) = cmd.working_dir() {
         std_cmd.current_dir(dir);
     }
     let mut child = smol::process::Command::from(std_cmd)
@@ -67,11 +67,11 @@ pub(crate) fn spawn(cmd: StdioCommand) -> io::Result<Spawned> {
     };
     let stdin = Pipe::new(OwnedFd::try_from(stdin)?)?;
     let stdout = Pipe::new(OwnedFd::try_from(stdout)?)?;
-    let sink = cmd.on_stderr.unwrap_or_else(|| {
+    let sink = cmd.take_stderr_sink().unwrap_or_else(|| {
         Box::new(move |line: String| eprintln!("[{program}] {line}")) as StderrFn
     });
     let stderr = smol::spawn(pump_stderr(stderr, sink));
-    Ok(Spawned { supervisor: Supervisor { child, grace: cmd.grace, stderr }, stdin, stdout })
+    Ok(Spawned { supervisor: Supervisor { child, grace: cmd.grace(), stderr }, stdin, stdout })
 }
 
 impl Supervisor {

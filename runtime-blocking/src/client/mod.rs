@@ -13,7 +13,7 @@ use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
-use zest_core::client::{self as machine, ClientConfig, Negotiated, ServerNotification};
+use zest_core::client::{self as machine, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::jsonrpc::{ErrorObject, RawJson};
@@ -22,35 +22,17 @@ use zest_core::schema::PaginatedParams;
 use zest_core::RequestOptions;
 
 use crate::child;
-use crate::command::StdioCommand;
 use crate::link::{self, Slot};
 pub use pending::{CancelHandle, PendingCall};
 use session::Session;
+use zest_core::stdio::StdioCommand;
 
 /// How many unread server notifications are kept; later ones are dropped until some are read.
 pub const NOTIFICATION_QUEUE: usize = 1024;
 
-/// The client's configuration and its handlers for server requests.
-#[derive(Debug)]
-pub struct ClientOptions {
-    /// The core client configuration (name, version, timeouts, limits).
-    pub config: ClientConfig,
-    handlers: SyncClientHandlers,
-}
-
-impl ClientOptions {
-    /// Options with our name and version and every default.
-    pub fn new(name: &str, version: &str) -> Self {
-        Self { config: ClientConfig::new(name, version), handlers: SyncClientHandlers::default() }
-    }
-
-    /// Sets the handlers for sampling, elicitation and roots; the capabilities they serve are
-    /// declared in `initialize`. Each request runs on a thread of its own.
-    pub fn handlers(mut self, handlers: SyncClientHandlers) -> Self {
-        self.handlers = handlers;
-        self
-    }
-}
+/// The client's configuration and its handlers for server requests (sampling, elicitation,
+/// roots); each such request runs on a thread of its own.
+pub type ClientOptions = zest_core::stdio::ClientOptions<SyncClientHandlers>;
 
 /// Why [`Client::spawn`] failed. The child, if it started, has been shut down and reaped.
 #[derive(Clone, Debug, PartialEq)]
@@ -141,22 +123,21 @@ struct ExitSlot {
 impl Client {
     /// Spawns the server and performs the handshake; returns once the session is ready.
     pub fn spawn(mut command: StdioCommand, options: ClientOptions) -> Result<Self, ConnectError> {
-        let program = command.program();
+        let program = command.program_name();
         let spawned =
             child::spawn(&command).map_err(|e| ConnectError::spawn(program.clone(), &e))?;
         let child::Spawned { child, stdin, stdout, stderr } = spawned;
         let pid = child.id();
-        let grace = command.shutdown_grace;
+        let grace = command.grace();
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
-        let mut config = options.config;
-        config.capabilities = options.handlers.capabilities(config.capabilities);
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities);
         let machine = machine::Client::new(config, Instant::now());
         let ready = Arc::new(Slot::new());
-        let session =
-            Session::new(machine, stdin, options.handlers, notes_tx, ready.clone(), grace);
+        let session = Session::new(machine, stdin, handlers, notes_tx, ready.clone(), grace);
         // `initialize` is written before anything is read.
         session.start();
-        let on_stderr = command.on_stderr.take().unwrap_or_else(|| {
+        let on_stderr = command.take_stderr_sink().unwrap_or_else(|| {
             let prefix = program.clone();
             Box::new(move |line| eprintln!("[{prefix}] {line}"))
         });

@@ -129,7 +129,7 @@ impl Client {
         let spawned = process::spawn(command)
             .map_err(|source| ConnectError::Spawn { program: program.clone(), source })?;
         let pid = spawned.supervisor.pid();
-        let ClientOptions { mut config, handlers } = options;
+        let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new(config, Instant::now());
 

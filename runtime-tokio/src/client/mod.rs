@@ -84,17 +84,17 @@ impl Client {
         command: StdioCommand,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let grace = command.grace;
+        let grace = command.grace();
         let (child, pipes) = process::spawn(command)?;
         let pid = child.id();
-        let mut config = options.config;
-        config.capabilities = options.handlers.capabilities(config.capabilities.clone());
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities.clone());
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = oneshot::channel();
         let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
         let (exit_tx, exit) = watch::channel(None);
         let notifications = notes_tx.downgrade();
-        let driver = Driver::new(config, options.handlers, notes_tx, ready_tx);
+        let driver = Driver::new(config, handlers, notes_tx, ready_tx);
         tokio::spawn(driver.run(child, pipes, command_rx, grace, exit_tx));
         let negotiated = match ready_rx.await {
             Ok(outcome) => outcome?,

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::ConnectError;
-use crate::command::{StderrFn, StdioCommand};
+use zest_core::stdio::{StderrFn, StdioCommand};
 
 /// Longest stderr line delivered whole; longer lines arrive in pieces of this size.
 const MAX_STDERR_LINE: u64 = 64 * 1024;
@@ -37,22 +37,22 @@ pub(crate) struct Pipes {
 
 /// Starts the program with piped stdio in a new process group; its stderr lines go to the
 /// command's callback from a task of their own.
-pub(crate) fn spawn(command: StdioCommand) -> Result<(Child, Pipes), ConnectError> {
+pub(crate) fn spawn(mut command: StdioCommand) -> Result<(Child, Pipes), ConnectError> {
     let program = command.program_name();
-    let mut cmd = Command::new(&command.program);
-    cmd.args(&command.args)
+    let mut cmd = Command::new(command.program());
+    cmd.args(command.arguments())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(false);
-    for (key, value) in &command.env {
+    for (key, value) in command.env_changes() {
         match value {
             Some(v) => cmd.env(key, v),
             None => cmd.env_remove(key),
         };
     }
-    if let Some(dir) = &command.cwd {
+    if let Some(dir) = command.working_dir() {
         cmd.current_dir(dir);
     }
     let mut child = cmd.spawn().map_err(|e| ConnectError::Spawn {
@@ -66,7 +66,7 @@ pub(crate) fn spawn(command: StdioCommand) -> Result<(Child, Pipes), ConnectErro
     };
     let pid = i32::try_from(id).ok().and_then(Pid::from_raw);
     let pid = pid.expect("the kernel gives children positive pids that fit an i32");
-    let on_stderr = command.on_stderr.unwrap_or_else(|| {
+    let on_stderr = command.take_stderr_sink().unwrap_or_else(|| {
         let prefix = format!("[{program}] ");
         Box::new(move |line| eprintln!("{prefix}{line}"))
     });
