@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     )?;
     let n = client.negotiated();
     println!(
-        "handshake: {} {} speaking {:?} ({})",
+        "handshake: {} {} speaking {} ({})",
         n.server_info.name,
         n.server_info.version,
         n.protocol_version,
