@@ -36,8 +36,22 @@ fn assert_reaped(pid: u32) {
 
 #[test]
 fn banner_lines_before_json_are_skipped() {
-    let client = common::spawn_fixture(&["--banner"]);
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use zest_blocking::core::error::ProtocolViolation;
+    use zest_blocking::core::framing::lines::LineViolation;
+    let non_json = Arc::new(AtomicUsize::new(0));
+    let sink = non_json.clone();
+    let handlers = common::canned_sampling().on_violation(move |v| {
+        if matches!(v, ProtocolViolation::Line(LineViolation::NotJson { .. })) {
+            sink.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let command = StdioCommand::new(common::fixture()).arg("--banner").on_stderr(|_| {});
+    let options = ClientOptions::new("zest-blocking-tests", "0.0.0").handlers(handlers);
+    let client = Client::spawn(command, options).expect("the fixture starts");
     assert_eq!(echo(&client, "after the banner"), "after the banner");
+    assert_eq!(non_json.load(Ordering::SeqCst), 2, "both banner lines reported");
 }
 
 #[test]

@@ -16,6 +16,22 @@ fn options() -> ClientOptions {
     ClientOptions::new("zest-smol-faults", "0.1.0")
 }
 
+/// Options whose violation sink counts the server's non-JSON lines.
+fn counting_non_json_lines() -> (ClientOptions, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use zest_smol::core::error::ProtocolViolation;
+    use zest_smol::core::framing::lines::LineViolation;
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let sink = seen.clone();
+    let handlers =
+        zest_smol::core::handler::AsyncClientHandlers::default().on_violation(move |v| {
+            if matches!(v, ProtocolViolation::Line(LineViolation::NotJson { .. })) {
+                sink.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+    (options().handlers(handlers), seen)
+}
+
 async fn echo(client: &Client, text: &str) -> String {
     let r = client.call_tool("echo", json!({ "text": text })).await.unwrap();
     r.content[0].as_text().unwrap().to_owned()
@@ -34,8 +50,14 @@ async fn reaped(pid: u32, secs: u64) {
 fn banner_lines_before_json_are_skipped() {
     run(30, async {
         let (cmd, _) = fixture_cmd(&["--banner"]);
-        let client = Client::spawn(cmd, options()).await.unwrap();
+        let (options, non_json) = counting_non_json_lines();
+        let client = Client::spawn(cmd, options).await.unwrap();
         assert_eq!(echo(&client, "after the banner").await, "after the banner");
+        assert_eq!(
+            non_json.load(std::sync::atomic::Ordering::SeqCst),
+            2,
+            "both banner lines reported"
+        );
         assert!(client.close().await.unwrap().success());
     });
 }

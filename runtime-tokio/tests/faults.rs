@@ -16,6 +16,22 @@ fn options() -> ClientOptions {
     ClientOptions::new("zest-tokio-faults", "0.0.0")
 }
 
+/// Options whose violation sink counts the server's non-JSON lines.
+fn counting_non_json_lines() -> (ClientOptions, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use zest_tokio::core::error::ProtocolViolation;
+    use zest_tokio::core::framing::lines::LineViolation;
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let sink = seen.clone();
+    let handlers =
+        zest_tokio::core::handler::AsyncClientHandlers::default().on_violation(move |v| {
+            if matches!(v, ProtocolViolation::Line(LineViolation::NotJson { .. })) {
+                sink.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+    (options().handlers(handlers), seen)
+}
+
 async fn echo(client: &Client, text: &str) -> String {
     let result = client.call_tool("echo", json!({"text": text})).await.expect("echo answers");
     result.content[0].as_text().expect("a text block").to_owned()
@@ -33,8 +49,10 @@ fn stubborn() -> StdioCommand {
 
 #[tokio::test]
 async fn banner_lines_before_the_protocol_are_skipped() {
-    let client = Client::spawn(common::fixture_command(&["--banner"]), options()).await.unwrap();
+    let (options, non_json) = counting_non_json_lines();
+    let client = Client::spawn(common::fixture_command(&["--banner"]), options).await.unwrap();
     assert_eq!(echo(&client, "after the banner").await, "after the banner");
+    assert_eq!(non_json.load(std::sync::atomic::Ordering::SeqCst), 2, "both banner lines reported");
     assert!(client.close().await.unwrap().success());
 }
 

@@ -1,12 +1,14 @@
-//! The client's handlers for requests the server sends: sampling, elicitation, roots.
-//! Registering one declares the matching client capability.
+//! The client's handlers for what the server sends: requests (sampling, elicitation, roots;
+//! registering one declares the matching client capability) and, optionally, a sink for the
+//! server's protocol violations (banner lines, unknown response ids …), which the session
+//! otherwise survives silently.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use super::{BoxFuture, HandlerResult};
 use crate::client::ServerRequest;
-use crate::error::Rejection;
+use crate::error::{ProtocolViolation, Rejection};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::schema::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
@@ -15,6 +17,7 @@ use crate::schema::{
 
 type AsyncFn<P, R> = Arc<dyn Fn(P) -> BoxFuture<'static, HandlerResult<R>> + Send + Sync>;
 type SyncFn<P, R> = Arc<dyn Fn(P) -> HandlerResult<R> + Send + Sync>;
+type ViolationFn = Arc<dyn Fn(&ProtocolViolation) + Send + Sync>;
 
 /// Async handlers for server requests (zest-tokio, zest-smol).
 #[derive(Clone, Default)]
@@ -22,6 +25,7 @@ pub struct AsyncClientHandlers {
     sampling: Option<AsyncFn<CreateMessageParams, CreateMessageResult>>,
     elicitation: Option<AsyncFn<ElicitParams, ElicitResult>>,
     roots: Option<AsyncFn<(), ListRootsResult>>,
+    violation: Option<ViolationFn>,
 }
 
 /// Blocking handlers for server requests (zest-blocking): plain functions or closures.
@@ -30,6 +34,7 @@ pub struct SyncClientHandlers {
     sampling: Option<SyncFn<CreateMessageParams, CreateMessageResult>>,
     elicitation: Option<SyncFn<ElicitParams, ElicitResult>>,
     roots: Option<SyncFn<(), ListRootsResult>>,
+    violation: Option<ViolationFn>,
 }
 
 impl std::fmt::Debug for AsyncClientHandlers {
@@ -53,6 +58,20 @@ impl std::fmt::Debug for SyncClientHandlers {
 }
 
 impl AsyncClientHandlers {
+    /// Receives each protocol violation of the server (the session goes on). Called on the
+    /// runtime's own task or thread: keep it short.
+    pub fn on_violation(mut self, f: impl Fn(&ProtocolViolation) + Send + Sync + 'static) -> Self {
+        self.violation = Some(Arc::new(f));
+        self
+    }
+
+    /// Hands `violation` to the sink, if one was set.
+    pub fn report_violation(&self, violation: &ProtocolViolation) {
+        if let Some(f) = &self.violation {
+            f(violation);
+        }
+    }
+
     /// Answers `sampling/createMessage`.
     pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
     where
@@ -108,6 +127,20 @@ impl AsyncClientHandlers {
 }
 
 impl SyncClientHandlers {
+    /// Receives each protocol violation of the server (the session goes on). Called on the
+    /// runtime's own task or thread: keep it short.
+    pub fn on_violation(mut self, f: impl Fn(&ProtocolViolation) + Send + Sync + 'static) -> Self {
+        self.violation = Some(Arc::new(f));
+        self
+    }
+
+    /// Hands `violation` to the sink, if one was set.
+    pub fn report_violation(&self, violation: &ProtocolViolation) {
+        if let Some(f) = &self.violation {
+            f(violation);
+        }
+    }
+
     /// Answers `sampling/createMessage`.
     pub fn on_sampling(
         mut self,

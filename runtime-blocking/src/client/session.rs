@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ProgressFn};
 use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerRequest};
-use zest_core::error::{CloseReason, Rejection, RequestError};
+use zest_core::error::{CloseReason, ProtocolViolation, Rejection, RequestError};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
@@ -79,6 +79,8 @@ struct Waiter {
 struct Deliveries {
     outcomes: Vec<(Waiter, Result<RawJson, CallError>)>,
     ready: Option<(ReadySlot, Result<Negotiated, ConnectError>)>,
+    /// Reported to the handlers' violation sink once the lock is released.
+    violations: Vec<(SyncClientHandlers, ProtocolViolation)>,
 }
 
 impl Session {
@@ -199,6 +201,9 @@ impl Session {
         if let Some((slot, result)) = deliveries.ready {
             slot.set(result);
         }
+        for (handlers, violation) in deliveries.violations {
+            handlers.report_violation(&violation);
+        }
         self.write(role);
         out
     }
@@ -268,6 +273,7 @@ impl Session {
                     let _ = notifications.try_send(n);
                 }
             }
+            Event::Violation(v) => deliveries.violations.push((st.handlers.clone(), v)),
             _ => {}
         }
     }

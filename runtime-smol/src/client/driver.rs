@@ -241,6 +241,7 @@ impl Driver {
                 self.ready = None;
                 return true;
             }
+            Event::Violation(v) => self.handlers.report_violation(&v),
             _ => {}
         }
         false

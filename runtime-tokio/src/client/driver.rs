@@ -259,7 +259,7 @@ impl Driver {
                 return true;
             }
             // A violation leaves the session usable; the core already answered if needed.
-            Event::Violation(_) => {}
+            Event::Violation(v) => self.handlers.report_violation(&v),
             _ => {}
         }
         false
