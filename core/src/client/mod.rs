@@ -22,7 +22,7 @@ pub use config::{ClientConfig, Negotiated};
 pub use events::{Event, ServerNotification, ServerRequest};
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
-use crate::io::{Input, Output, StreamEvent, StreamId};
+use crate::io::{Input, Output, StreamId};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
 use crate::rpc::{
@@ -103,22 +103,15 @@ impl Client {
         }
         match input {
             Input::Timeout(now) => self.handle_timeout(now),
-            Input::Receive(now, r) => match r.event {
-                StreamEvent::Data(bytes) => {
-                    for incoming in self.endpoint.read(bytes) {
-                        self.handle_incoming(now, incoming);
-                    }
+            Input::Receive(now, r) => {
+                let (frames, ended) = self.endpoint.receive(r.event);
+                for incoming in frames {
+                    self.handle_incoming(now, incoming);
                 }
-                StreamEvent::End => {
-                    for incoming in self.endpoint.read_end() {
-                        self.handle_incoming(now, incoming);
-                    }
-                    self.close_with(CloseReason::TransportEnded);
+                if let Some(reason) = ended {
+                    self.close_with(reason);
                 }
-                StreamEvent::Failed(why) => {
-                    self.close_with(CloseReason::TransportFailed(why.to_owned()))
-                }
-            },
+            }
         }
     }
 

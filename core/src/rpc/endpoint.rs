@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use super::inbound::Inbound;
 use super::outstanding::{Completion, Outstanding, Pending};
 use super::RequestOptions;
-use crate::error::{ProtocolViolation, Rejection, UsageError};
+use crate::error::{CloseReason, ProtocolViolation, Rejection, UsageError};
 use crate::framing::lines::{LineDecoder, LineEvent, LineViolation};
-use crate::io::{StreamId, Transmit};
+use crate::io::{StreamEvent, StreamId, Transmit};
 use crate::jsonrpc::{
     self, encode_line, DecodeError, ErrorObject, Frame, Message, Notification, RawJson, Request,
     RequestId,
@@ -91,18 +91,25 @@ impl Endpoint {
         }
     }
 
-    /// Frames and decodes bytes from the peer.
-    pub(crate) fn read(&mut self, bytes: &[u8]) -> Vec<Incoming> {
+    /// What arrived on the stream: the frames it completed, decoded, and why the session ends
+    /// when the stream did (EOF: after an unterminated last line is decoded; failure: at once).
+    pub(crate) fn receive(
+        &mut self,
+        event: StreamEvent<'_>,
+    ) -> (Vec<Incoming>, Option<CloseReason>) {
         let mut out = Vec::new();
-        self.lines.feed(bytes, &mut |ev| out.push(incoming(ev)));
-        out
-    }
-
-    /// The peer's stream ended: decodes an unterminated last line, if any.
-    pub(crate) fn read_end(&mut self) -> Vec<Incoming> {
-        let mut out = Vec::new();
-        self.lines.finish(&mut |ev| out.push(incoming(ev)));
-        out
+        let ended = match event {
+            StreamEvent::Data(bytes) => {
+                self.lines.feed(bytes, &mut |ev| out.push(incoming(ev)));
+                None
+            }
+            StreamEvent::End => {
+                self.lines.finish(&mut |ev| out.push(incoming(ev)));
+                Some(CloseReason::TransportEnded)
+            }
+            StreamEvent::Failed(why) => Some(CloseReason::TransportFailed(why.to_owned())),
+        };
+        (out, ended)
     }
 
     /// The role-independent part of handling one message.

@@ -26,7 +26,7 @@ pub use events::{Call, ClientNotification, Event};
 pub use registry::{ListKind, Registry};
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
-use crate::io::{Input, Output, StreamEvent, StreamId};
+use crate::io::{Input, Output, StreamId};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{Endpoint, Finished, Incoming, Limits, RequestOptions, Routed};
@@ -90,22 +90,15 @@ impl<H: Clone> Server<H> {
                         .push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
                 }
             }
-            Input::Receive(now, r) => match r.event {
-                StreamEvent::Data(bytes) => {
-                    for incoming in self.endpoint.read(bytes) {
-                        self.handle_incoming(now, incoming);
-                    }
+            Input::Receive(now, r) => {
+                let (frames, ended) = self.endpoint.receive(r.event);
+                for incoming in frames {
+                    self.handle_incoming(now, incoming);
                 }
-                StreamEvent::End => {
-                    for incoming in self.endpoint.read_end() {
-                        self.handle_incoming(now, incoming);
-                    }
-                    self.close_with(CloseReason::TransportEnded);
+                if let Some(reason) = ended {
+                    self.close_with(reason);
                 }
-                StreamEvent::Failed(why) => {
-                    self.close_with(CloseReason::TransportFailed(why.to_owned()))
-                }
-            },
+            }
         }
     }
 
