@@ -13,6 +13,7 @@ use std::fmt;
 use serde_json::json;
 
 use crate::framing::lines::LineViolation;
+use crate::io::TransportFailure;
 use crate::jsonrpc::{codes, DecodeError, ErrorObject, RequestId};
 
 /// The caller used a machine wrongly. Nothing was sent.
@@ -173,7 +174,7 @@ pub enum CloseReason {
     /// The peer closed its end (EOF on stdio).
     TransportEnded,
     /// The transport failed (process died, pipe broke).
-    TransportFailed(String),
+    TransportFailed(TransportFailure),
 }
 
 impl fmt::Display for CloseReason {

@@ -131,8 +131,9 @@ mod rpc;
 pub mod schema;
 pub mod server;
 pub mod stdio;
+mod transport;
 
-pub use rpc::RequestOptions;
+pub use rpc::{Outgoing, OutgoingKind, RequestOptions, Route};
 
 #[cfg(feature = "testkit")]
 pub mod testkit;

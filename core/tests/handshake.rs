@@ -132,7 +132,7 @@ fn ping_is_answered_by_both_machines_without_the_app() {
     let id = pair.client.request(now, "ping", None, RequestOptions::default()).unwrap();
     pair.pump();
     assert_eq!(response_for(&pair.take_client_events(), &id).unwrap(), RawJson::empty_object());
-    let sid = pair.server.request(now, "ping", None, RequestOptions::default()).unwrap();
+    let sid = pair.server.request(now, None, "ping", None, RequestOptions::default()).unwrap();
     pair.pump();
     let events = pair.take_server_events();
     assert!(events

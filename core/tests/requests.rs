@@ -264,6 +264,7 @@ fn server_requests_round_trip_through_the_client_app() {
         .server
         .request(
             now,
+            None,
             "sampling/createMessage",
             Some(RawJson::from(json!({
                 "messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10
@@ -271,10 +272,11 @@ fn server_requests_round_trip_through_the_client_app() {
             RequestOptions::default(),
         )
         .unwrap();
-    let elicit = pair.server.request(now, "elicitation/create", Some(RawJson::from(json!({
+    let elicit = pair.server.request(now, None, "elicitation/create", Some(RawJson::from(json!({
         "message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}
     }))), RequestOptions::default()).unwrap();
-    let roots = pair.server.request(now, "roots/list", None, RequestOptions::default()).unwrap();
+    let roots =
+        pair.server.request(now, None, "roots/list", None, RequestOptions::default()).unwrap();
     pair.pump();
     let events = pair.take_client_events();
     assert_eq!(events.len(), 3, "{events:?}");
@@ -312,6 +314,7 @@ fn server_requests_need_the_clients_capability() {
     let now = pair.clock.now();
     let err = pair.server.request(
         now,
+        None,
         "sampling/createMessage",
         Some(RawJson::empty_object()),
         RequestOptions::default(),
@@ -509,8 +512,8 @@ fn logging_respects_the_level_the_client_set() {
     pair.pump();
     assert!(response_for(&pair.take_client_events(), &id).is_ok());
     assert_eq!(pair.server.log_level(), Some(LoggingLevel::Warning));
-    pair.server.log(now, LoggingLevel::Info, None, json!("quiet")).unwrap();
-    pair.server.log(now, LoggingLevel::Error, Some("db"), json!("loud")).unwrap();
+    pair.server.log(now, None, LoggingLevel::Info, None, json!("quiet")).unwrap();
+    pair.server.log(now, None, LoggingLevel::Error, Some("db"), json!("loud")).unwrap();
     pair.pump();
     let events = pair.take_client_events();
     assert_eq!(events.len(), 1, "{events:?}");

@@ -291,7 +291,7 @@ impl Run {
                 let method = SERVER_REQUESTS[usize::from(*method) % SERVER_REQUESTS.len()];
                 let opts =
                     RequestOptions::default().timeout(Duration::from_secs(u64::from(*timeout_s)));
-                if let Ok(id) = self.server.request(now, method, None, opts) {
+                if let Ok(id) = self.server.request(now, None, method, None, opts) {
                     self.issued.push(id);
                 }
             }
@@ -308,7 +308,7 @@ impl Run {
                     2 => LoggingLevel::Warning,
                     _ => LoggingLevel::Error,
                 };
-                let _ = self.server.log(now, level, Some("fuzz"), json!("hello"));
+                let _ = self.server.log(now, None, level, Some("fuzz"), json!("hello"));
             }
             Step::ListChanged(kind) => {
                 let kind = match kind % 3 {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, Pid, Signal};
 
-use zest_core::io::StreamEvent;
+use zest_core::io::{StreamEvent, TransportFailure};
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -72,7 +72,7 @@ where
                     Ok(n) => feed(StreamEvent::Data(&buf[..n])),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
                     Err(e) => {
-                        feed(StreamEvent::Failed(&format!("reading: {e}")));
+                        feed(StreamEvent::Failed(TransportFailure::Reset(format!("reading: {e}"))));
                         false
                     }
                 };

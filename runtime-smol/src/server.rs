@@ -18,7 +18,9 @@ use smol::{future, Executor, Task};
 use zest_core::api::{CallError, PeerApi};
 use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
-use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{
+    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::schema::methods::Method;
 use zest_core::schema::LoggingLevel;
@@ -80,12 +82,17 @@ where
 
 /// What handler contexts ask of the driver.
 enum Command {
-    /// A handler's request to the client.
-    Call(Outgoing),
+    /// A handler's request to the client, made while serving the client's request `related`.
+    Call { out: Outgoing, related: RequestId },
     /// A handler dropped the future of its request to the client.
     Cancel(u64),
     /// A handler sends a log record.
-    Log { level: LoggingLevel, data: Value, reply: Sender<Result<(), UsageError>> },
+    Log {
+        related: RequestId,
+        level: LoggingLevel,
+        data: Value,
+        reply: Sender<Result<(), UsageError>>,
+    },
     /// A handler reports progress on its call.
     Progress {
         id: RequestId,
@@ -180,8 +187,8 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                     }
                 }
                 Wake::Written(Err(e)) => {
-                    let why = format!("write failed: {e}");
-                    let event = StreamEvent::Failed(&why);
+                    let why = TransportFailure::Reset(format!("write failed: {e}"));
+                    let event = StreamEvent::Failed(why);
                     let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
                     self.core.handle_input(input);
                 }
@@ -193,16 +200,16 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
 
     fn apply(&mut self, now: Instant, command: Command) {
         match command {
-            Command::Call(out) => self
-                .calls
-                .start(out, |method, params, opts| self.core.request(now, method, params, opts)),
+            Command::Call { out, related } => self.calls.start(out, |method, params, opts| {
+                self.core.request(now, Some(&related), method, params, opts)
+            }),
             Command::Cancel(key) => {
                 if let Some(id) = self.calls.take_key(key) {
                     let _ = self.core.cancel(now, &id, None);
                 }
             }
-            Command::Log { level, data, reply } => {
-                let _ = reply.try_send(self.core.log(now, level, None, data));
+            Command::Log { related, level, data, reply } => {
+                let _ = reply.try_send(self.core.log(now, Some(&related), level, None, data));
             }
             Command::Progress { id, progress, total, message, reply } => {
                 let _ = reply.try_send(self.core.progress(now, &id, progress, total, message));
@@ -218,59 +225,69 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
     /// Drains the machine's outputs; the close reason once the session has closed.
     fn drain(&mut self) -> Option<CloseReason> {
         let mut closed = None;
-        while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Transmit(Transmit::Write { bytes, .. }) => self.writer.send(&bytes),
-                Output::Transmit(Transmit::Close { .. }) => self.writer.close(),
-                Output::Transmit(_) => {}
-                Output::Event(Event::Call { id, handler, call, .. }) => {
-                    let cancelled = Arc::new(AtomicBool::new(false));
-                    let ctx = RequestContext {
-                        id: id.clone(),
-                        commands: self.commands.clone(),
-                        cancelled: cancelled.clone(),
-                        closed: self.closed.clone(),
-                    };
-                    let mut answer = wire::answering(handler.run(ctx, call));
-                    // Most handlers finish in their first poll: those are answered in this
-                    // drain, with no task, no command and no wake-up. The others become a
-                    // task, which the executor polls again (with its own waker) at once.
-                    let mut cx = Context::from_waker(Waker::noop());
-                    if let Poll::Ready(outcome) = Pin::new(&mut answer).poll(&mut cx) {
-                        // Err only if the client cancelled meanwhile: nothing to send.
-                        let _ = self.core.respond(Instant::now(), id, wire::answer_of(outcome));
-                        continue;
+        // A transmit a pipe cannot carry fails the session, fed back once drained.
+        let mut unsupported = None;
+        loop {
+            while let Some(output) = self.core.poll_output() {
+                match output {
+                    Output::Transmit(t) => match t.into_stdio() {
+                        Ok(StdioTransmit::Write(bytes)) => self.writer.send(&bytes),
+                        Ok(StdioTransmit::Close) => self.writer.close(),
+                        Err(failure) => unsupported = Some(failure),
+                    },
+                    Output::Event(Event::Call { id, handler, call, .. }) => {
+                        let cancelled = Arc::new(AtomicBool::new(false));
+                        let ctx = RequestContext {
+                            id: id.clone(),
+                            commands: self.commands.clone(),
+                            cancelled: cancelled.clone(),
+                            closed: self.closed.clone(),
+                        };
+                        let mut answer = wire::answering(handler.run(ctx, call));
+                        // Most handlers finish in their first poll: those are answered in this
+                        // drain, with no task, no command and no wake-up. The others become a
+                        // task, which the executor polls again (with its own waker) at once.
+                        let mut cx = Context::from_waker(Waker::noop());
+                        if let Poll::Ready(outcome) = Pin::new(&mut answer).poll(&mut cx) {
+                            // Err only if the client cancelled meanwhile: nothing to send.
+                            let _ = self.core.respond(Instant::now(), id, wire::answer_of(outcome));
+                            continue;
+                        }
+                        let commands = self.commands.clone();
+                        let task_id = id.clone();
+                        let task = self.executor.spawn(async move {
+                            let result = wire::answer_of(answer.await);
+                            let _ = commands.try_send(Command::Respond { id: task_id, result });
+                        });
+                        self.running.insert(id, (task, cancelled));
                     }
-                    let commands = self.commands.clone();
-                    let task_id = id.clone();
-                    let task = self.executor.spawn(async move {
-                        let result = wire::answer_of(answer.await);
-                        let _ = commands.try_send(Command::Respond { id: task_id, result });
-                    });
-                    self.running.insert(id, (task, cancelled));
-                }
-                Output::Event(Event::Cancelled { id }) => {
-                    if let Some((task, cancelled)) = self.running.remove(&id) {
-                        cancelled.store(true, Ordering::Release);
-                        drop(task);
+                    Output::Event(Event::Cancelled { id }) => {
+                        if let Some((task, cancelled)) = self.running.remove(&id) {
+                            cancelled.store(true, Ordering::Release);
+                            drop(task);
+                        }
                     }
-                }
-                Output::Event(Event::Response { id, result }) => {
-                    // `Closed` follows these: record it first (see the client driver).
-                    if let Err(RequestError::Closed(reason)) = &result {
+                    Output::Event(Event::Response { id, result }) => {
+                        // `Closed` follows these: record it first (see the client driver).
+                        if let Err(RequestError::Closed(reason)) = &result {
+                            let _ = self.closed.set(reason.clone());
+                        }
+                        self.calls.complete(&id, result)
+                    }
+                    Output::Event(Event::Progress { id, progress }) => {
+                        self.calls.progress(&id, progress)
+                    }
+                    Output::Event(Event::Closed(reason)) => {
                         let _ = self.closed.set(reason.clone());
+                        closed = Some(reason);
                     }
-                    self.calls.complete(&id, result)
+                    Output::Event(_) => {}
                 }
-                Output::Event(Event::Progress { id, progress }) => {
-                    self.calls.progress(&id, progress)
-                }
-                Output::Event(Event::Closed(reason)) => {
-                    let _ = self.closed.set(reason.clone());
-                    closed = Some(reason);
-                }
-                Output::Event(_) => {}
             }
+            let Some(failure) = unsupported.take() else { break };
+            let event = StreamEvent::Failed(failure);
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            self.core.handle_input(input);
         }
         closed
     }
@@ -315,7 +332,8 @@ impl RequestContext {
     /// client set.
     pub async fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
         let (reply, answer) = channel::bounded(1);
-        self.ask(Command::Log { level, data, reply }, answer).await
+        let related = self.id.clone();
+        self.ask(Command::Log { related, level, data, reply }, answer).await
     }
 
     async fn ask(
@@ -341,7 +359,8 @@ impl std::fmt::Debug for RequestContext {
 
 impl Submit for RequestContext {
     fn submit(&self, out: Outgoing) -> bool {
-        self.closed.get().is_none() && self.commands.try_send(Command::Call(out)).is_ok()
+        self.closed.get().is_none()
+            && self.commands.try_send(Command::Call { out, related: self.id.clone() }).is_ok()
     }
 
     fn cancel(&self, key: u64) {

@@ -11,7 +11,7 @@ use smol::io::{AsyncRead, AsyncReadExt as _};
 use smol::Timer;
 use zest_core::error::Rejection;
 use zest_core::handler::BoxFuture;
-use zest_core::io::{Input, Receive, StreamEvent, StreamId};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson};
 
 /// Closes a driver's command queue and drops what is still in it: every sender then fails
@@ -94,7 +94,7 @@ impl Alarm {
 pub(crate) enum ReadOutcome {
     Data(usize),
     End,
-    Failed(String),
+    Failed(TransportFailure),
 }
 
 impl ReadOutcome {
@@ -103,7 +103,7 @@ impl ReadOutcome {
         let event = match self {
             Self::Data(n) => StreamEvent::Data(&buf[..*n]),
             Self::End => StreamEvent::End,
-            Self::Failed(why) => StreamEvent::Failed(why),
+            Self::Failed(why) => StreamEvent::Failed(why.clone()),
         };
         Input::Receive(now, Receive { stream: StreamId::STDIO, event })
     }
@@ -116,7 +116,9 @@ pub(crate) async fn read_some<R: AsyncRead + Unpin>(reader: &mut R, buf: &mut [u
             Ok(0) => return ReadOutcome::End,
             Ok(n) => return ReadOutcome::Data(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return ReadOutcome::Failed(format!("read failed: {e}")),
+            Err(e) => {
+                return ReadOutcome::Failed(TransportFailure::Reset(format!("read failed: {e}")))
+            }
         }
     }
 }

@@ -205,7 +205,7 @@ async fn a_failing_reader_ends_the_session() {
     let reason =
         serve(ServerConfig::new("x", "0"), Registry::default(), Broken, tokio::io::sink()).await;
     assert!(
-        matches!(&reason, CloseReason::TransportFailed(why) if why.contains("wire cut")),
+        matches!(&reason, CloseReason::TransportFailed(why) if why.to_string().contains("wire cut")),
         "{reason:?}"
     );
 }

@@ -22,7 +22,7 @@ pub use config::{ClientConfig, Negotiated};
 pub use events::{Event, ServerNotification, ServerRequest};
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
-use crate::io::{Input, Output, StreamId};
+use crate::io::{Input, Output};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
 use crate::rpc::{
@@ -30,6 +30,7 @@ use crate::rpc::{
 };
 use crate::schema::methods::{Method, NotificationMethod};
 use crate::schema::{InitializeParams, InitializeResult, ProtocolVersion};
+use crate::transport::StdioTransport;
 
 /// Decodes a raw outcome into `M`'s typed result.
 pub fn decode_result<M: Method>(
@@ -50,6 +51,9 @@ pub fn decode_result<M: Method>(
 pub struct Client {
     config: ClientConfig,
     endpoint: Endpoint,
+    transport: StdioTransport,
+    /// `close` was called: close the stream once every queued message is out.
+    closing: bool,
     phase: Phase,
     events: VecDeque<Event>,
 }
@@ -66,12 +70,12 @@ impl Client {
     /// [`poll_output`](Self::poll_output) next.
     pub fn new(config: ClientConfig, now: Instant) -> Self {
         let limits = Limits {
-            max_line: config.max_line,
             max_in_flight: config.max_in_flight,
             request_timeout: config.request_timeout,
             max_request_timeout: config.max_request_timeout,
         };
-        let mut endpoint = Endpoint::new(StreamId::STDIO, limits);
+        let mut endpoint = Endpoint::new(limits);
+        let transport = StdioTransport::new(config.max_line);
         let params = InitializeParams::new(
             config.protocol_version,
             config.capabilities.clone(),
@@ -80,12 +84,14 @@ impl Client {
         let opts =
             RequestOptions::default().timeout(config.init_timeout).max_total(config.init_timeout);
         let init = endpoint
-            .request(now, "initialize", Some(RawJson::from_serialize(&params)), &opts, false)
+            .request(now, "initialize", Some(RawJson::from_serialize(&params)), &opts, false, None)
             // Invariant: a fresh endpoint has no requests in flight and the params are an object.
             .expect("the first request always fits");
         Self {
             config,
             endpoint,
+            transport,
+            closing: false,
             phase: Phase::AwaitingInitResult { init },
             events: VecDeque::new(),
         }
@@ -95,7 +101,7 @@ impl Client {
     /// transport becomes [`Event::Closed`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
         debug_assert!(
-            self.events.is_empty() && !self.endpoint.has_transmits(),
+            self.events.is_empty() && !self.endpoint.has_outgoing() && !self.closing,
             "drain poll_output to None before feeding the next input"
         );
         if matches!(self.phase, Phase::Closed) {
@@ -104,7 +110,8 @@ impl Client {
         match input {
             Input::Timeout(now) => self.handle_timeout(now),
             Input::Receive(now, r) => {
-                let (frames, ended) = self.endpoint.receive(r.event);
+                self.endpoint.receiving_on(r.stream);
+                let (frames, ended) = self.transport.receive(r.event);
                 for incoming in frames {
                     self.handle_incoming(now, incoming);
                 }
@@ -125,7 +132,7 @@ impl Client {
         opts: RequestOptions,
     ) -> Result<RequestId, UsageError> {
         self.check_may_send(method)?;
-        self.endpoint.request(now, method, params, &opts, true)
+        self.endpoint.request(now, method, params, &opts, true, None)
     }
 
     /// Sends a typed request: `client.send::<CallTool>(now, &params, opts)`.
@@ -153,7 +160,7 @@ impl Client {
         if params.as_ref().is_some_and(|p| !p.is_object()) {
             return Err(UsageError::ParamsNotAnObject);
         }
-        self.endpoint.notify(method, params);
+        self.endpoint.notify(method, params, None);
         Ok(())
     }
 
@@ -178,8 +185,8 @@ impl Client {
             return Err(UsageError::Closed);
         }
         match self.endpoint.inbound.finish(&id) {
-            Finished::Active(_) => {
-                self.endpoint.reply(id, result);
+            Finished::Active(entry) => {
+                self.endpoint.reply(entry.stream, id, result);
                 Ok(())
             }
             Finished::Cancelled => Ok(()),
@@ -215,15 +222,18 @@ impl Client {
         if matches!(self.phase, Phase::Closed) {
             return;
         }
-        self.endpoint.close_stream();
+        self.closing = true;
         self.close_with(CloseReason::Local);
     }
 
     /// The next effect or event; `None` when drained.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output<Event>> {
-        if let Some(t) = self.endpoint.poll_transmit() {
-            return Some(Output::Transmit(t));
+        if let Some(out) = self.endpoint.poll_outgoing() {
+            return Some(Output::Transmit(StdioTransport::transmit(out)));
+        }
+        if std::mem::take(&mut self.closing) {
+            return Some(Output::Transmit(StdioTransport::close()));
         }
         self.events.pop_front().map(Output::Event)
     }
@@ -319,7 +329,7 @@ impl Client {
         if matches!(self.phase, Phase::Closed) {
             return;
         }
-        match self.endpoint.route(now, message) {
+        match self.endpoint.classify(now, message) {
             Routed::Request(r) => self.handle_request(r),
             Routed::Notification(n) => self.handle_notification(n),
             Routed::Response { id, outcome, .. } => self.handle_response(id, outcome),
@@ -368,7 +378,7 @@ impl Client {
             capabilities: result.capabilities,
             instructions: result.instructions,
         });
-        self.endpoint.notify("notifications/initialized", None);
+        self.endpoint.notify("notifications/initialized", None, None);
         self.phase = Phase::Ready(negotiated.clone());
         self.events.push_back(Event::Ready(negotiated));
     }
@@ -376,7 +386,7 @@ impl Client {
     fn handle_request(&mut self, r: Request) {
         let version = self.version().unwrap_or(self.config.protocol_version);
         if r.method == "ping" {
-            self.endpoint.reply(r.id, Ok(RawJson::empty_object()));
+            self.endpoint.reply(self.endpoint.receiving(), r.id, Ok(RawJson::empty_object()));
             return;
         }
         if !rules::exists(version, &r.method, Sender::Server) {
@@ -400,7 +410,7 @@ impl Client {
         };
         match parsed {
             Ok(request) => {
-                let entry = InboundEntry::new(None);
+                let entry = InboundEntry::new(self.endpoint.receiving(), None);
                 self.endpoint.inbound.begin(&r.id, entry);
                 self.events.push_back(Event::Request { id: r.id, request });
             }

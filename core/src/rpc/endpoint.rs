@@ -1,27 +1,27 @@
-//! The plumbing both roles share: framing, encoding, the two request tables, deadlines.
+//! The plumbing both roles share: decoded messages in, routed messages out, the two request
+//! tables, deadlines. No framing: transport adapters (`crate::transport`) turn bytes into
+//! frames and [`Outgoing`] messages into bytes.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use super::inbound::Inbound;
 use super::outstanding::{Completion, Outstanding, Pending};
+use super::route::{Outgoing, OutgoingKind, Route};
 use super::RequestOptions;
-use crate::error::{CloseReason, ProtocolViolation, Rejection, UsageError};
-use crate::framing::lines::{LineDecoder, LineEvent, LineViolation};
-use crate::io::{StreamEvent, StreamId, Transmit};
+use crate::error::{ProtocolViolation, Rejection, UsageError};
+use crate::framing::lines::LineViolation;
+use crate::io::StreamId;
 use crate::jsonrpc::{
-    self, encode_line, DecodeError, ErrorObject, Frame, Message, Notification, RawJson, Request,
-    RequestId,
+    self, DecodeError, ErrorObject, Frame, Message, Notification, RawJson, Request, RequestId,
 };
 use crate::schema::{CancelledParams, ProgressParams};
 
 /// Limits and defaults every endpoint applies.
 #[derive(Clone, Debug)]
 pub(crate) struct Limits {
-    pub(crate) max_line: usize,
     pub(crate) max_in_flight: usize,
     pub(crate) request_timeout: Duration,
     pub(crate) max_request_timeout: Duration,
@@ -57,12 +57,13 @@ pub(crate) enum Routed {
 
 #[derive(Debug)]
 pub(crate) struct Endpoint {
-    pub(crate) stream: StreamId,
-    lines: LineDecoder,
+    /// The stream the input being handled arrived on: requests read from it are recorded
+    /// against it, and errors for what could not be read go back on it.
+    receiving: StreamId,
     pub(crate) outstanding: Outstanding,
     pub(crate) inbound: Inbound,
     pub(crate) limits: Limits,
-    transmits: VecDeque<Transmit>,
+    outgoing: VecDeque<Outgoing>,
     batches: Vec<BatchGroup>,
     /// The batch whose elements are being handled right now: replies without an id go there.
     filling: Option<usize>,
@@ -72,48 +73,39 @@ pub(crate) struct Endpoint {
 /// a batch is answered with one array).
 #[derive(Debug)]
 struct BatchGroup {
+    stream: StreamId,
+    first: Option<RequestId>,
     waiting: Vec<RequestId>,
     replies: Vec<Message>,
     sealed: bool,
 }
 
 impl Endpoint {
-    pub(crate) fn new(stream: StreamId, limits: Limits) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Self {
-            stream,
-            lines: LineDecoder::new(limits.max_line),
+            receiving: StreamId::STDIO,
             outstanding: Outstanding::default(),
             inbound: Inbound::default(),
             limits,
-            transmits: VecDeque::new(),
+            outgoing: VecDeque::new(),
             batches: Vec::new(),
             filling: None,
         }
     }
 
-    /// What arrived on the stream: the frames it completed, decoded, and why the session ends
-    /// when the stream did (EOF: after an unterminated last line is decoded; failure: at once).
-    pub(crate) fn receive(
-        &mut self,
-        event: StreamEvent<'_>,
-    ) -> (Vec<Incoming>, Option<CloseReason>) {
-        let mut out = Vec::new();
-        let ended = match event {
-            StreamEvent::Data(bytes) => {
-                self.lines.feed(bytes, &mut |ev| out.push(incoming(ev)));
-                None
-            }
-            StreamEvent::End => {
-                self.lines.finish(&mut |ev| out.push(incoming(ev)));
-                Some(CloseReason::TransportEnded)
-            }
-            StreamEvent::Failed(why) => Some(CloseReason::TransportFailed(why.to_owned())),
-        };
-        (out, ended)
+    /// Names the stream the next messages arrived on (see `receiving`).
+    pub(crate) fn receiving_on(&mut self, stream: StreamId) {
+        self.receiving = stream;
     }
 
-    /// The role-independent part of handling one message.
-    pub(crate) fn route(&mut self, now: Instant, message: Message) -> Routed {
+    /// The stream the input being handled arrived on.
+    pub(crate) fn receiving(&self) -> StreamId {
+        self.receiving
+    }
+
+    /// The role-independent part of handling one message that arrived on the stream named by
+    /// [`receiving_on`](Self::receiving_on).
+    pub(crate) fn classify(&mut self, now: Instant, message: Message) -> Routed {
         match message {
             Message::Request(r) => {
                 if self.inbound_is_active(&r.id) {
@@ -174,7 +166,8 @@ impl Endpoint {
         self.inbound.get_mut(id).is_some()
     }
 
-    /// Sends a request; its outcome comes back through [`route`](Self::route) or
+    /// Sends a request (related to the peer's request `related`, if given and unanswered); its
+    /// outcome comes back through [`classify`](Self::classify) or
     /// [`expire`](Self::expire).
     pub(crate) fn request(
         &mut self,
@@ -183,6 +176,7 @@ impl Endpoint {
         params: Option<RawJson>,
         opts: &RequestOptions,
         cancellable: bool,
+        related: Option<&RequestId>,
     ) -> Result<RequestId, UsageError> {
         if self.outstanding.len() >= self.limits.max_in_flight {
             return Err(UsageError::TooManyInFlight { limit: self.limits.max_in_flight });
@@ -193,28 +187,64 @@ impl Endpoint {
         let timeout = opts.timeout.unwrap_or(self.limits.request_timeout);
         let max_total =
             opts.max_total.unwrap_or(self.limits.max_request_timeout).max(Duration::ZERO);
+        let route = self.route_for(related);
         let id =
             self.outstanding.insert(now, timeout, max_total, opts.reset_on_progress, cancellable);
         let params = if opts.progress { Some(with_progress_token(params, &id)) } else { params };
-        self.send(&Message::Request(Request { id: id.clone(), method: method.to_owned(), params }));
+        let kind = OutgoingKind::Request { id: id.clone(), method: method.to_owned() };
+        let message =
+            Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+        self.push(route, kind, &message);
         Ok(id)
     }
 
-    pub(crate) fn notify(&mut self, method: &str, params: Option<RawJson>) {
-        self.send(&Message::Notification(Notification { method: method.to_owned(), params }));
+    /// Sends a notification, related to the peer's request `related` while that request is
+    /// unanswered (standalone otherwise).
+    pub(crate) fn notify(
+        &mut self,
+        method: &str,
+        params: Option<RawJson>,
+        related: Option<&RequestId>,
+    ) {
+        let route = self.route_for(related);
+        let kind = OutgoingKind::Notification { method: method.to_owned() };
+        let message = Message::Notification(Notification { method: method.to_owned(), params });
+        self.push(route, kind, &message);
     }
 
-    pub(crate) fn reply(&mut self, id: RequestId, outcome: Result<RawJson, ErrorObject>) {
-        self.send_reply(Message::Response(jsonrpc::Response { id: Some(id), outcome }));
+    /// Answers the peer's request `id`, which arrived on `stream`.
+    pub(crate) fn reply(
+        &mut self,
+        stream: StreamId,
+        id: RequestId,
+        outcome: Result<RawJson, ErrorObject>,
+    ) {
+        self.send_reply(stream, Message::Response(jsonrpc::Response { id: Some(id), outcome }));
     }
 
+    /// Answers what is being received with an error (a request refused before it was
+    /// registered, or a message that could not be read).
     pub(crate) fn reject(&mut self, id: Option<RequestId>, rejection: &Rejection) {
-        self.send_reply(Message::error(id, rejection.to_jsonrpc()));
+        self.send_reply(self.receiving, Message::error(id, rejection.to_jsonrpc()));
+    }
+
+    /// Where a message related to the peer's request `related` goes.
+    fn route_for(&self, related: Option<&RequestId>) -> Route {
+        match related.and_then(|id| self.inbound.stream_of(id).map(|s| (id, s))) {
+            Some((id, stream)) => Route::Related { id: id.clone(), stream },
+            None => Route::Standalone,
+        }
     }
 
     /// Starts collecting the replies to a batch whose requests have these ids.
     pub(crate) fn open_batch(&mut self, ids: Vec<RequestId>) {
-        self.batches.push(BatchGroup { waiting: ids, replies: Vec::new(), sealed: false });
+        self.batches.push(BatchGroup {
+            stream: self.receiving,
+            first: ids.first().cloned(),
+            waiting: ids,
+            replies: Vec::new(),
+            sealed: false,
+        });
         self.filling = Some(self.batches.len() - 1);
     }
 
@@ -234,7 +264,7 @@ impl Endpoint {
         }
     }
 
-    fn send_reply(&mut self, reply: Message) {
+    fn send_reply(&mut self, stream: StreamId, reply: Message) {
         let id = match &reply {
             Message::Response(r) => r.id.clone(),
             _ => None,
@@ -243,7 +273,9 @@ impl Endpoint {
             Some(id) => self.batches.iter().position(|b| b.waiting.contains(id)),
             None => self.filling,
         };
-        let Some(i) = group else { return self.send(&reply) };
+        let Some(i) = group else {
+            return self.push(Route::Reply { id, stream }, OutgoingKind::Reply, &reply);
+        };
         if let Some(id) = &id {
             self.batches[i].waiting.retain(|w| w != id);
         }
@@ -266,10 +298,10 @@ impl Endpoint {
         if group.replies.is_empty() {
             return;
         }
-        let mut bytes = Vec::with_capacity(64 * group.replies.len());
-        jsonrpc::encode_batch_into(&group.replies, &mut bytes);
-        self.transmits
-            .push_back(Transmit::Write { stream: self.stream, bytes: Bytes::from(bytes) });
+        let mut json = Vec::with_capacity(64 * group.replies.len());
+        jsonrpc::encode_batch_into(&group.replies, &mut json);
+        let route = Route::Reply { id: group.first, stream: group.stream };
+        self.outgoing.push_back(Outgoing { route, json, kind: OutgoingKind::Reply });
     }
 
     /// Gives up on our request `id`: sends `notifications/cancelled` and remembers the id so
@@ -299,26 +331,23 @@ impl Endpoint {
             reason: Some(reason.to_owned()),
             ..CancelledParams::default()
         };
-        self.notify("notifications/cancelled", Some(RawJson::from_serialize(&params)));
+        self.notify("notifications/cancelled", Some(RawJson::from_serialize(&params)), None);
     }
 
-    pub(crate) fn send(&mut self, message: &Message) {
-        self.transmits.push_back(Transmit::Write {
-            stream: self.stream,
-            bytes: Bytes::from(encode_line(message)),
-        });
+    fn push(&mut self, route: Route, kind: OutgoingKind, message: &Message) {
+        let mut json = Vec::with_capacity(128);
+        message.encode_into(&mut json);
+        json.reserve_exact(1);
+        self.outgoing.push_back(Outgoing { route, json, kind });
     }
 
-    pub(crate) fn close_stream(&mut self) {
-        self.transmits.push_back(Transmit::Close { stream: self.stream });
+    pub(crate) fn has_outgoing(&self) -> bool {
+        !self.outgoing.is_empty()
     }
 
-    pub(crate) fn has_transmits(&self) -> bool {
-        !self.transmits.is_empty()
-    }
-
-    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.transmits.pop_front()
+    /// The next message to send, in order.
+    pub(crate) fn poll_outgoing(&mut self) -> Option<Outgoing> {
+        self.outgoing.pop_front()
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
@@ -326,14 +355,14 @@ impl Endpoint {
     }
 }
 
-fn incoming(ev: LineEvent<'_>) -> Incoming {
-    match ev {
-        LineEvent::Frame(bytes) => match jsonrpc::decode(bytes) {
-            Ok(Frame::Single(m)) => Incoming::Message(m),
-            Ok(Frame::Batch(b)) => Incoming::Batch(b),
-            Err(e) => Incoming::Invalid(e),
-        },
-        LineEvent::Violation(v) => Incoming::Line(v),
+impl Incoming {
+    /// Decodes one whole frame (a stdio line, an HTTP body, an SSE event's data).
+    pub(crate) fn decode(frame: &[u8]) -> Self {
+        match jsonrpc::decode(frame) {
+            Ok(Frame::Single(m)) => Self::Message(m),
+            Ok(Frame::Batch(b)) => Self::Batch(b),
+            Err(e) => Self::Invalid(e),
+        }
     }
 }
 

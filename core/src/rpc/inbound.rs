@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use crate::io::StreamId;
 use crate::jsonrpc::RequestId;
 use crate::schema::ProgressToken;
 
@@ -11,6 +12,8 @@ const CANCELLED_MEMORY: usize = 4096;
 /// One request the peer sent that we have not answered yet.
 #[derive(Debug, Clone)]
 pub(crate) struct InboundEntry {
+    /// The stream the request arrived on: its reply and what is related to it go there.
+    pub(crate) stream: StreamId,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) last_progress: Option<f64>,
     /// For `tools/call`: the tool's name, to check structured output on the way out.
@@ -18,8 +21,8 @@ pub(crate) struct InboundEntry {
 }
 
 impl InboundEntry {
-    pub(crate) fn new(progress_token: Option<ProgressToken>) -> Self {
-        Self { progress_token, last_progress: None, tool: None }
+    pub(crate) fn new(stream: StreamId, progress_token: Option<ProgressToken>) -> Self {
+        Self { stream, progress_token, last_progress: None, tool: None }
     }
 }
 
@@ -58,6 +61,11 @@ impl Inbound {
             return Finished::Cancelled;
         }
         Finished::Unknown
+    }
+
+    /// The stream an active request arrived on.
+    pub(crate) fn stream_of(&self, id: &RequestId) -> Option<StreamId> {
+        self.active.get(id).map(|e| e.stream)
     }
 
     pub(crate) fn get_mut(&mut self, id: &RequestId) -> Option<&mut InboundEntry> {

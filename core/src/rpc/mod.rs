@@ -5,11 +5,13 @@
 mod endpoint;
 mod inbound;
 mod outstanding;
+mod route;
 
 use std::time::Duration;
 
 pub(crate) use endpoint::{parse_params, Endpoint, Incoming, Limits, Routed};
 pub(crate) use inbound::{Finished, InboundEntry};
+pub use route::{Outgoing, OutgoingKind, Route};
 
 /// Per-request options. `Default` takes every value from the machine's config.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

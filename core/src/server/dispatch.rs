@@ -70,7 +70,13 @@ impl<H: Clone> Server<H> {
             return self.endpoint.reject(Some(r.id), &rejection);
         }
         match r.method.as_str() {
-            "ping" => return self.endpoint.reply(r.id, Ok(RawJson::empty_object())),
+            "ping" => {
+                return self.endpoint.reply(
+                    self.endpoint.receiving(),
+                    r.id,
+                    Ok(RawJson::empty_object()),
+                )
+            }
             "initialize" => return self.initialize(r),
             _ => {}
         }
@@ -107,7 +113,7 @@ impl<H: Clone> Server<H> {
             _ => Err(Rejection::MethodNotFound(r.method.clone())),
         };
         match outcome {
-            Ok(Some(result)) => self.endpoint.reply(r.id, Ok(result)),
+            Ok(Some(result)) => self.endpoint.reply(self.endpoint.receiving(), r.id, Ok(result)),
             Ok(None) => {} // handed to the app as Event::Call
             Err(rejection) => self.endpoint.reject(Some(r.id), &rejection),
         }
@@ -127,7 +133,7 @@ impl<H: Clone> Server<H> {
         let result =
             InitializeResult::new(version, capabilities.clone(), self.config.server_info.clone());
         let result = InitializeResult { instructions: self.config.instructions.clone(), ..result };
-        self.endpoint.reply(r.id, Ok(RawJson::from_serialize(&result)));
+        self.endpoint.reply(self.endpoint.receiving(), r.id, Ok(RawJson::from_serialize(&result)));
         let info = Box::new(SessionInfo {
             protocol_version: version,
             client_info: params.client_info,
@@ -171,7 +177,10 @@ impl<H: Clone> Server<H> {
         }
         let checks_output = tool.output_schema.is_some();
         let handler = tool.handler.clone();
-        let mut entry = InboundEntry::new(schema_progress_token(params.meta.as_ref()));
+        let mut entry = InboundEntry::new(
+            self.endpoint.receiving(),
+            schema_progress_token(params.meta.as_ref()),
+        );
         entry.tool = checks_output.then(|| params.name.clone());
         Ok(self.dispatch(r.id.clone(), entry, handler, Call::Tool(params)))
     }
@@ -183,7 +192,7 @@ impl<H: Clone> Server<H> {
             return Err(Rejection::ResourceNotFound(params.uri));
         };
         let handler = handler.clone();
-        let entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        let entry = InboundEntry::new(self.endpoint.receiving(), progress_token(r.params.as_ref()));
         Ok(self.dispatch(r.id.clone(), entry, handler, Call::ReadResource { params, vars }))
     }
 
@@ -200,7 +209,7 @@ impl<H: Clone> Server<H> {
             }
         }
         let handler = handler.clone();
-        let entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        let entry = InboundEntry::new(self.endpoint.receiving(), progress_token(r.params.as_ref()));
         Ok(self.dispatch(r.id.clone(), entry, handler, Call::GetPrompt(params)))
     }
 
@@ -211,7 +220,7 @@ impl<H: Clone> Server<H> {
             let empty = serde_json::json!({"completion": {"values": [], "hasMore": false}});
             return Ok(Some(RawJson::from(empty)));
         };
-        let entry = InboundEntry::new(progress_token(r.params.as_ref()));
+        let entry = InboundEntry::new(self.endpoint.receiving(), progress_token(r.params.as_ref()));
         Ok(self.dispatch(r.id.clone(), entry, handler, Call::Complete(params)))
     }
 

@@ -26,7 +26,7 @@ pub use events::{Call, ClientNotification, Event};
 pub use registry::{ListKind, Registry};
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
-use crate::io::{Input, Output, StreamId};
+use crate::io::{Input, Output};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{Endpoint, Finished, Incoming, Limits, RequestOptions, Routed};
@@ -34,6 +34,7 @@ use crate::schema::methods::{Method, NotificationMethod};
 use crate::schema::{
     LoggingLevel, LoggingMessageParams, ProgressParams, ResourceUpdatedParams, ServerCapabilities,
 };
+use crate::transport::StdioTransport;
 
 /// The server side of one MCP session, sans IO. `H` is the app's handler type.
 ///
@@ -45,6 +46,9 @@ pub struct Server<H> {
     config: ServerConfig,
     registry: Registry<H>,
     endpoint: Endpoint,
+    transport: StdioTransport,
+    /// `close` was called: close the stream once every queued message is out.
+    closing: bool,
     phase: ServerPhase,
     session: Option<Box<SessionInfo>>,
     log_level: Option<LoggingLevel>,
@@ -56,15 +60,16 @@ impl<H: Clone> Server<H> {
     /// A session on a stdio stream, waiting for `initialize`.
     pub fn new(config: ServerConfig, registry: Registry<H>, _now: Instant) -> Self {
         let limits = Limits {
-            max_line: config.max_line,
             max_in_flight: config.max_in_flight,
             request_timeout: config.request_timeout,
             max_request_timeout: config.max_request_timeout,
         };
         Self {
+            transport: StdioTransport::new(config.max_line),
+            closing: false,
             config,
             registry,
-            endpoint: Endpoint::new(StreamId::STDIO, limits),
+            endpoint: Endpoint::new(limits),
             phase: ServerPhase::AwaitingInitialize,
             session: None,
             log_level: None,
@@ -77,7 +82,7 @@ impl<H: Clone> Server<H> {
     /// and reported as [`Event::Violation`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
         debug_assert!(
-            self.events.is_empty() && !self.endpoint.has_transmits(),
+            self.events.is_empty() && !self.endpoint.has_outgoing() && !self.closing,
             "drain poll_output to None before feeding the next input"
         );
         if self.phase == ServerPhase::Closed {
@@ -91,7 +96,8 @@ impl<H: Clone> Server<H> {
                 }
             }
             Input::Receive(now, r) => {
-                let (frames, ended) = self.endpoint.receive(r.event);
+                self.endpoint.receiving_on(r.stream);
+                let (frames, ended) = self.transport.receive(r.event);
                 for incoming in frames {
                     self.handle_incoming(now, incoming);
                 }
@@ -120,7 +126,7 @@ impl<H: Clone> Server<H> {
                     (Some(tool), Ok(raw)) => Ok(self.check_structured_output(&tool, raw)),
                     (_, result) => result,
                 };
-                self.endpoint.reply(id, result);
+                self.endpoint.reply(entry.stream, id, result);
                 Ok(())
             }
             Finished::Cancelled => Ok(()),
@@ -149,15 +155,18 @@ impl<H: Clone> Server<H> {
         let mut params = ProgressParams::new(token, progress);
         params.total = total;
         params.message = message;
-        self.endpoint.notify("notifications/progress", Some(RawJson::from_serialize(&params)));
+        let params = Some(RawJson::from_serialize(&params));
+        self.endpoint.notify("notifications/progress", params, Some(id));
         Ok(())
     }
 
     /// Sends a log record (`notifications/message`) if `level` is at or above the level the
-    /// client set (all levels when it set none).
+    /// client set (all levels when it set none). `related` names the client request being
+    /// served, if any: over Streamable HTTP the record then travels on that request's stream.
     pub fn log(
         &mut self,
         _now: Instant,
+        related: Option<&RequestId>,
         level: LoggingLevel,
         logger: Option<&str>,
         data: serde_json::Value,
@@ -174,16 +183,19 @@ impl<H: Clone> Server<H> {
         }
         let mut params = LoggingMessageParams::new(level, data);
         params.logger = logger.map(str::to_owned);
-        self.endpoint.notify("notifications/message", Some(RawJson::from_serialize(&params)));
+        let params = Some(RawJson::from_serialize(&params));
+        self.endpoint.notify("notifications/message", params, related);
         Ok(())
     }
 
     /// Sends a request to the client (`sampling/createMessage`, `elicitation/create`,
     /// `roots/list`, `ping`); its outcome arrives as [`Event::Response`]. The client must have
-    /// declared the matching capability, and the revision must have the method.
+    /// declared the matching capability, and the revision must have the method. `related`
+    /// names the client request being served, if any (see [`log`](Self::log)).
     pub fn request(
         &mut self,
         now: Instant,
+        related: Option<&RequestId>,
         method: &str,
         params: Option<RawJson>,
         opts: RequestOptions,
@@ -206,23 +218,26 @@ impl<H: Clone> Server<H> {
                 });
             }
         }
-        self.endpoint.request(now, method, params, &opts, true)
+        self.endpoint.request(now, method, params, &opts, true, related)
     }
 
     /// Sends a typed request to the client.
     pub fn send<M: Method>(
         &mut self,
         now: Instant,
+        related: Option<&RequestId>,
         params: &M::Params,
         opts: RequestOptions,
     ) -> Result<RequestId, UsageError> {
-        self.request(now, M::NAME, Some(RawJson::from_serialize(params)), opts)
+        self.request(now, related, M::NAME, Some(RawJson::from_serialize(params)), opts)
     }
 
-    /// Sends any notification to the client.
+    /// Sends any notification to the client, related to the client request `related` if given
+    /// (see [`log`](Self::log)).
     pub fn notify(
         &mut self,
         _now: Instant,
+        related: Option<&RequestId>,
         method: &str,
         params: Option<RawJson>,
     ) -> Result<(), UsageError> {
@@ -230,7 +245,7 @@ impl<H: Clone> Server<H> {
         if params.as_ref().is_some_and(|p| !p.is_object()) {
             return Err(UsageError::ParamsNotAnObject);
         }
-        self.endpoint.notify(method, params);
+        self.endpoint.notify(method, params, related);
         Ok(())
     }
 
@@ -238,9 +253,10 @@ impl<H: Clone> Server<H> {
     pub fn send_notification<N: NotificationMethod>(
         &mut self,
         now: Instant,
+        related: Option<&RequestId>,
         params: &N::Params,
     ) -> Result<(), UsageError> {
-        self.notify(now, N::NAME, Some(RawJson::from_serialize(params)))
+        self.notify(now, related, N::NAME, Some(RawJson::from_serialize(params)))
     }
 
     /// Cancels one of our requests to the client.
@@ -278,7 +294,7 @@ impl<H: Clone> Server<H> {
             ),
         };
         if declared == Some(true) && self.phase != ServerPhase::Closed {
-            self.endpoint.notify(method, None);
+            self.endpoint.notify(method, None, None);
         }
     }
 
@@ -291,8 +307,8 @@ impl<H: Clone> Server<H> {
         let subscribed = self.subscriptions.iter().any(|s| uri == s || uri.starts_with(s.as_str()));
         if subscribed {
             let params = ResourceUpdatedParams { uri: uri.to_owned(), ..Default::default() };
-            self.endpoint
-                .notify("notifications/resources/updated", Some(RawJson::from_serialize(&params)));
+            let params = Some(RawJson::from_serialize(&params));
+            self.endpoint.notify("notifications/resources/updated", params, None);
         }
     }
 
@@ -306,7 +322,7 @@ impl<H: Clone> Server<H> {
     /// `Event::Closed(Local)`. Idempotent.
     pub fn close(&mut self, _now: Instant) {
         if self.phase != ServerPhase::Closed {
-            self.endpoint.close_stream();
+            self.closing = true;
             self.close_with(CloseReason::Local);
         }
     }
@@ -314,8 +330,11 @@ impl<H: Clone> Server<H> {
     /// The next effect or event; `None` when drained.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output<Event<H>>> {
-        if let Some(t) = self.endpoint.poll_transmit() {
-            return Some(Output::Transmit(t));
+        if let Some(out) = self.endpoint.poll_outgoing() {
+            return Some(Output::Transmit(StdioTransport::transmit(out)));
+        }
+        if std::mem::take(&mut self.closing) {
+            return Some(Output::Transmit(StdioTransport::close()));
         }
         self.events.pop_front().map(Output::Event)
     }
@@ -401,7 +420,7 @@ impl<H: Clone> Server<H> {
     }
 
     fn handle_message(&mut self, now: Instant, message: Message, in_batch: bool) {
-        match self.endpoint.route(now, message) {
+        match self.endpoint.classify(now, message) {
             Routed::Request(r) => {
                 if in_batch && r.method == "initialize" {
                     return self.endpoint.reject(Some(r.id), &Rejection::InitializeInBatch);

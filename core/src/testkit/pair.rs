@@ -179,6 +179,10 @@ fn deliver(
             wire.push(if from_client { Wire::ClientClosed } else { Wire::ServerClosed });
             to_peer(Input::Receive(now, Receive { stream, event: StreamEvent::End }));
         }
+        // The stdio pair carries one byte stream; the HTTP transmits have their own testkit.
+        t @ (Transmit::Abort { .. } | Transmit::Http { .. } | Transmit::Respond { .. }) => {
+            panic!("a stdio machine emitted an http transmit: {t:?}")
+        }
     }
 }
 

@@ -24,7 +24,9 @@ use zest_core::api::{CallError, ProgressFn};
 use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::{CloseReason, ProtocolViolation, Rejection, RequestError};
 use zest_core::handler::SyncClientHandlers;
-use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{
+    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::RequestOptions;
 
@@ -171,8 +173,10 @@ impl Session {
                     if st.broken.as_ref().is_some_and(|(_, at)| *at <= now) {
                         // The child's stdout did not end in time after its stdin broke.
                         let why = st.broken.take().map(|(why, _)| why).unwrap_or_default();
-                        let receive =
-                            Receive { stream: StreamId::STDIO, event: StreamEvent::Failed(&why) };
+                        let receive = Receive {
+                            stream: StreamId::STDIO,
+                            event: StreamEvent::Failed(TransportFailure::Reset(why)),
+                        };
                         st.machine.handle_input(Input::Receive(now, receive));
                     } else if st.machine.poll_timeout().is_some_and(|at| at <= now) {
                         st.machine.handle_input(Input::Timeout(now));
@@ -226,16 +230,24 @@ impl Session {
     /// Drains the machine: frames to the outbox, events to their waiters.
     fn drain(&self, st: &mut State, deliveries: &mut Deliveries) {
         let mut close = false;
-        while let Some(out) = st.machine.poll_output() {
-            match out {
-                Output::Transmit(Transmit::Write { bytes, .. }) => {
-                    st.pending.extend_from_slice(&bytes);
+        // A transmit a pipe cannot carry fails the session, fed back once drained.
+        let mut unsupported = None;
+        loop {
+            while let Some(out) = st.machine.poll_output() {
+                match out {
+                    Output::Transmit(t) => match t.into_stdio() {
+                        Ok(StdioTransmit::Write(bytes)) => st.pending.extend_from_slice(&bytes),
+                        Ok(StdioTransmit::Close) => close = true,
+                        Err(failure) => unsupported = Some(failure),
+                    },
+                    Output::Event(Event::Closed(reason)) => self.closed(st, &reason, deliveries),
+                    Output::Event(event) => self.event(st, event, deliveries),
                 }
-                Output::Transmit(Transmit::Close { .. }) => close = true,
-                Output::Transmit(_) => {}
-                Output::Event(Event::Closed(reason)) => self.closed(st, &reason, deliveries),
-                Output::Event(event) => self.event(st, event, deliveries),
             }
+            let Some(failure) = unsupported.take() else { break };
+            let event = StreamEvent::Failed(failure);
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            st.machine.handle_input(input);
         }
         let State { pending, .. } = st;
         self.out.queue(pending, close);

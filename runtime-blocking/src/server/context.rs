@@ -55,7 +55,7 @@ impl RequestContext {
     /// Sends a log record (`notifications/message`) if `level` is at or above the level the
     /// client set.
     pub fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        self.link.log(level, data)
+        self.link.log(&self.id, level, data)
     }
 }
 
@@ -69,7 +69,7 @@ impl PeerApi for RequestContext {
     where
         M::Result: 'static,
     {
-        let raw = self.link.peer(M::NAME, RawJson::from_serialize(&params))?;
+        let raw = self.link.peer(&self.id, M::NAME, RawJson::from_serialize(&params))?;
         raw.parse().map_err(|e| CallError::Request(RequestError::InvalidResult(e)))
     }
 }

@@ -19,7 +19,9 @@ use serde_json::Value;
 use zest_core::api::CallError;
 use zest_core::error::{CloseReason, Rejection, RequestError, UsageError};
 use zest_core::handler::SyncHandler;
-use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{
+    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::schema::LoggingLevel;
 use zest_core::server::{Call, Event, Server};
@@ -38,9 +40,14 @@ pub(crate) trait Link: Send + Sync {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<(), UsageError>;
-    fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError>;
+    fn log(&self, related: &RequestId, level: LoggingLevel, data: Value) -> Result<(), UsageError>;
     /// Sends a request to the client and blocks until its outcome.
-    fn peer(&self, method: &'static str, params: RawJson) -> Result<RawJson, CallError>;
+    fn peer(
+        &self,
+        related: &RequestId,
+        method: &'static str,
+        params: RawJson,
+    ) -> Result<RawJson, CallError>;
 }
 
 type PeerSlot = Arc<Slot<Result<RawJson, CallError>>>;
@@ -115,7 +122,9 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         drop(self.out.finish());
         let closed = lock(&self.state).closed.clone();
         // Invariant: `Closed` is set before the supervisor is told the session closed.
-        closed.unwrap_or_else(|| CloseReason::TransportFailed("the session stopped".into()))
+        closed.unwrap_or_else(|| {
+            CloseReason::TransportFailed(TransportFailure::Other("the session stopped".into()))
+        })
     }
 
     /// Locks the machine, runs `f`, drains, unlocks; then completes peer requests and writes
@@ -139,7 +148,10 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         if let Some(e) = self.out.flush(role != Role::Reader) {
             let why = format!("writing: {e}");
             self.drive(Role::Other, |st, now| {
-                let receive = Receive { stream: StreamId::STDIO, event: StreamEvent::Failed(&why) };
+                let receive = Receive {
+                    stream: StreamId::STDIO,
+                    event: StreamEvent::Failed(TransportFailure::Reset(why)),
+                };
                 st.machine.handle_input(Input::Receive(now, receive));
             });
         }
@@ -147,41 +159,49 @@ impl<W: Write + Send + 'static> ServerSession<W> {
 
     fn drain(&self, st: &mut State, answered: &mut Vec<(PeerSlot, Result<RawJson, CallError>)>) {
         let mut close = false;
-        while let Some(out) = st.machine.poll_output() {
-            match out {
-                Output::Transmit(Transmit::Write { bytes, .. }) => {
-                    st.pending.extend_from_slice(&bytes);
-                }
-                Output::Transmit(Transmit::Close { .. }) => close = true,
-                Output::Transmit(_) => {}
-                Output::Event(Event::Closed(reason)) => {
-                    for (_, flag) in st.running.drain() {
-                        flag.store(true, Ordering::Release);
+        // A transmit a pipe cannot carry fails the session, fed back once drained.
+        let mut unsupported = None;
+        loop {
+            while let Some(out) = st.machine.poll_output() {
+                match out {
+                    Output::Transmit(t) => match t.into_stdio() {
+                        Ok(StdioTransmit::Write(bytes)) => st.pending.extend_from_slice(&bytes),
+                        Ok(StdioTransmit::Close) => close = true,
+                        Err(failure) => unsupported = Some(failure),
+                    },
+                    Output::Event(Event::Closed(reason)) => {
+                        for (_, flag) in st.running.drain() {
+                            flag.store(true, Ordering::Release);
+                        }
+                        // The machine has already answered each of our requests; this covers a
+                        // broken promise.
+                        for (_, slot) in st.peer_waiters.drain() {
+                            let error = RequestError::Closed(reason.clone());
+                            answered.push((slot, Err(CallError::Request(error))));
+                        }
+                        st.closed = Some(reason);
+                        self.out.set_closed();
                     }
-                    // The machine has already answered each of our requests; this covers a
-                    // broken promise.
-                    for (_, slot) in st.peer_waiters.drain() {
-                        let error = RequestError::Closed(reason.clone());
-                        answered.push((slot, Err(CallError::Request(error))));
+                    Output::Event(Event::Call { id, handler, call, .. }) => {
+                        self.run_handler(st, id, handler, call);
                     }
-                    st.closed = Some(reason);
-                    self.out.set_closed();
-                }
-                Output::Event(Event::Call { id, handler, call, .. }) => {
-                    self.run_handler(st, id, handler, call);
-                }
-                Output::Event(Event::Cancelled { id }) => {
-                    if let Some(flag) = st.running.remove(&id) {
-                        flag.store(true, Ordering::Release);
+                    Output::Event(Event::Cancelled { id }) => {
+                        if let Some(flag) = st.running.remove(&id) {
+                            flag.store(true, Ordering::Release);
+                        }
                     }
-                }
-                Output::Event(Event::Response { id, result }) => {
-                    if let Some(slot) = st.peer_waiters.remove(&id) {
-                        answered.push((slot, result.map_err(CallError::Request)));
+                    Output::Event(Event::Response { id, result }) => {
+                        if let Some(slot) = st.peer_waiters.remove(&id) {
+                            answered.push((slot, result.map_err(CallError::Request)));
+                        }
                     }
+                    Output::Event(_) => {}
                 }
-                Output::Event(_) => {}
             }
+            let Some(failure) = unsupported.take() else { break };
+            let event = StreamEvent::Failed(failure);
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            st.machine.handle_input(input);
         }
         let State { pending, .. } = st;
         self.out.queue(pending, close);
@@ -234,15 +254,20 @@ impl<W: Write + Send + 'static> Link for ServerSession<W> {
         self.drive(Role::Other, |st, now| st.machine.progress(now, id, progress, total, message))
     }
 
-    fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        self.drive(Role::Other, |st, now| st.machine.log(now, level, None, data))
+    fn log(&self, related: &RequestId, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
+        self.drive(Role::Other, |st, now| st.machine.log(now, Some(related), level, None, data))
     }
 
-    fn peer(&self, method: &'static str, params: RawJson) -> Result<RawJson, CallError> {
+    fn peer(
+        &self,
+        related: &RequestId,
+        method: &'static str,
+        params: RawJson,
+    ) -> Result<RawJson, CallError> {
         let slot: PeerSlot = Arc::new(Slot::new());
         self.drive(Role::Other, |st, now| {
             let opts = RequestOptions::default();
-            let id = st.machine.request(now, method, Some(params), opts)?;
+            let id = st.machine.request(now, Some(related), method, Some(params), opts)?;
             st.peer_waiters.insert(id, slot.clone());
             Ok(())
         })

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use zest_core::error::CloseReason;
 use zest_core::handler::SyncHandler;
+use zest_core::io::TransportFailure;
 use zest_core::server::{Server, ServerConfig};
 
 use crate::{child, link};
@@ -42,7 +43,8 @@ where
     let session = ServerSession::new(machine, writer);
     let reading = session.clone();
     if let Err(e) = child::read_stream(reader, move |event| reading.feed_read(event)) {
-        return CloseReason::TransportFailed(format!("cannot start the reader thread: {e}"));
+        let why = format!("cannot start the reader thread: {e}");
+        return CloseReason::TransportFailed(TransportFailure::Other(why));
     }
     link::no_join(|| session.supervise())
 }

@@ -17,7 +17,9 @@ use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
 use zest_core::handler::AsyncClientHandlers;
-use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{
+    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 
 use super::Shared;
@@ -156,7 +158,7 @@ impl Driver {
                 Wake::Written(Ok(())) => {}
                 Wake::Timeout => match s.stdin_broken.take() {
                     Some((why, until)) if now >= until => {
-                        let event = StreamEvent::Failed(&why);
+                        let event = StreamEvent::Failed(TransportFailure::Reset(why));
                         let input = Input::Receive(now, Receive { stream: StreamId::STDIO, event });
                         self.core.handle_input(input);
                     }
@@ -191,13 +193,23 @@ impl Driver {
     /// Drains the machine's outputs; true once the session has closed.
     fn drain(&mut self, s: &mut Session) -> bool {
         let mut closed = false;
-        while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Transmit(Transmit::Write { bytes, .. }) => s.writer.send(&bytes),
-                Output::Transmit(Transmit::Close { .. }) => s.writer.close(),
-                Output::Transmit(_) => {}
-                Output::Event(event) => closed |= self.handle_event(s, event),
+        // A transmit a pipe cannot carry fails the session, fed back once drained.
+        let mut unsupported = None;
+        loop {
+            while let Some(output) = self.core.poll_output() {
+                match output {
+                    Output::Transmit(t) => match t.into_stdio() {
+                        Ok(StdioTransmit::Write(bytes)) => s.writer.send(&bytes),
+                        Ok(StdioTransmit::Close) => s.writer.close(),
+                        Err(failure) => unsupported = Some(failure),
+                    },
+                    Output::Event(event) => closed |= self.handle_event(s, event),
+                }
             }
+            let Some(failure) = unsupported.take() else { break };
+            let event = StreamEvent::Failed(failure);
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            self.core.handle_input(input);
         }
         closed
     }

@@ -13,7 +13,9 @@ use tokio::task::AbortHandle;
 use zest_core::api::{CallError, ProgressFn};
 use zest_core::client::{self as core, ClientConfig, Event, Negotiated, ServerNotification};
 use zest_core::handler::AsyncClientHandlers;
-use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{
+    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::RequestOptions;
 
@@ -138,7 +140,7 @@ impl Driver {
                         Ok(n) => StreamEvent::Data(&buf[..*n]),
                         Err(e) => {
                             let why = format!("reading the server's stdout failed: {e}");
-                            self.feed(now, StreamEvent::Failed(&why));
+                            self.feed(now, StreamEvent::Failed(TransportFailure::Reset(why)));
                             continue;
                         }
                     };
@@ -172,7 +174,7 @@ impl Driver {
                 }
                 () = sleep_until_broken(&broken_stdin), if broken_stdin.is_some() => {
                     let why = broken_stdin.take().map(|(_, why)| why).unwrap_or_default();
-                    self.feed(Instant::now(), StreamEvent::Failed(&why));
+                    self.feed(Instant::now(), StreamEvent::Failed(TransportFailure::Reset(why)));
                 }
                 () = &mut sleep, if self.core.poll_timeout().is_some() => {
                     self.core.handle_input(Input::Timeout(Instant::now()));
@@ -209,13 +211,23 @@ impl Driver {
     /// Performs every pending output; true once the session is closed.
     fn drain(&mut self, writer: &mut Writer<ChildStdin>) -> bool {
         let mut closed = false;
-        while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Transmit(Transmit::Write { bytes, .. }) => writer.send(bytes),
-                Output::Transmit(Transmit::Close { .. }) => writer.close(),
-                Output::Transmit(_) => {}
-                Output::Event(event) => closed |= self.dispatch(event),
+        // A transmit a pipe cannot carry fails the session, fed back once drained.
+        let mut unsupported = None;
+        loop {
+            while let Some(output) = self.core.poll_output() {
+                match output {
+                    Output::Transmit(t) => match t.into_stdio() {
+                        Ok(StdioTransmit::Write(bytes)) => writer.send(bytes),
+                        Ok(StdioTransmit::Close) => writer.close(),
+                        Err(failure) => unsupported = Some(failure),
+                    },
+                    Output::Event(event) => closed |= self.dispatch(event),
+                }
             }
+            let Some(failure) = unsupported.take() else { break };
+            let event = StreamEvent::Failed(failure);
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            self.core.handle_input(input);
         }
         closed
     }

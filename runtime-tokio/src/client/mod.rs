@@ -14,6 +14,7 @@ use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{decode_result, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::BoxFuture;
+use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
@@ -100,7 +101,8 @@ impl Client {
             Ok(outcome) => outcome?,
             Err(_) => {
                 let why = "the session driver stopped during the handshake".to_owned();
-                return Err(ConnectError::Handshake(CloseReason::TransportFailed(why)));
+                let failure = TransportFailure::Other(why);
+                return Err(ConnectError::Handshake(CloseReason::TransportFailed(failure)));
             }
         };
         let shared = Shared {

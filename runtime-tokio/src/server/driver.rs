@@ -17,7 +17,9 @@ use tokio::task::AbortHandle;
 use zest_core::api::CallError;
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::AsyncHandler;
-use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{
+    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::schema::LoggingLevel;
 use zest_core::server::{Event, Server, ServerConfig};
@@ -43,9 +45,14 @@ pub(super) enum Command {
         reply: oneshot::Sender<Result<(), UsageError>>,
     },
     /// `RequestContext::log`.
-    Log { level: LoggingLevel, data: Value, reply: oneshot::Sender<Result<(), UsageError>> },
-    /// A request to the client; its outcome goes to `reply`.
-    Request { key: u64, method: &'static str, params: RawJson, reply: Reply },
+    Log {
+        related: RequestId,
+        level: LoggingLevel,
+        data: Value,
+        reply: oneshot::Sender<Result<(), UsageError>>,
+    },
+    /// A request to the client made while serving `related`; its outcome goes to `reply`.
+    Request { key: u64, related: RequestId, method: &'static str, params: RawJson, reply: Reply },
     /// The caller of request `key` stopped waiting.
     Cancel { key: u64 },
 }
@@ -110,7 +117,7 @@ impl Driver {
                         Ok(n) => self.feed(now, StreamEvent::Data(&buf[..n])),
                         Err(e) => {
                             let why = format!("reading from the client failed: {e}");
-                            self.feed(now, StreamEvent::Failed(&why));
+                            self.feed(now, StreamEvent::Failed(TransportFailure::Reset(why)));
                         }
                     }
                 }
@@ -118,7 +125,7 @@ impl Driver {
                 written = writer.progress(), if writer.busy() => {
                     if let Err(failure) = written {
                         let why = format!("writing to the client failed: {failure}");
-                        self.feed(Instant::now(), StreamEvent::Failed(&why));
+                        self.feed(Instant::now(), StreamEvent::Failed(TransportFailure::Reset(why)));
                     }
                 }
                 () = &mut sleep, if self.core.poll_timeout().is_some() => {
@@ -150,11 +157,12 @@ impl Driver {
             Command::Progress { id, progress, total, message, reply } => {
                 let _ = reply.send(self.core.progress(now, &id, progress, total, message));
             }
-            Command::Log { level, data, reply } => {
-                let _ = reply.send(self.core.log(now, level, None, data));
+            Command::Log { related, level, data, reply } => {
+                let _ = reply.send(self.core.log(now, Some(&related), level, None, data));
             }
-            Command::Request { key, method, params, reply } => {
-                match self.core.request(now, method, Some(params), RequestOptions::default()) {
+            Command::Request { key, related, method, params, reply } => {
+                let opts = RequestOptions::default();
+                match self.core.request(now, Some(&related), method, Some(params), opts) {
                     Ok(id) => self.calls.insert(key, id, reply, None),
                     Err(e) => drop(reply.send(Err(CallError::Usage(e)))),
                 }
@@ -171,57 +179,67 @@ impl Driver {
     /// Performs every pending output; the close reason once the session is over.
     fn drain<W: AsyncWrite + Unpin>(&mut self, writer: &mut Writer<W>) -> Option<CloseReason> {
         let mut closed = None;
-        while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Transmit(Transmit::Write { bytes, .. }) => writer.send(bytes),
-                Output::Transmit(Transmit::Close { .. }) => writer.close(),
-                Output::Transmit(_) => {}
-                Output::Event(Event::Call { id, handler, call, .. }) => {
-                    let cancelled = Arc::new(AtomicBool::new(false));
-                    let ctx = RequestContext {
-                        id: id.clone(),
-                        cancelled: cancelled.clone(),
-                        link: self.link.clone(),
-                    };
-                    let mut work = CatchUnwind(handler.run(ctx, call));
-                    // On a current-thread runtime, where a task would not run in parallel
-                    // anyway, a handler that is done at once is answered here, without a
-                    // task: its answer is written in this same drain. One that is not moves,
-                    // polled once, into a task of its own, whose first poll registers its
-                    // waker.
-                    let mut cx = Context::from_waker(Waker::noop());
-                    let done = match self.inline_first_poll {
-                        true => Pin::new(&mut work).poll(&mut cx),
-                        false => Poll::Pending,
-                    };
-                    if let Poll::Ready(result) = done {
-                        // Err only if the session closed meanwhile; nobody awaits the answer.
-                        let _ = self.core.respond(Instant::now(), id, result);
-                        continue;
+        // A transmit a pipe cannot carry fails the session, fed back once drained.
+        let mut unsupported = None;
+        loop {
+            while let Some(output) = self.core.poll_output() {
+                match output {
+                    Output::Transmit(t) => match t.into_stdio() {
+                        Ok(StdioTransmit::Write(bytes)) => writer.send(bytes),
+                        Ok(StdioTransmit::Close) => writer.close(),
+                        Err(failure) => unsupported = Some(failure),
+                    },
+                    Output::Event(Event::Call { id, handler, call, .. }) => {
+                        let cancelled = Arc::new(AtomicBool::new(false));
+                        let ctx = RequestContext {
+                            id: id.clone(),
+                            cancelled: cancelled.clone(),
+                            link: self.link.clone(),
+                        };
+                        let mut work = CatchUnwind(handler.run(ctx, call));
+                        // On a current-thread runtime, where a task would not run in parallel
+                        // anyway, a handler that is done at once is answered here, without a
+                        // task: its answer is written in this same drain. One that is not moves,
+                        // polled once, into a task of its own, whose first poll registers its
+                        // waker.
+                        let mut cx = Context::from_waker(Waker::noop());
+                        let done = match self.inline_first_poll {
+                            true => Pin::new(&mut work).poll(&mut cx),
+                            false => Poll::Pending,
+                        };
+                        if let Poll::Ready(result) = done {
+                            // Err only if the session closed meanwhile; nobody awaits the answer.
+                            let _ = self.core.respond(Instant::now(), id, result);
+                            continue;
+                        }
+                        let link = self.link.clone();
+                        let answer_id = id.clone();
+                        let task = tokio::spawn(async move {
+                            let result = work.await;
+                            // The driver may be gone; then the answer has nowhere to go.
+                            let _ = link.commands.send(Command::Answer { id: answer_id, result });
+                        });
+                        self.running.insert(id, Running { task: task.abort_handle(), cancelled });
                     }
-                    let link = self.link.clone();
-                    let answer_id = id.clone();
-                    let task = tokio::spawn(async move {
-                        let result = work.await;
-                        // The driver may be gone; then the answer has nowhere to go.
-                        let _ = link.commands.send(Command::Answer { id: answer_id, result });
-                    });
-                    self.running.insert(id, Running { task: task.abort_handle(), cancelled });
-                }
-                Output::Event(Event::Cancelled { id }) => {
-                    if let Some(running) = self.running.remove(&id) {
-                        running.cancelled.store(true, Ordering::Release);
-                        running.task.abort();
+                    Output::Event(Event::Cancelled { id }) => {
+                        if let Some(running) = self.running.remove(&id) {
+                            running.cancelled.store(true, Ordering::Release);
+                            running.task.abort();
+                        }
                     }
+                    Output::Event(Event::Response { id, result }) => {
+                        self.calls.complete(&id, result.map_err(CallError::Request))
+                    }
+                    Output::Event(Event::Closed(reason)) => closed = Some(reason),
+                    // Progress on our requests has no taker; lifecycle events, notifications and
+                    // violations (already answered) need nothing from the runtime.
+                    Output::Event(_) => {}
                 }
-                Output::Event(Event::Response { id, result }) => {
-                    self.calls.complete(&id, result.map_err(CallError::Request))
-                }
-                Output::Event(Event::Closed(reason)) => closed = Some(reason),
-                // Progress on our requests has no taker; lifecycle events, notifications and
-                // violations (already answered) need nothing from the runtime.
-                Output::Event(_) => {}
             }
+            let Some(failure) = unsupported.take() else { break };
+            let event = StreamEvent::Failed(failure);
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            self.core.handle_input(input);
         }
         closed
     }

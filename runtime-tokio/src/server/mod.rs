@@ -101,7 +101,8 @@ impl RequestContext {
     /// Sends a log record (`notifications/message`) if `level` is at or above what the
     /// client set.
     pub async fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        self.ask(|reply| Command::Log { level, data, reply }).await
+        let related = self.id.clone();
+        self.ask(|reply| Command::Log { related, level, data, reply }).await
     }
 
     async fn ask(
@@ -136,7 +137,8 @@ impl PeerApi for RequestContext {
         Box::pin(async move {
             let key = self.link.keys.next();
             let (reply, rx) = oneshot::channel();
-            let command = Command::Request { key, method: M::NAME, params, reply };
+            let related = self.id.clone();
+            let command = Command::Request { key, related, method: M::NAME, params, reply };
             if self.link.commands.send(command).is_err() {
                 return Err(CallError::Usage(UsageError::Closed));
             }
