@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::registry::{page, Registry};
-use super::{Call, Event, Server, SessionInfo};
+use super::{Call, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::json_schema;
 use crate::jsonrpc::{RawJson, Request, RequestId};
@@ -58,10 +58,10 @@ pub(super) fn derive_capabilities<H>(registry: &Registry<H>) -> ServerCapabiliti
     caps
 }
 
-impl<H: Clone> Server<H> {
+impl<H: Clone> Session<H> {
     pub(super) fn handle_request(&mut self, r: Request) {
         if let Err(rejection) =
-            rules::server_gate(self.phase, self.config.strict_initialized, &r.method)
+            rules::server_gate(self.phase, self.shared.config.strict_initialized, &r.method)
         {
             self.violation(ProtocolViolation::OutOfOrder {
                 method: r.method.clone(),
@@ -124,15 +124,19 @@ impl<H: Clone> Server<H> {
             Ok(p) => p,
             Err(d) => return self.endpoint.reject(Some(r.id), &Rejection::InvalidParams(d)),
         };
-        let supported = &self.config.supported_versions;
+        let supported = &self.shared.config.supported_versions;
         let version = ProtocolVersion::parse(&params.protocol_version)
             .filter(|v| supported.contains(v))
             .or_else(|| supported.iter().copied().filter(|v| v.is_session_era()).max())
             .unwrap_or(ProtocolVersion::LATEST_SESSION);
         let capabilities = self.capabilities();
+        let result = InitializeResult::new(
+            version,
+            capabilities.clone(),
+            self.shared.config.server_info.clone(),
+        );
         let result =
-            InitializeResult::new(version, capabilities.clone(), self.config.server_info.clone());
-        let result = InitializeResult { instructions: self.config.instructions.clone(), ..result };
+            InitializeResult { instructions: self.shared.config.instructions.clone(), ..result };
         self.endpoint.reply(self.endpoint.receiving(), r.id, Ok(RawJson::from_serialize(&result)));
         let info = Box::new(SessionInfo {
             protocol_version: version,
@@ -153,8 +157,9 @@ impl<H: Clone> Server<H> {
     ) -> Result<Option<RawJson>, Rejection> {
         let params: PaginatedParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let all = items(&self.registry);
-        let (page, next) = page(all.iter(), params.cursor.as_deref(), self.config.page_size)?;
+        let all = items(&self.shared.registry);
+        let (page, next) =
+            page(all.iter(), params.cursor.as_deref(), self.shared.config.page_size)?;
         let mut result = Map::new();
         result.insert(key.to_owned(), Value::Array(page.into_iter().cloned().collect()));
         if let Some(next) = next {
@@ -166,7 +171,7 @@ impl<H: Clone> Server<H> {
     fn call_tool(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: CallToolParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some(tool) = self.registry.find_tool(&params.name) else {
+        let Some(tool) = self.shared.registry.find_tool(&params.name) else {
             return Err(Rejection::UnknownTool(params.name));
         };
         let args = Value::Object(params.arguments.clone().unwrap_or_default());
@@ -188,7 +193,7 @@ impl<H: Clone> Server<H> {
     fn read_resource(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: ReadResourceParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some((handler, vars)) = self.registry.resolve_resource(&params.uri) else {
+        let Some((handler, vars)) = self.shared.registry.resolve_resource(&params.uri) else {
             return Err(Rejection::ResourceNotFound(params.uri));
         };
         let handler = handler.clone();
@@ -199,7 +204,7 @@ impl<H: Clone> Server<H> {
     fn get_prompt(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: GetPromptParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some((prompt, handler)) = self.registry.find_prompt(&params.name) else {
+        let Some((prompt, handler)) = self.shared.registry.find_prompt(&params.name) else {
             return Err(Rejection::UnknownPrompt(params.name));
         };
         let given = params.arguments.as_ref();
@@ -216,7 +221,7 @@ impl<H: Clone> Server<H> {
     fn complete(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
         let params: CompleteParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
-        let Some(handler) = self.registry.completion.clone() else {
+        let Some(handler) = self.shared.registry.completion.clone() else {
             let empty = serde_json::json!({"completion": {"values": [], "hasMore": false}});
             return Ok(Some(RawJson::from(empty)));
         };
@@ -228,7 +233,7 @@ impl<H: Clone> Server<H> {
         let params: SubscribeParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
         if on {
-            let full = self.subscriptions.len() >= self.config.max_subscriptions;
+            let full = self.subscriptions.len() >= self.shared.config.max_subscriptions;
             if full && !self.subscriptions.contains(&params.uri) {
                 return Err(Rejection::Internal("too many subscriptions".into()));
             }
@@ -262,7 +267,7 @@ impl<H: Clone> Server<H> {
     /// A tool result checked against the tool's `outputSchema`; a mismatch becomes an
     /// `isError` result that says why.
     pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {
-        let Some(tool) = self.registry.find_tool(tool) else { return raw };
+        let Some(tool) = self.shared.registry.find_tool(tool) else { return raw };
         let Some(schema) = &tool.output_schema else { return raw };
         let Ok(result) = raw.parse::<CallToolResult>() else { return raw };
         if result.is_error == Some(true) {

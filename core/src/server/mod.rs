@@ -1,5 +1,5 @@
-//! The server machine: one session's lifecycle, the registry of what it offers, and the
-//! requests the app's handlers serve.
+//! The server side: per-session machines ([`Session`]) over a shared registry, and
+//! [`Server`], one session on a stdio stream.
 //!
 //! ```text
 //!  AwaitingInitialize ──initialize──▶ AwaitingInitialized ──notifications/initialized──▶ Ready
@@ -7,484 +7,113 @@
 //!        └───────────────── EOF / close ─┴──────────────────────────────────────▶ Closed ◀──┘
 //! ```
 //!
-//! The machine never runs app code. It validates a request, looks up the handler the app
-//! registered (of any type `H`: a boxed closure, an async trait object, an enum) and reports
-//! [`Event::Call`]; the runtime runs the handler and calls [`Server::respond`]. Streamable
-//! HTTP will put a router in front that owns many sessions, each one of these machines.
+//! The machines never run app code. A session validates a request, looks up the handler the
+//! app registered (of any type `H`: a boxed closure, an async trait object, an enum) and
+//! reports [`Event::Call`]; the runtime runs the handler and calls [`Session::respond`].
+//! Everything a handler sends while serving a request (progress, log lines, requests to the
+//! client) names that request, so over Streamable HTTP it travels on the request's stream.
 
 mod config;
 mod dispatch;
 mod events;
 mod registry;
+mod session;
 mod uri_template;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub use config::{ServerConfig, SessionInfo};
 pub use events::{Call, ClientNotification, Event};
 pub use registry::{ListKind, Registry};
+pub use session::Session;
+pub(crate) use session::Shared;
 
-use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
 use crate::io::{Input, Output};
-use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, RequestId};
-use crate::lifecycle::rules::{self, Sender, ServerPhase};
-use crate::rpc::{Endpoint, Finished, Incoming, Limits, RequestOptions, Routed};
-use crate::schema::methods::{Method, NotificationMethod};
-use crate::schema::{
-    LoggingLevel, LoggingMessageParams, ProgressParams, ResourceUpdatedParams, ServerCapabilities,
-};
 use crate::transport::StdioTransport;
 
-/// The server side of one MCP session, sans IO. `H` is the app's handler type.
+/// One MCP session on a stdio stream, sans IO: a [`Session`] plus newline framing. Every
+/// session command ([`log`](Session::log), [`respond`](Session::respond), …) is available
+/// on it directly.
 ///
 /// Calling contract: feed inputs with [`handle_input`](Self::handle_input), issue commands,
 /// then drain [`poll_output`](Self::poll_output) to `None` and sleep until
-/// [`poll_timeout`](Self::poll_timeout).
+/// [`poll_timeout`](Session::poll_timeout).
 #[derive(Debug)]
 pub struct Server<H> {
-    config: ServerConfig,
-    registry: Registry<H>,
-    endpoint: Endpoint,
+    session: Session<H>,
     transport: StdioTransport,
     /// `close` was called: close the stream once every queued message is out.
     closing: bool,
-    phase: ServerPhase,
-    session: Option<Box<SessionInfo>>,
-    log_level: Option<LoggingLevel>,
-    subscriptions: BTreeSet<String>,
-    events: VecDeque<Event<H>>,
 }
 
 impl<H: Clone> Server<H> {
     /// A session on a stdio stream, waiting for `initialize`.
-    pub fn new(config: ServerConfig, registry: Registry<H>, _now: Instant) -> Self {
-        let limits = Limits {
-            max_in_flight: config.max_in_flight,
-            request_timeout: config.request_timeout,
-            max_request_timeout: config.max_request_timeout,
-        };
-        Self {
-            transport: StdioTransport::new(config.max_line),
-            closing: false,
-            config,
-            registry,
-            endpoint: Endpoint::new(limits),
-            phase: ServerPhase::AwaitingInitialize,
-            session: None,
-            log_level: None,
-            subscriptions: BTreeSet::new(),
-            events: VecDeque::new(),
-        }
+    pub fn new(config: ServerConfig, registry: Registry<H>, now: Instant) -> Self {
+        let transport = StdioTransport::new(config.max_line);
+        let shared = Arc::new(Shared { config, registry });
+        Self { session: Session::with_shared(shared, now), transport, closing: false }
     }
 
     /// Feeds one input. Never fails: the client's mistakes are answered with JSON-RPC errors
     /// and reported as [`Event::Violation`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
         debug_assert!(
-            self.events.is_empty() && !self.endpoint.has_outgoing() && !self.closing,
+            !self.session.has_output() && !self.closing,
             "drain poll_output to None before feeding the next input"
         );
-        if self.phase == ServerPhase::Closed {
+        if self.session.is_closed() {
             return;
         }
         match input {
-            Input::Timeout(now) => {
-                for (id, _) in self.endpoint.expire(now) {
-                    self.events
-                        .push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
-                }
-            }
+            Input::Timeout(now) => self.session.handle_timeout(now),
             Input::Receive(now, r) => {
-                self.endpoint.receiving_on(r.stream);
                 let (frames, ended) = self.transport.receive(r.event);
                 for incoming in frames {
-                    self.handle_incoming(now, incoming);
+                    self.session.handle_decoded(now, r.stream, incoming);
                 }
                 if let Some(reason) = ended {
-                    self.close_with(reason);
+                    self.session.close_with(reason);
                 }
             }
         }
     }
 
-    /// Answers a client request reported by [`Event::Call`]. A `tools/call` result is checked
-    /// against the tool's `outputSchema`; a result that does not match becomes an `isError`
-    /// result saying why. Answering a request the client cancelled sends nothing.
-    pub fn respond(
-        &mut self,
-        _now: Instant,
-        id: RequestId,
-        result: Result<RawJson, ErrorObject>,
-    ) -> Result<(), UsageError> {
-        if self.phase == ServerPhase::Closed {
-            return Err(UsageError::Closed);
-        }
-        match self.endpoint.inbound.finish(&id) {
-            Finished::Active(entry) => {
-                let result = match (entry.tool, result) {
-                    (Some(tool), Ok(raw)) => Ok(self.check_structured_output(&tool, raw)),
-                    (_, result) => result,
-                };
-                self.endpoint.reply(entry.stream, id, result);
-                Ok(())
-            }
-            Finished::Cancelled => Ok(()),
-            Finished::Unknown => Err(UsageError::UnknownRequest(id)),
-        }
-    }
-
-    /// Reports progress on a client request that asked for it (no-op when it did not).
-    /// `progress` must increase from one call to the next.
-    pub fn progress(
-        &mut self,
-        _now: Instant,
-        id: &RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), UsageError> {
-        let Some(entry) = self.endpoint.inbound.get_mut(id) else {
-            return Err(UsageError::UnknownRequest(id.clone()));
-        };
-        let Some(token) = entry.progress_token.clone() else { return Ok(()) };
-        if entry.last_progress.is_some_and(|last| progress <= last) || !progress.is_finite() {
-            return Err(UsageError::ProgressNotIncreasing);
-        }
-        entry.last_progress = Some(progress);
-        let mut params = ProgressParams::new(token, progress);
-        params.total = total;
-        params.message = message;
-        let params = Some(RawJson::from_serialize(&params));
-        self.endpoint.notify("notifications/progress", params, Some(id));
-        Ok(())
-    }
-
-    /// Sends a log record (`notifications/message`) if `level` is at or above the level the
-    /// client set (all levels when it set none). `related` names the client request being
-    /// served, if any: over Streamable HTTP the record then travels on that request's stream.
-    pub fn log(
-        &mut self,
-        _now: Instant,
-        related: Option<&RequestId>,
-        level: LoggingLevel,
-        logger: Option<&str>,
-        data: serde_json::Value,
-    ) -> Result<(), UsageError> {
-        self.check_open()?;
-        if self.session.as_ref().is_some_and(|s| s.server_capabilities.logging.is_none()) {
-            return Err(UsageError::CapabilityNotNegotiated {
-                method: "notifications/message".into(),
-                capability: "logging",
-            });
-        }
-        if self.log_level.is_some_and(|min| level < min) {
-            return Ok(());
-        }
-        let mut params = LoggingMessageParams::new(level, data);
-        params.logger = logger.map(str::to_owned);
-        let params = Some(RawJson::from_serialize(&params));
-        self.endpoint.notify("notifications/message", params, related);
-        Ok(())
-    }
-
-    /// Sends a request to the client (`sampling/createMessage`, `elicitation/create`,
-    /// `roots/list`, `ping`); its outcome arrives as [`Event::Response`]. The client must have
-    /// declared the matching capability, and the revision must have the method. `related`
-    /// names the client request being served, if any (see [`log`](Self::log)).
-    pub fn request(
-        &mut self,
-        now: Instant,
-        related: Option<&RequestId>,
-        method: &str,
-        params: Option<RawJson>,
-        opts: RequestOptions,
-    ) -> Result<RequestId, UsageError> {
-        self.check_open()?;
-        let Some(session) = &self.session else { return Err(UsageError::NotReady) };
-        let version = session.protocol_version;
-        if !rules::exists(version, method, Sender::Server) && rules::request_rule(method).is_some()
-        {
-            return Err(UsageError::MethodNotInVersion {
-                method: method.to_owned(),
-                version: version.as_str(),
-            });
-        }
-        if let Some(cap) = rules::needed_capability(version, method) {
-            if !cap.offered_by_client(&session.client_capabilities) {
-                return Err(UsageError::CapabilityNotNegotiated {
-                    method: method.to_owned(),
-                    capability: cap.name(),
-                });
-            }
-        }
-        self.endpoint.request(now, method, params, &opts, true, related)
-    }
-
-    /// Sends a typed request to the client.
-    pub fn send<M: Method>(
-        &mut self,
-        now: Instant,
-        related: Option<&RequestId>,
-        params: &M::Params,
-        opts: RequestOptions,
-    ) -> Result<RequestId, UsageError> {
-        self.request(now, related, M::NAME, Some(RawJson::from_serialize(params)), opts)
-    }
-
-    /// Sends any notification to the client, related to the client request `related` if given
-    /// (see [`log`](Self::log)).
-    pub fn notify(
-        &mut self,
-        _now: Instant,
-        related: Option<&RequestId>,
-        method: &str,
-        params: Option<RawJson>,
-    ) -> Result<(), UsageError> {
-        self.check_open()?;
-        if params.as_ref().is_some_and(|p| !p.is_object()) {
-            return Err(UsageError::ParamsNotAnObject);
-        }
-        self.endpoint.notify(method, params, related);
-        Ok(())
-    }
-
-    /// Sends a typed notification to the client.
-    pub fn send_notification<N: NotificationMethod>(
-        &mut self,
-        now: Instant,
-        related: Option<&RequestId>,
-        params: &N::Params,
-    ) -> Result<(), UsageError> {
-        self.notify(now, related, N::NAME, Some(RawJson::from_serialize(params)))
-    }
-
-    /// Cancels one of our requests to the client.
-    pub fn cancel(
-        &mut self,
-        _now: Instant,
-        id: &RequestId,
-        reason: Option<&str>,
-    ) -> Result<(), UsageError> {
-        if self.endpoint.abandon(id, reason.unwrap_or("cancelled by the server")).is_none() {
-            return Err(UsageError::UnknownRequest(id.clone()));
-        }
-        self.events
-            .push_back(Event::Response { id: id.clone(), result: Err(RequestError::Cancelled) });
-        Ok(())
-    }
-
-    /// Tells the client a list changed, if the session is open and we declared `listChanged`
-    /// for it (otherwise nothing is sent).
-    pub fn notify_list_changed(&mut self, _now: Instant, kind: ListKind) {
-        let Some(session) = &self.session else { return };
-        let caps = &session.server_capabilities;
-        let (declared, method) = match kind {
-            ListKind::Tools => (
-                caps.tools.as_ref().and_then(|t| t.list_changed),
-                "notifications/tools/list_changed",
-            ),
-            ListKind::Prompts => (
-                caps.prompts.as_ref().and_then(|p| p.list_changed),
-                "notifications/prompts/list_changed",
-            ),
-            ListKind::Resources => (
-                caps.resources.as_ref().and_then(|r| r.list_changed),
-                "notifications/resources/list_changed",
-            ),
-        };
-        if declared == Some(true) && self.phase != ServerPhase::Closed {
-            self.endpoint.notify(method, None, None);
-        }
-    }
-
-    /// Tells the client a resource changed, if it subscribed to it (or to a resource whose
-    /// URI is a prefix of it).
-    pub fn resource_updated(&mut self, _now: Instant, uri: &str) {
-        if self.phase == ServerPhase::Closed {
-            return;
-        }
-        let subscribed = self.subscriptions.iter().any(|s| uri == s || uri.starts_with(s.as_str()));
-        if subscribed {
-            let params = ResourceUpdatedParams { uri: uri.to_owned(), ..Default::default() };
-            let params = Some(RawJson::from_serialize(&params));
-            self.endpoint.notify("notifications/resources/updated", params, None);
-        }
-    }
-
-    /// The registry, to add or remove items. Call
-    /// [`notify_list_changed`](Self::notify_list_changed) after changing it mid-session.
-    pub fn registry_mut(&mut self) -> &mut Registry<H> {
-        &mut self.registry
-    }
-
-    /// Ends the session: our pending requests fail with `Closed(Local)`, then
-    /// `Event::Closed(Local)`. Idempotent.
-    pub fn close(&mut self, _now: Instant) {
-        if self.phase != ServerPhase::Closed {
+    /// Ends the session and closes our side of the stream once every queued message is out:
+    /// our pending requests fail with `Closed(Local)`, then `Event::Closed(Local)`.
+    /// Idempotent.
+    pub fn close(&mut self, now: Instant) {
+        if !self.session.is_closed() {
             self.closing = true;
-            self.close_with(CloseReason::Local);
+            self.session.close(now);
         }
     }
 
     /// The next effect or event; `None` when drained.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output<Event<H>>> {
-        if let Some(out) = self.endpoint.poll_outgoing() {
+        if let Some(out) = self.session.poll_outgoing() {
             return Some(Output::Transmit(StdioTransport::transmit(out)));
         }
         if std::mem::take(&mut self.closing) {
             return Some(Output::Transmit(StdioTransport::close()));
         }
-        self.events.pop_front().map(Output::Event)
+        self.session.poll_event().map(Output::Event)
     }
+}
 
-    /// When to call `handle_input(Input::Timeout(..))` next (only our own requests to the
-    /// client have deadlines).
-    #[must_use]
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        match self.phase {
-            ServerPhase::Closed => None,
-            _ => self.endpoint.poll_timeout(),
-        }
+/// A stdio server is one session: its commands are the session's.
+impl<H> Deref for Server<H> {
+    type Target = Session<H>;
+
+    fn deref(&self) -> &Session<H> {
+        &self.session
     }
+}
 
-    /// The registry.
-    pub fn registry(&self) -> &Registry<H> {
-        &self.registry
-    }
-
-    /// What the client said in `initialize`, once it has.
-    pub fn session(&self) -> Option<&SessionInfo> {
-        self.session.as_deref()
-    }
-
-    /// The minimum log level the client asked for, if any.
-    pub fn log_level(&self) -> Option<LoggingLevel> {
-        self.log_level
-    }
-
-    /// True once [`Event::Closed`] has been queued.
-    pub fn is_closed(&self) -> bool {
-        self.phase == ServerPhase::Closed
-    }
-
-    fn check_open(&self) -> Result<(), UsageError> {
-        match self.phase {
-            ServerPhase::Closed => Err(UsageError::Closed),
-            ServerPhase::AwaitingInitialize => Err(UsageError::NotReady),
-            _ => Ok(()),
-        }
-    }
-
-    fn handle_incoming(&mut self, now: Instant, incoming: Incoming) {
-        match incoming {
-            Incoming::Message(m) => self.handle_message(now, m, false),
-            Incoming::Batch(items) => self.handle_batch(now, items),
-            Incoming::Invalid(e) => {
-                self.endpoint.reject(e.id().cloned(), &Rejection::Decode(e.clone()));
-                self.violation(ProtocolViolation::Decode(e));
-            }
-            Incoming::Line(v) => self.violation(ProtocolViolation::Line(v)),
-        }
-    }
-
-    fn handle_batch(
-        &mut self,
-        now: Instant,
-        items: Vec<Result<Message, crate::jsonrpc::DecodeError>>,
-    ) {
-        let allowed = self.session.as_ref().is_some_and(|s| s.protocol_version.has_batching());
-        if !allowed {
-            self.endpoint.reject(None, &Rejection::BatchNotAllowed);
-            return self.violation(ProtocolViolation::BatchNotAllowed);
-        }
-        let ids = items
-            .iter()
-            .filter_map(|m| match m {
-                Ok(Message::Request(r)) => Some(r.id.clone()),
-                _ => None,
-            })
-            .collect();
-        self.endpoint.open_batch(ids);
-        for item in items {
-            match item {
-                Ok(m) => self.handle_message(now, m, true),
-                Err(e) => {
-                    self.endpoint.reject(e.id().cloned(), &Rejection::Decode(e.clone()));
-                    self.violation(ProtocolViolation::Decode(e));
-                }
-            }
-        }
-        self.endpoint.seal_batch();
-    }
-
-    fn handle_message(&mut self, now: Instant, message: Message, in_batch: bool) {
-        match self.endpoint.classify(now, message) {
-            Routed::Request(r) => {
-                if in_batch && r.method == "initialize" {
-                    return self.endpoint.reject(Some(r.id), &Rejection::InitializeInBatch);
-                }
-                self.handle_request(r)
-            }
-            Routed::Notification(n) => self.handle_notification(n),
-            Routed::Response { id, outcome, .. } => {
-                let result = outcome.map_err(RequestError::Remote);
-                self.events.push_back(Event::Response { id, result });
-            }
-            Routed::Progress { id, params } => {
-                self.events.push_back(Event::Progress { id, progress: params })
-            }
-            Routed::PeerCancelled { id } => {
-                self.endpoint.forget_reply(&id);
-                self.events.push_back(Event::Cancelled { id });
-            }
-            Routed::Violation(v) => self.violation(v),
-            Routed::Nothing => {}
-        }
-    }
-
-    fn handle_notification(&mut self, n: Notification) {
-        match (n.method.as_str(), self.phase) {
-            ("notifications/initialized", ServerPhase::AwaitingInitialized) => {
-                self.phase = ServerPhase::Ready;
-                self.events.push_back(Event::Ready);
-            }
-            ("notifications/initialized", ServerPhase::Ready) => {}
-            (_, ServerPhase::AwaitingInitialize) => self.violation(ProtocolViolation::OutOfOrder {
-                method: n.method,
-                phase: self.phase.name(),
-            }),
-            ("notifications/roots/list_changed", _) => {
-                self.events.push_back(Event::Notification(ClientNotification::RootsListChanged))
-            }
-            _ => self.events.push_back(Event::Notification(ClientNotification::Other(n))),
-        }
-    }
-
-    fn violation(&mut self, v: ProtocolViolation) {
-        self.events.push_back(Event::Violation(v));
-    }
-
-    fn close_with(&mut self, reason: CloseReason) {
-        if self.phase == ServerPhase::Closed {
-            return;
-        }
-        self.phase = ServerPhase::Closed;
-        for (id, _) in self.endpoint.outstanding.drain() {
-            let result = Err(RequestError::Closed(reason.clone()));
-            self.events.push_back(Event::Response { id, result });
-        }
-        for id in self.endpoint.inbound.drain() {
-            self.events.push_back(Event::Cancelled { id });
-        }
-        self.events.push_back(Event::Closed(reason));
-    }
-
-    fn capabilities(&self) -> ServerCapabilities {
-        self.config
-            .capabilities
-            .clone()
-            .unwrap_or_else(|| dispatch::derive_capabilities(&self.registry))
+impl<H> DerefMut for Server<H> {
+    fn deref_mut(&mut self) -> &mut Session<H> {
+        &mut self.session
     }
 }
