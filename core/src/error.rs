@@ -10,9 +10,11 @@
 
 use std::fmt;
 
+use http::{Method, StatusCode};
 use serde_json::json;
 
 use crate::framing::lines::LineViolation;
+use crate::framing::sse::SseViolation;
 use crate::io::TransportFailure;
 use crate::jsonrpc::{codes, DecodeError, ErrorObject, RequestId};
 
@@ -29,6 +31,9 @@ pub enum UsageError {
         /// The capability, e.g. `"tools"`.
         capability: &'static str,
     },
+    /// A configuration value cannot be used (a relative URL, a token that is not a valid
+    /// header value, …); says which and why.
+    InvalidConfig(String),
     /// The method does not exist in the negotiated revision.
     MethodNotInVersion {
         /// The method.
@@ -60,6 +65,7 @@ impl fmt::Display for UsageError {
             Self::CapabilityNotNegotiated { method, capability } => {
                 write!(f, "{method} needs the peer's {capability} capability")
             }
+            Self::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
             Self::MethodNotInVersion { method, version } => {
                 write!(f, "{method} does not exist in revision {version}")
             }
@@ -86,8 +92,18 @@ pub enum ProtocolViolation {
     Decode(DecodeError),
     /// A request whose id is already in flight from the same peer.
     DuplicateRequestId(RequestId),
+    /// The server answered an HTTP request with an error status where no request of ours can
+    /// carry the failure (a notification's or a reply's POST, the standalone GET stream).
+    HttpStatus {
+        /// The HTTP method of the refused request.
+        method: Method,
+        /// The status.
+        status: StatusCode,
+    },
     /// The `initialize` result could not be read.
     InvalidInitializeResult(String),
+    /// An `Mcp-Session-Id` that is not visible ASCII (0x21 to 0x7E); it was ignored.
+    InvalidSessionId,
     /// A notification whose params do not fit its method.
     InvalidNotification {
         /// The method.
@@ -97,6 +113,8 @@ pub enum ProtocolViolation {
     },
     /// A stdio line that is not JSON, or too long.
     Line(LineViolation),
+    /// An SSE event was discarded (too large).
+    Sse(SseViolation),
     /// A request that the lifecycle does not allow now.
     OutOfOrder {
         /// The method.
@@ -106,6 +124,9 @@ pub enum ProtocolViolation {
     },
     /// A response whose id matches no request we sent (or sent and abandoned long ago).
     UnknownResponseId(Option<RequestId>),
+    /// An answer to a POSTed request that is neither `application/json` nor
+    /// `text/event-stream` (the content type as sent, empty when there was none).
+    UnexpectedContentType(String),
     /// The server answered `initialize` with a revision this client does not support.
     UnsupportedVersion(String),
 }
@@ -116,14 +137,20 @@ impl fmt::Display for ProtocolViolation {
             Self::BatchNotAllowed => f.write_str("batch not allowed in this revision"),
             Self::Decode(e) => write!(f, "{e}"),
             Self::DuplicateRequestId(id) => write!(f, "request id {id} is already in flight"),
+            Self::HttpStatus { method, status } => {
+                write!(f, "the server answered a {method} with http status {status}")
+            }
+            Self::InvalidSessionId => f.write_str("session id is not visible ascii"),
             Self::InvalidInitializeResult(d) => write!(f, "invalid initialize result: {d}"),
             Self::InvalidNotification { method, detail } => {
                 write!(f, "invalid {method} notification: {detail}")
             }
             Self::Line(v) => write!(f, "{v}"),
             Self::OutOfOrder { method, phase } => write!(f, "{method} not allowed while {phase}"),
+            Self::Sse(v) => write!(f, "{v}"),
             Self::UnknownResponseId(Some(id)) => write!(f, "response for unknown request id {id}"),
             Self::UnknownResponseId(None) => f.write_str("error response without an id"),
+            Self::UnexpectedContentType(t) => write!(f, "unexpected content type {t:?}"),
             Self::UnsupportedVersion(v) => write!(f, "unsupported protocol version {v:?}"),
         }
     }
@@ -137,12 +164,30 @@ pub enum RequestError {
     Cancelled,
     /// The session closed before a response came.
     Closed(CloseReason),
+    /// The server refused the HTTP request that carried this request (Streamable HTTP or
+    /// legacy HTTP+SSE). On 401 or 403 `www_authenticate` holds the challenge, for OAuth.
+    HttpStatus {
+        /// The status.
+        status: StatusCode,
+        /// The `WWW-Authenticate` header, when the server sent one.
+        www_authenticate: Option<String>,
+    },
     /// The result arrived but does not fit the method's result type.
     InvalidResult(String),
     /// The peer answered with a JSON-RPC error.
     Remote(ErrorObject),
+    /// The server ended the HTTP session (404 to a request that carried its session id) before
+    /// the response came; also the outcome of requests issued while the client re-initializes.
+    SessionExpired,
+    /// The HTTP answer that was to carry the response ended without it and could not be
+    /// resumed (no event id to resume from, or every resumption attempt failed).
+    /// `notifications/cancelled` was sent.
+    StreamLost,
     /// No response before the deadline (`notifications/cancelled` was sent).
     TimedOut,
+    /// The HTTP exchange carrying the request failed before any resumable part of its answer
+    /// arrived. `notifications/cancelled` was sent.
+    Transport(TransportFailure),
 }
 
 impl fmt::Display for RequestError {
@@ -150,9 +195,13 @@ impl fmt::Display for RequestError {
         match self {
             Self::Cancelled => f.write_str("request cancelled"),
             Self::Closed(reason) => write!(f, "session closed: {reason}"),
+            Self::HttpStatus { status, .. } => write!(f, "refused with http status {status}"),
             Self::InvalidResult(d) => write!(f, "invalid result: {d}"),
             Self::Remote(e) => write!(f, "peer error: {e}"),
+            Self::SessionExpired => f.write_str("the server ended the session"),
+            Self::StreamLost => f.write_str("the response stream ended without the response"),
             Self::TimedOut => f.write_str("request timed out"),
+            Self::Transport(why) => write!(f, "transport failed: {why}"),
         }
     }
 }
@@ -163,6 +212,20 @@ impl std::error::Error for RequestError {}
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum CloseReason {
+    /// The legacy HTTP+SSE server's `endpoint` event named a URI on another origin (scheme,
+    /// host or port) than its SSE URL; posting there could leak messages and credentials.
+    EndpointCrossOrigin(String),
+    /// The legacy HTTP+SSE server's `endpoint` event held no usable URI.
+    EndpointInvalid(String),
+    /// The server refused the session's HTTP request with this status: `initialize` (after
+    /// back-compat detection, where it applies) or the legacy SSE stream. 401 and 403 never
+    /// fall back to legacy HTTP+SSE; `www_authenticate` holds the challenge, for OAuth.
+    HttpStatus {
+        /// The status.
+        status: StatusCode,
+        /// The `WWW-Authenticate` header, when the server sent one.
+        www_authenticate: Option<String>,
+    },
     /// `initialize` failed with a JSON-RPC error.
     InitializeRejected(ErrorObject),
     /// `initialize` got no answer in time.
@@ -171,6 +234,9 @@ pub enum CloseReason {
     InitializeInvalid(String),
     /// The local side called `close`.
     Local,
+    /// The server ended the HTTP session (404) and re-initializing is off, or failed again at
+    /// once.
+    SessionExpired,
     /// The peer closed its end (EOF on stdio).
     TransportEnded,
     /// The transport failed (process died, pipe broke).
@@ -180,10 +246,18 @@ pub enum CloseReason {
 impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::EndpointCrossOrigin(uri) => {
+                write!(f, "legacy endpoint {uri} is on another origin than the sse url")
+            }
+            Self::EndpointInvalid(uri) => write!(f, "legacy endpoint {uri:?} is not a usable uri"),
+            Self::HttpStatus { status, .. } => {
+                write!(f, "the server answered with http status {status}")
+            }
             Self::InitializeRejected(e) => write!(f, "initialize rejected: {e}"),
             Self::InitializeTimedOut => f.write_str("initialize timed out"),
             Self::InitializeInvalid(d) => write!(f, "initialize result unusable: {d}"),
             Self::Local => f.write_str("closed locally"),
+            Self::SessionExpired => f.write_str("the server ended the session"),
             Self::TransportEnded => f.write_str("the peer closed the connection"),
             Self::TransportFailed(d) => write!(f, "transport failed: {d}"),
         }

@@ -94,6 +94,22 @@ impl Inbound {
         ids
     }
 
+    /// Marks every active request cancelled (its answer is then dropped quietly), returning
+    /// their ids in order.
+    pub(crate) fn cancel_all(&mut self) -> Vec<RequestId> {
+        let ids = self.drain();
+        for id in &ids {
+            if self.cancelled_order.len() == CANCELLED_MEMORY {
+                if let Some(old) = self.cancelled_order.pop_front() {
+                    self.cancelled.remove(&old);
+                }
+            }
+            self.cancelled.insert(id.clone());
+            self.cancelled_order.push_back(id.clone());
+        }
+        ids
+    }
+
     fn forget_cancelled(&mut self, id: &RequestId) -> bool {
         self.cancelled.remove(id)
     }

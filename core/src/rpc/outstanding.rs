@@ -66,6 +66,14 @@ impl Outstanding {
         id
     }
 
+    /// Allocates an id for a request that is refused before it is sent, so the caller's
+    /// outcome event still names a fresh id.
+    pub(crate) fn unsent_id(&mut self) -> RequestId {
+        let id = RequestId::Number(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
     pub(crate) fn complete(&mut self, id: &RequestId) -> Completion {
         if self.pending.remove(id).is_some() {
             return Completion::Pending;
