@@ -46,6 +46,12 @@ pub enum Event {
         /// [`decode_result`](crate::client::decode_result).
         result: Result<RawJson, RequestError>,
     },
+    /// The HTTP server ended the session (404 to a request carrying its session id). Every
+    /// request in flight has had its `Response` with
+    /// [`RequestError::SessionExpired`](crate::error::RequestError::SessionExpired); a fresh
+    /// `initialize` is on its way, and [`Event::Ready`] follows again (or
+    /// [`Event::Closed`]). Requests made before that fail at once with `SessionExpired`.
+    SessionExpired,
     /// The server broke a protocol rule; the session goes on.
     Violation(ProtocolViolation),
 }

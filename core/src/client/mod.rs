@@ -2,26 +2,34 @@
 //!
 //! ```text
 //!  new ──initialize──▶ AwaitingInitResult ──result, version ok──▶ Ready ──close/EOF──▶ Closed
-//!                              │  error, timeout, bad version              ▲
-//!                              └───────────────────────────────────────────┘
+//!                         ▲    │  error, timeout, bad version       │                  ▲
+//!                         │    └────────────────────────────────────┼──────────────────┘
+//!                         └──── HTTP 404 for the session: initialize again (SessionExpired)
 //! ```
 //!
-//! Future shapes, so they slot in without reshaping this type: Streamable HTTP adds streams
-//! (each POST and SSE stream a [`StreamId`]) and `Transmit::Http`; the 2026-07-28 era adds a
+//! The transport is stdio ([`Client::new`]) or HTTP ([`Client::new_http`]: Streamable HTTP,
+//! legacy HTTP+SSE, or detection between them; see [`crate::http::client`]). Over HTTP a 404
+//! for the session sends the machine back to `AwaitingInitResult` with a fresh `initialize`
+//! (see [`Event::SessionExpired`]).
+//!
+//! Future shapes, so they slot in without reshaping this type: the 2026-07-28 era adds a
 //! stateless phase where every request carries `_meta` protocol data and input-required
 //! results are retried by the machine; OAuth is a separate machine whose HTTP requests are
 //! transmits and whose outcome feeds a bearer token into this one.
 
 mod config;
 mod events;
+mod over_http;
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 pub use config::{ClientConfig, Negotiated};
 pub use events::{Event, ServerNotification, ServerRequest};
+pub use over_http::MAX_EXPIRIES_IN_A_ROW;
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
+use crate::http::client::HttpTransport;
 use crate::io::{Input, Output};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
@@ -51,16 +59,29 @@ pub fn decode_result<M: Method>(
 pub struct Client {
     config: ClientConfig,
     endpoint: Endpoint,
-    transport: StdioTransport,
-    /// `close` was called: close the stream once every queued message is out.
+    transport: Transport,
+    /// `close` was called: close the stream once every queued message is out (stdio).
     closing: bool,
     phase: Phase,
+    /// HTTP sessions that expired in a row with no response in between (see `http.rs`).
+    expiries: u32,
     events: VecDeque<Event>,
+}
+
+/// What the messages travel over.
+#[derive(Debug)]
+enum Transport {
+    Http(HttpTransport),
+    Stdio(StdioTransport),
 }
 
 #[derive(Debug)]
 enum Phase {
-    AwaitingInitResult { init: RequestId },
+    /// `again`: a re-initialization after the HTTP session expired.
+    AwaitingInitResult {
+        init: RequestId,
+        again: bool,
+    },
     Ready(Box<Negotiated>),
     Closed,
 }
@@ -69,13 +90,33 @@ impl Client {
     /// Starts a session on a stdio stream: queues `initialize` at once. Drain
     /// [`poll_output`](Self::poll_output) next.
     pub fn new(config: ClientConfig, now: Instant) -> Self {
+        let transport = Transport::Stdio(StdioTransport::new(config.max_line));
+        Self::start(config, transport, now)
+    }
+
+    fn start(config: ClientConfig, transport: Transport, now: Instant) -> Self {
         let limits = Limits {
             max_in_flight: config.max_in_flight,
             request_timeout: config.request_timeout,
             max_request_timeout: config.max_request_timeout,
         };
-        let mut endpoint = Endpoint::new(limits);
-        let transport = StdioTransport::new(config.max_line);
+        let mut client = Self {
+            config,
+            endpoint: Endpoint::new(limits),
+            transport,
+            closing: false,
+            phase: Phase::Closed,
+            expiries: 0,
+            events: VecDeque::new(),
+        };
+        let init = client.send_initialize(now);
+        client.phase = Phase::AwaitingInitResult { init, again: false };
+        client
+    }
+
+    /// Queues `initialize`; the endpoint has no request of ours in flight.
+    fn send_initialize(&mut self, now: Instant) -> RequestId {
+        let config = &self.config;
         let params = InitializeParams::new(
             config.protocol_version,
             config.capabilities.clone(),
@@ -83,18 +124,11 @@ impl Client {
         );
         let opts =
             RequestOptions::default().timeout(config.init_timeout).max_total(config.init_timeout);
-        let init = endpoint
-            .request(now, "initialize", Some(RawJson::from_serialize(&params)), &opts, false, None)
-            // Invariant: a fresh endpoint has no requests in flight and the params are an object.
-            .expect("the first request always fits");
-        Self {
-            config,
-            endpoint,
-            transport,
-            closing: false,
-            phase: Phase::AwaitingInitResult { init },
-            events: VecDeque::new(),
-        }
+        let params = Some(RawJson::from_serialize(&params));
+        self.endpoint
+            .request(now, "initialize", params, &opts, false, None)
+            // Invariant: the endpoint has no requests in flight and the params are an object.
+            .expect("initialize always fits")
     }
 
     /// Feeds one input. Never fails: the server's mistakes become [`Event::Violation`], a dead
@@ -110,8 +144,16 @@ impl Client {
         match input {
             Input::Timeout(now) => self.handle_timeout(now),
             Input::Receive(now, r) => {
+                let stdio = match &mut self.transport {
+                    Transport::Http(http) => {
+                        let mut upshots = Vec::new();
+                        http.receive(now, r.stream, r.event, &mut upshots);
+                        return self.handle_upshots(now, upshots);
+                    }
+                    Transport::Stdio(stdio) => stdio,
+                };
                 self.endpoint.receiving_on(r.stream);
-                let (frames, ended) = self.transport.receive(r.event);
+                let (frames, ended) = stdio.receive(r.event);
                 for incoming in frames {
                     self.handle_incoming(now, incoming);
                 }
@@ -124,6 +166,11 @@ impl Client {
 
     /// Sends a request; its one outcome arrives later as [`Event::Response`] with the returned
     /// id. Before [`Event::Ready`] only `ping` may be sent.
+    ///
+    /// While the client re-initializes after an HTTP session expired (between
+    /// [`Event::SessionExpired`] and the next [`Event::Ready`]) any other request is accepted
+    /// and fails at once with [`RequestError::SessionExpired`]; it is not queued for the new
+    /// session, whose capabilities may differ.
     pub fn request(
         &mut self,
         now: Instant,
@@ -131,6 +178,9 @@ impl Client {
         params: Option<RawJson>,
         opts: RequestOptions,
     ) -> Result<RequestId, UsageError> {
+        if matches!(self.phase, Phase::AwaitingInitResult { again: true, .. }) && method != "ping" {
+            return Ok(self.refuse_during_reinit());
+        }
         self.check_may_send(method)?;
         self.endpoint.request(now, method, params, &opts, true, None)
     }
@@ -202,7 +252,7 @@ impl Client {
         id: &RequestId,
         reason: Option<&str>,
     ) -> Result<(), UsageError> {
-        if let Phase::AwaitingInitResult { init } = &self.phase {
+        if let Phase::AwaitingInitResult { init, .. } = &self.phase {
             if init == id {
                 // The spec forbids cancelling initialize; it is not the caller's id anyway.
                 return Err(UsageError::UnknownRequest(id.clone()));
@@ -217,34 +267,55 @@ impl Client {
     }
 
     /// Ends the session: every pending request fails with `Closed(Local)`, then
-    /// `Event::Closed(Local)`, and the stream is closed. Idempotent.
+    /// `Event::Closed(Local)`, and the stream is closed (over Streamable HTTP: open streams are
+    /// aborted and the session is DELETEd). Idempotent.
     pub fn close(&mut self, _now: Instant) {
         if matches!(self.phase, Phase::Closed) {
             return;
         }
-        self.closing = true;
+        // stdio closes its stream in `poll_output`; HTTP drops its streams in `close_with`.
+        self.closing = matches!(self.transport, Transport::Stdio(_));
         self.close_with(CloseReason::Local);
     }
 
     /// The next effect or event; `None` when drained.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output<Event>> {
-        if let Some(out) = self.endpoint.poll_outgoing() {
-            return Some(Output::Transmit(StdioTransport::transmit(out)));
-        }
-        if std::mem::take(&mut self.closing) {
-            return Some(Output::Transmit(StdioTransport::close()));
+        match &mut self.transport {
+            Transport::Stdio(_) => {
+                if let Some(out) = self.endpoint.poll_outgoing() {
+                    return Some(Output::Transmit(StdioTransport::transmit(out)));
+                }
+                if std::mem::take(&mut self.closing) {
+                    return Some(Output::Transmit(StdioTransport::close()));
+                }
+            }
+            Transport::Http(http) => {
+                while let Some(out) = self.endpoint.poll_outgoing() {
+                    http.send(out);
+                }
+                if let Some(transmit) = http.poll_transmit() {
+                    return Some(Output::Transmit(transmit));
+                }
+            }
         }
         self.events.pop_front().map(Output::Event)
     }
 
-    /// When to call `handle_input(Input::Timeout(..))` next. Changes after any input or
-    /// command.
+    /// When to call `handle_input(Input::Timeout(..))` next: the earliest request deadline or
+    /// (over HTTP) SSE reconnection. Changes after any input or command.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match self.phase {
-            Phase::Closed => None,
-            _ => self.endpoint.poll_timeout(),
+        if matches!(self.phase, Phase::Closed) {
+            return None;
+        }
+        let reconnect = match &self.transport {
+            Transport::Http(http) => http.poll_timeout(),
+            Transport::Stdio(_) => None,
+        };
+        match (self.endpoint.poll_timeout(), reconnect) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -297,8 +368,11 @@ impl Client {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        if let Transport::Http(http) = &mut self.transport {
+            http.handle_timeout(now);
+        }
         for (id, _) in self.endpoint.expire(now) {
-            if matches!(&self.phase, Phase::AwaitingInitResult { init } if *init == id) {
+            if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
                 self.close_with(CloseReason::InitializeTimedOut);
                 return;
             }
@@ -344,10 +418,11 @@ impl Client {
 
     fn handle_response(&mut self, id: RequestId, outcome: Result<RawJson, ErrorObject>) {
         let init_id = match &self.phase {
-            Phase::AwaitingInitResult { init } => Some(init.clone()),
+            Phase::AwaitingInitResult { init, .. } => Some(init.clone()),
             _ => None,
         };
         if init_id.as_ref() != Some(&id) {
+            self.expiries = 0;
             let result = outcome.map_err(RequestError::Remote);
             self.events.push_back(Event::Response { id, result });
             return;
@@ -378,6 +453,9 @@ impl Client {
             capabilities: result.capabilities,
             instructions: result.instructions,
         });
+        if let Transport::Http(http) = &mut self.transport {
+            http.set_protocol_version(version);
+        }
         self.endpoint.notify("notifications/initialized", None, None);
         self.phase = Phase::Ready(negotiated.clone());
         self.events.push_back(Event::Ready(negotiated));
@@ -450,10 +528,17 @@ impl Client {
             return;
         }
         let init_id = match &self.phase {
-            Phase::AwaitingInitResult { init } => Some(init.clone()),
+            Phase::AwaitingInitResult { init, .. } => Some(init.clone()),
             _ => None,
         };
         self.phase = Phase::Closed;
+        if let Transport::Http(http) = &mut self.transport {
+            // What was queued before the close still goes out, then the streams are dropped.
+            while let Some(out) = self.endpoint.poll_outgoing() {
+                http.send(out);
+            }
+            http.close();
+        }
         for (id, _) in self.endpoint.outstanding.drain() {
             if Some(&id) != init_id.as_ref() {
                 let result = Err(RequestError::Closed(reason.clone()));

@@ -1,0 +1,119 @@
+//! The client machine over HTTP: its constructor, and what the HTTP planner reports.
+//!
+//! Session expiry (Streamable HTTP, a 404 to a request that carried the session id): every
+//! request in flight fails with [`RequestError::SessionExpired`], the server's requests we had
+//! not answered are reported [`Event::Cancelled`] (answering them sends nothing), and, when
+//! [`HttpClientConfig::reinitialize_on_expiry`] is on, the machine goes back to awaiting the
+//! result of a fresh `initialize` sent without the session id: [`Event::SessionExpired`] now,
+//! [`Event::Ready`] again later. Requests made in between fail at once with `SessionExpired`
+//! rather than wait: the new session may offer other capabilities, and the caller decides
+//! whether to retry after `Ready`. With re-initializing off, or after
+//! [`MAX_EXPIRIES_IN_A_ROW`] expiries with no response in between, the session closes with
+//! [`CloseReason::SessionExpired`].
+
+use std::time::Instant;
+
+use super::{Client, ClientConfig, Event, Phase, Transport};
+use crate::error::{CloseReason, RequestError, UsageError};
+use crate::http::client::{HttpClientConfig, HttpTransport, Upshot};
+use crate::jsonrpc::RequestId;
+
+/// Sessions that may expire in a row, with no response to any request in between, before
+/// the client stops re-initializing.
+pub const MAX_EXPIRIES_IN_A_ROW: u32 = 3;
+
+impl Client {
+    /// Starts a session over HTTP: queues `initialize` at once. Streamable HTTP POSTs it; in
+    /// [`HttpMode::Auto`](crate::http::client::HttpMode) a 400, 404 or 405 answer switches to
+    /// legacy HTTP+SSE, and [`HttpMode::LegacySse`](crate::http::client::HttpMode) GETs the
+    /// SSE stream first. Drain [`poll_output`](Self::poll_output) next.
+    ///
+    /// `Err` only for an unusable config: a URL that is not absolute `http`/`https`, or a
+    /// bearer token that is not a valid header value.
+    pub fn new_http(
+        config: ClientConfig,
+        http: HttpClientConfig,
+        now: Instant,
+    ) -> Result<Self, UsageError> {
+        let transport = Transport::Http(HttpTransport::new(&http)?);
+        Ok(Self::start(config, transport, now))
+    }
+
+    pub(super) fn handle_upshots(&mut self, now: Instant, upshots: Vec<Upshot>) {
+        for upshot in upshots {
+            if matches!(self.phase, Phase::Closed) {
+                return;
+            }
+            match upshot {
+                Upshot::Close(reason) => self.close_with(reason),
+                Upshot::Failed { id, error } => self.request_failed(id, error),
+                Upshot::Frame { stream, incoming } => {
+                    self.endpoint.receiving_on(stream);
+                    self.handle_incoming(now, incoming);
+                }
+                Upshot::SessionExpired => self.session_expired(now),
+                Upshot::Violation(v) => self.violation(v),
+            }
+        }
+    }
+
+    /// A request ended without a response; ignored if it already had its outcome.
+    fn request_failed(&mut self, id: RequestId, error: RequestError) {
+        if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
+            let reason = match error {
+                RequestError::HttpStatus { status, www_authenticate } => {
+                    CloseReason::HttpStatus { status, www_authenticate }
+                }
+                RequestError::Transport(why) => CloseReason::TransportFailed(why),
+                RequestError::SessionExpired => CloseReason::SessionExpired,
+                _ => CloseReason::TransportEnded,
+            };
+            return self.close_with(reason);
+        }
+        // The server may still be working on a request whose answer was lost: tell it to stop.
+        let pending = match error {
+            RequestError::StreamLost | RequestError::Transport(_) => {
+                self.endpoint.abandon(&id, "the response stream was lost")
+            }
+            _ => self.endpoint.outstanding.abandon(&id),
+        };
+        if pending.is_some() {
+            self.events.push_back(Event::Response { id, result: Err(error) });
+        }
+    }
+
+    fn session_expired(&mut self, now: Instant) {
+        self.expiries += 1;
+        let ready = matches!(self.phase, Phase::Ready(_));
+        for (id, _) in self.endpoint.outstanding.drain() {
+            if ready {
+                self.events
+                    .push_back(Event::Response { id, result: Err(RequestError::SessionExpired) });
+            }
+        }
+        for id in self.endpoint.inbound.cancel_all() {
+            self.endpoint.forget_reply(&id);
+            self.events.push_back(Event::Cancelled { id });
+        }
+        let again = match &self.transport {
+            Transport::Http(http) => http.reinitialize_on_expiry(),
+            Transport::Stdio(_) => false,
+        };
+        if !ready || !again || self.expiries > MAX_EXPIRIES_IN_A_ROW {
+            return self.close_with(CloseReason::SessionExpired);
+        }
+        let init = self.send_initialize(now);
+        self.phase = Phase::AwaitingInitResult { init, again: true };
+        self.events.push_back(Event::SessionExpired);
+    }
+
+    /// A request made while re-initializing: it gets an id and fails at once.
+    pub(super) fn refuse_during_reinit(&mut self) -> RequestId {
+        let id = self.endpoint.outstanding.unsent_id();
+        self.events.push_back(Event::Response {
+            id: id.clone(),
+            result: Err(RequestError::SessionExpired),
+        });
+        id
+    }
+}

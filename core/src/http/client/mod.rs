@@ -1,0 +1,302 @@
+//! The HTTP client transports: the Streamable HTTP planner, the legacy HTTP+SSE client, and
+//! back-compat detection between them (MCP-DIGEST §5.2, §5.4, §5.5).
+//!
+//! Configure with [`HttpClientConfig`] and start a session with
+//! [`Client::new_http`](crate::client::Client::new_http). The client machine hands each
+//! outgoing message to the planner, which turns it into a [`Transmit::Http`]; the runtime
+//! performs the exchange and reports its head, body and end on the same stream id, and the
+//! planner hands the JSON-RPC messages it reads back to the machine.
+//!
+//! ```text
+//!  Auto ──POST initialize──▶ Streamable HTTP ──2xx──▶ (stays Streamable HTTP)
+//!                               │ 400 / 404 / 405          401 / 403: Closed(HttpStatus)
+//!                               ▼
+//!                          Legacy: GET url ──event: endpoint (same origin)──▶ POST there
+//! ```
+//!
+//! # Streamable HTTP
+//!
+//! Every message is a POST with `Accept: application/json, text/event-stream`. A request's
+//! answer is JSON or an SSE stream; server requests and notifications may arrive on that
+//! stream before the response. `Mcp-Session-Id` from the `initialize` answer goes on every
+//! later request, and so does `MCP-Protocol-Version` once the client is ready. After
+//! `notifications/initialized` is accepted, an optional GET stream carries what the server
+//! sends outside any call (405: none).
+//!
+//! An SSE stream that ends or breaks while it still owes a response is resumed: after the
+//! server's `retry` (or the configured default) a GET with `Last-Event-ID` continues it. A
+//! response that arrives twice (a replay overlapping what came before) reaches the machine
+//! once. A stream that cannot be resumed (no event id seen, or the attempts ran out) fails the
+//! requests it owes at once with [`RequestError::StreamLost`](crate::error::RequestError).
+//!
+//! A 404 to a request that carried the session id ends the session: every request in flight
+//! fails with `SessionExpired`, and the client starts over with a fresh `initialize` (see
+//! [`Client`](crate::client::Client) for what happens to requests made meanwhile).
+//!
+//! # Legacy HTTP+SSE
+//!
+//! GET the SSE URL, wait for `event: endpoint`, resolve its data against the SSE URL and
+//! refuse any other origin; then every message is a POST there, and every answer arrives on
+//! the GET stream as `event: message`. The session ends with that stream.
+
+mod config;
+mod legacy;
+mod streamable;
+mod uri;
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::{HeaderMap, Method, Uri};
+
+pub use config::{HttpClientConfig, HttpMode};
+
+use self::legacy::Legacy;
+use self::streamable::Streamable;
+use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
+use crate::framing::sse::{SseDecoder, SseItem, SseViolation};
+use crate::io::{HttpRequest, StreamEvent, StreamId, Transmit};
+use crate::jsonrpc::RequestId;
+use crate::rpc::{Incoming, Outgoing};
+use crate::schema::ProtocolVersion;
+
+/// What the planner tells the client machine, in the order it happened.
+#[derive(Debug)]
+pub(crate) enum Upshot {
+    /// The session is over.
+    Close(CloseReason),
+    /// One of our requests ended without a response.
+    Failed { id: RequestId, error: RequestError },
+    /// A JSON-RPC frame read on `stream`.
+    Frame { stream: StreamId, incoming: Incoming },
+    /// The server ended the session; the planner has dropped every stream of it.
+    SessionExpired,
+    /// The server did something wrong; the session goes on.
+    Violation(ProtocolViolation),
+}
+
+/// The client side of an HTTP connection: one of the two transports, chosen by the config's
+/// [`HttpMode`] and, in `Auto`, by the answer to the first `initialize`.
+#[derive(Debug)]
+pub(crate) struct HttpTransport {
+    inner: Inner,
+    reinitialize_on_expiry: bool,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Legacy(Box<Legacy>),
+    Streamable(Box<Streamable>),
+}
+
+impl HttpTransport {
+    /// Checks the config; in `LegacySse` mode, queues the GET of the SSE stream at once.
+    pub(crate) fn new(config: &HttpClientConfig) -> Result<Self, UsageError> {
+        let common = Common::new(config)?;
+        let inner = match config.mode {
+            HttpMode::LegacySse => Inner::Legacy(Box::new(Legacy::new(common))),
+            HttpMode::Auto | HttpMode::StreamableHttp => {
+                let detect = config.mode == HttpMode::Auto;
+                Inner::Streamable(Box::new(Streamable::new(common, config, detect)))
+            }
+        };
+        Ok(Self { inner, reinitialize_on_expiry: config.reinitialize_on_expiry })
+    }
+
+    /// Start a new session when the server ends this one.
+    pub(crate) fn reinitialize_on_expiry(&self) -> bool {
+        self.reinitialize_on_expiry
+    }
+
+    /// Sends one message (a new POST, or queued until the legacy endpoint is known).
+    pub(crate) fn send(&mut self, out: Outgoing) {
+        match &mut self.inner {
+            Inner::Legacy(l) => l.send(out),
+            Inner::Streamable(s) => s.send(out),
+        }
+    }
+
+    /// Handles what the runtime reported on `stream`; appends what it meant to `up`.
+    pub(crate) fn receive(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        event: StreamEvent<'_>,
+        up: &mut Vec<Upshot>,
+    ) {
+        match &mut self.inner {
+            Inner::Legacy(l) => l.receive(stream, event, up),
+            Inner::Streamable(s) => {
+                s.receive(now, stream, event, up);
+                if let Some((common, init)) = s.take_fallback() {
+                    let mut legacy = Legacy::new(common);
+                    legacy.send(init);
+                    self.inner = Inner::Legacy(Box::new(legacy));
+                }
+            }
+        }
+    }
+
+    /// Reconnects the SSE streams whose wait is over.
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.handle_timeout(now);
+        }
+    }
+
+    /// The handshake settled `version`: it goes on every later request.
+    pub(crate) fn set_protocol_version(&mut self, version: ProtocolVersion) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.set_protocol_version(version);
+        }
+    }
+
+    /// Ends the session: drops the streams still owed something, and (Streamable HTTP, with a
+    /// session id) sends DELETE. Later messages are dropped.
+    pub(crate) fn close(&mut self) {
+        match &mut self.inner {
+            Inner::Legacy(l) => l.close(),
+            Inner::Streamable(s) => s.close(),
+        }
+    }
+
+    /// The next HTTP request or abort for the runtime.
+    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
+        match &mut self.inner {
+            Inner::Legacy(l) => l.common.transmits.pop_front(),
+            Inner::Streamable(s) => s.common.transmits.pop_front(),
+        }
+    }
+
+    /// The earliest reconnection deadline.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        match &self.inner {
+            Inner::Legacy(_) => None,
+            Inner::Streamable(s) => s.poll_timeout(),
+        }
+    }
+}
+
+/// What both transports share: the URL, the header fields of every request, limits, the
+/// stream counter and the transmit queue.
+#[derive(Debug)]
+struct Common {
+    url: Uri,
+    headers: HeaderMap,
+    max_event: usize,
+    max_body: usize,
+    /// The last stream id handed out; the first exchange is stream 1 (see `crate::io`).
+    last_stream: u64,
+    transmits: VecDeque<Transmit>,
+}
+
+impl Common {
+    fn new(config: &HttpClientConfig) -> Result<Self, UsageError> {
+        Ok(Self {
+            url: config.url.clone(),
+            headers: config.base_headers()?,
+            max_event: config.max_event,
+            max_body: config.max_body,
+            last_stream: 0,
+            transmits: VecDeque::new(),
+        })
+    }
+
+    /// Moves everything out, for the transport taking over (detection falling back to legacy).
+    fn take(&mut self) -> Self {
+        Self {
+            url: std::mem::take(&mut self.url),
+            headers: std::mem::take(&mut self.headers),
+            max_event: self.max_event,
+            max_body: self.max_body,
+            last_stream: self.last_stream,
+            transmits: std::mem::take(&mut self.transmits),
+        }
+    }
+
+    fn next_stream(&mut self) -> StreamId {
+        self.last_stream += 1;
+        StreamId(self.last_stream)
+    }
+
+    /// Queues a new exchange; `extra` are the transport's own fields, which win over the
+    /// configured ones.
+    fn open(&mut self, method: Method, uri: Uri, extra: HeaderMap, body: Bytes) -> StreamId {
+        let stream = self.next_stream();
+        let mut headers = self.headers.clone();
+        for (name, value) in &extra {
+            headers.insert(name, value.clone());
+        }
+        let request = Box::new(HttpRequest { method, uri, headers, body });
+        self.transmits.push_back(Transmit::Http { stream, request });
+        stream
+    }
+
+    /// A POST of one JSON message.
+    fn post(&mut self, uri: Uri, mut extra: HeaderMap, json: Vec<u8>) -> StreamId {
+        extra.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        extra.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        self.open(Method::POST, uri, extra, Bytes::from(json))
+    }
+}
+
+/// What a response's `Content-Type` announces.
+#[derive(Debug, PartialEq, Eq)]
+enum Media {
+    EventStream,
+    Json,
+    /// Anything else, as sent (empty when absent).
+    Other(String),
+}
+
+fn media(headers: &HeaderMap) -> Media {
+    let raw = headers.get(CONTENT_TYPE).map(|v| String::from_utf8_lossy(v.as_bytes()));
+    let raw = raw.unwrap_or_default();
+    let essence = raw.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("text/event-stream") {
+        Media::EventStream
+    } else if essence.eq_ignore_ascii_case("application/json") {
+        Media::Json
+    } else {
+        Media::Other(raw.into_owned())
+    }
+}
+
+fn www_authenticate(headers: &HeaderMap) -> Option<String> {
+    headers.get(WWW_AUTHENTICATE).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
+/// One item of an SSE body, owned so the decoder can be fed again while it is handled.
+#[derive(Debug)]
+enum SseOut {
+    /// `event: endpoint` (legacy HTTP+SSE).
+    Endpoint(String),
+    /// A `message` event with data: one JSON-RPC frame. Events with empty data (MCP's priming
+    /// event) and other event types are skipped.
+    Frame(Incoming),
+    /// The server's reconnection delay.
+    Retry(Duration),
+    /// An event was discarded.
+    Violation(SseViolation),
+}
+
+fn read_sse(decoder: &mut SseDecoder, bytes: &[u8]) -> Vec<SseOut> {
+    let mut out = Vec::new();
+    decoder.feed(bytes, &mut |item| match item {
+        SseItem::Event(e) if e.event_type == "endpoint" => {
+            out.push(SseOut::Endpoint(e.data.to_owned()));
+        }
+        SseItem::Event(e) if e.event_type == "message" && !e.data.is_empty() => {
+            out.push(SseOut::Frame(Incoming::decode(e.data.as_bytes())));
+        }
+        SseItem::Retry(delay) => out.push(SseOut::Retry(delay)),
+        SseItem::Violation(v) => out.push(SseOut::Violation(v)),
+        _ => {}
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,612 @@
+//! Streamable HTTP, client side (MCP-DIGEST §5.2): one POST per message, JSON or SSE answers,
+//! the session and protocol-version headers, the standalone GET stream, resumption with
+//! `Last-Event-ID`, session expiry, and DELETE on close.
+//!
+//! ```text
+//!  POST ──head──▶ JSON body ──end──▶ frames; requests still owed fail (StreamLost)
+//!    │       └──▶ SSE stream ──end/broken, owes a response──▶ event id seen, attempts left?
+//!    │                 ▲                                        yes │            no │
+//!    │                 └──── GET Last-Event-ID ◀── wait `retry` ◀───┘   fail owed ◀─┘
+//!    └──404 with our session id──▶ session expired: abort every stream, tell the machine
+//! ```
+//!
+//! SSE streams are keyed by the stream id of the exchange that opened them (a POST, or the
+//! first standalone GET) and outlive their connections: the decoder, and with it the last
+//! event id, carries over from one connection to the next.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, ACCEPT};
+use http::{HeaderMap, Method, StatusCode};
+
+use super::{media, read_sse, www_authenticate, Common, HttpClientConfig, Media, SseOut, Upshot};
+use crate::error::{ProtocolViolation, RequestError};
+use crate::framing::sse::SseDecoder;
+use crate::io::{ResponseHead, StreamEvent, StreamId, Transmit, TransportFailure};
+use crate::jsonrpc::{Message, RequestId, Response};
+use crate::rpc::{Incoming, Outgoing, OutgoingKind};
+use crate::schema::ProtocolVersion;
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// How many delivered response ids are remembered for dropping replays.
+const DELIVERED_MEMORY: usize = 4096;
+
+#[derive(Debug)]
+pub(super) struct Streamable {
+    pub(super) common: Common,
+    /// Open the standalone GET stream once `notifications/initialized` is accepted; turned
+    /// off for good by a 405.
+    want_get: bool,
+    max_resume_attempts: u32,
+    default_retry: Duration,
+    max_retry: Duration,
+    /// Auto mode, until the first `initialize` is accepted: 400, 404 or 405 to it means legacy.
+    detecting: bool,
+    /// The `initialize` sent while detecting, to send again over legacy HTTP+SSE.
+    init: Option<Outgoing>,
+    /// Set when detection chose legacy HTTP+SSE: the `initialize` to send there.
+    fallback: Option<Outgoing>,
+    session: Option<HeaderValue>,
+    /// Counts sessions, so that a 404 is pinned on the session whose id it carried.
+    generation: u64,
+    version: Option<HeaderValue>,
+    exchanges: HashMap<StreamId, Exchange>,
+    sse: HashMap<StreamId, SseStream>,
+    /// Our requests awaiting a response, each with the key of the stream that owes it (its
+    /// POST's stream id).
+    owed: HashMap<RequestId, StreamId>,
+    delivered: Delivered,
+    /// The key of the standalone GET stream, while there is one.
+    get: Option<StreamId>,
+    closed: bool,
+}
+
+/// One HTTP exchange in progress.
+#[derive(Debug)]
+struct Exchange {
+    role: Role,
+    /// The session generation whose id this request carried.
+    session: Option<u64>,
+    body: Body,
+}
+
+#[derive(Debug)]
+enum Role {
+    /// A GET carrying the SSE stream keyed `sse`: the standalone stream, or a POST's answer
+    /// being resumed.
+    Get {
+        sse: StreamId,
+    },
+    Post {
+        request: Option<RequestId>,
+        initialize: bool,
+        initialized: bool,
+    },
+}
+
+/// What to do with the body.
+#[derive(Debug)]
+enum Body {
+    /// No head yet.
+    Head,
+    Ignore,
+    Json(Vec<u8>),
+    /// Feed the SSE stream with this key.
+    Sse(StreamId),
+}
+
+/// One logical SSE stream, across its connections.
+#[derive(Debug)]
+struct SseStream {
+    decoder: SseDecoder,
+    retry: Duration,
+    /// Reconnections in a row without progress.
+    attempts: u32,
+    standalone: bool,
+    /// When to reconnect, while disconnected.
+    reconnect_at: Option<Instant>,
+}
+
+/// Response ids already handed to the machine, oldest first, bounded.
+#[derive(Debug, Default)]
+struct Delivered {
+    ids: HashSet<RequestId>,
+    order: VecDeque<RequestId>,
+}
+
+impl Streamable {
+    pub(super) fn new(common: Common, config: &HttpClientConfig, detecting: bool) -> Self {
+        Self {
+            common,
+            want_get: config.open_get_stream,
+            max_resume_attempts: config.max_resume_attempts,
+            default_retry: config.default_retry,
+            max_retry: config.max_retry,
+            detecting,
+            init: None,
+            fallback: None,
+            session: None,
+            generation: 0,
+            version: None,
+            exchanges: HashMap::new(),
+            sse: HashMap::new(),
+            owed: HashMap::new(),
+            delivered: Delivered::default(),
+            get: None,
+            closed: false,
+        }
+    }
+
+    /// POSTs one message. `initialize` goes without session id and protocol version.
+    pub(super) fn send(&mut self, out: Outgoing) {
+        if self.closed {
+            return;
+        }
+        let (request, initialize, initialized) = match &out.kind {
+            OutgoingKind::Request { id, method } => {
+                (Some(id.clone()), method == "initialize", false)
+            }
+            OutgoingKind::Notification { method } => {
+                (None, false, method == "notifications/initialized")
+            }
+            _ => (None, false, false),
+        };
+        let (extra, session) =
+            if initialize { (HeaderMap::new(), None) } else { self.session_headers() };
+        if initialize && self.detecting {
+            self.init = Some(out.clone());
+        }
+        let stream = self.common.post(self.common.url.clone(), extra, out.json);
+        if let Some(id) = &request {
+            self.owed.insert(id.clone(), stream);
+        }
+        let role = Role::Post { request, initialize, initialized };
+        self.exchanges.insert(stream, Exchange { role, session, body: Body::Head });
+    }
+
+    pub(super) fn receive(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        event: StreamEvent<'_>,
+        up: &mut Vec<Upshot>,
+    ) {
+        if self.closed {
+            return;
+        }
+        match event {
+            StreamEvent::Head(head) => self.on_head(now, stream, *head, up),
+            StreamEvent::Data(bytes) => self.on_data(stream, bytes, up),
+            StreamEvent::End => self.on_end(now, stream, None, up),
+            StreamEvent::Failed(why) => self.on_end(now, stream, Some(why), up),
+            StreamEvent::Accept(_) => {}
+        }
+    }
+
+    /// Reconnects every SSE stream whose wait is over.
+    pub(super) fn handle_timeout(&mut self, now: Instant) {
+        let mut due: Vec<StreamId> = (self.sse.iter())
+            .filter(|(_, s)| s.reconnect_at.is_some_and(|at| at <= now))
+            .map(|(key, _)| *key)
+            .collect();
+        due.sort();
+        for key in due {
+            self.connect(key);
+        }
+    }
+
+    pub(super) fn set_protocol_version(&mut self, version: ProtocolVersion) {
+        self.version = Some(HeaderValue::from_static(version.as_str()));
+    }
+
+    /// Aborts every exchange still owed something (POSTs of notifications and replies are left
+    /// to finish), then DELETEs the session if there is one.
+    pub(super) fn close(&mut self) {
+        if std::mem::replace(&mut self.closed, true) {
+            return;
+        }
+        let mut aborts: Vec<StreamId> = (self.exchanges.drain())
+            .filter(|(_, ex)| !matches!(ex.role, Role::Post { request: None, .. }))
+            .map(|(stream, _)| stream)
+            .collect();
+        aborts.sort();
+        (self.common.transmits).extend(aborts.into_iter().map(|stream| Transmit::Abort { stream }));
+        self.sse.clear();
+        self.owed.clear();
+        if self.session.is_some() {
+            let (extra, _) = self.session_headers();
+            let url = self.common.url.clone();
+            self.common.open(Method::DELETE, url, extra, Bytes::new());
+        }
+    }
+
+    pub(super) fn poll_timeout(&self) -> Option<Instant> {
+        self.sse.values().filter_map(|s| s.reconnect_at).min()
+    }
+
+    /// Once detection chose legacy HTTP+SSE: what the legacy client needs to take over.
+    pub(super) fn take_fallback(&mut self) -> Option<(Common, Outgoing)> {
+        let init = self.fallback.take()?;
+        Some((self.common.take(), init))
+    }
+
+    /// The session id and protocol version fields, and the generation they belong to.
+    fn session_headers(&self) -> (HeaderMap, Option<u64>) {
+        let mut extra = HeaderMap::new();
+        if let Some(version) = &self.version {
+            extra.insert(PROTOCOL_VERSION, version.clone());
+        }
+        let session = self.session.as_ref().map(|id| {
+            extra.insert(SESSION_ID, id.clone());
+            self.generation
+        });
+        (extra, session)
+    }
+
+    fn on_head(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        head: ResponseHead,
+        up: &mut Vec<Upshot>,
+    ) {
+        let Some(mut ex) = self.exchanges.remove(&stream) else { return };
+        let status = head.status;
+        if status == StatusCode::NOT_FOUND
+            && self.session.is_some()
+            && ex.session == Some(self.generation)
+        {
+            return self.expire(up);
+        }
+        match &ex.role {
+            Role::Get { sse } => {
+                let sse = *sse;
+                if !status.is_success() || media(&head.headers) != Media::EventStream {
+                    return self.get_refused(now, sse, &head, up);
+                }
+                ex.body = Body::Sse(sse);
+            }
+            Role::Post { request, initialize, initialized } => {
+                if !status.is_success() {
+                    let request = request.clone();
+                    return self.post_refused(request, *initialize, &head, up);
+                }
+                if *initialize {
+                    self.detecting = false;
+                    self.init = None;
+                    self.take_session(&head.headers, up);
+                }
+                if *initialized && self.want_get && self.get.is_none() {
+                    let sse = self.connect_new(true);
+                    self.get = Some(sse);
+                }
+                ex.body = match (request, media(&head.headers)) {
+                    (None, _) => Body::Ignore,
+                    (Some(_), Media::Json) => Body::Json(Vec::new()),
+                    (Some(_), Media::EventStream) => {
+                        let sse = SseStream::new(self, false);
+                        self.sse.insert(stream, sse);
+                        Body::Sse(stream)
+                    }
+                    (Some(_), Media::Other(kind)) => {
+                        up.push(Upshot::Violation(ProtocolViolation::UnexpectedContentType(kind)));
+                        Body::Ignore
+                    }
+                };
+            }
+        }
+        self.exchanges.insert(stream, ex);
+    }
+
+    /// A POST answered with an error status. The first `initialize` in Auto mode falls back
+    /// to legacy on 400, 404 or 405; otherwise the request fails with the status.
+    fn post_refused(
+        &mut self,
+        request: Option<RequestId>,
+        initialize: bool,
+        head: &ResponseHead,
+        up: &mut Vec<Upshot>,
+    ) {
+        let status = head.status.as_u16();
+        if initialize && self.detecting && matches!(status, 400 | 404 | 405) {
+            if let Some(id) = &request {
+                self.owed.remove(id);
+            }
+            // Anything else in flight (only `ping` may be, before the handshake) is not carried
+            // over to the legacy transport.
+            let mut rest: Vec<RequestId> = self.owed.drain().map(|(id, _)| id).collect();
+            rest.sort();
+            for id in rest {
+                up.push(Upshot::Failed { id, error: RequestError::StreamLost });
+            }
+            self.fallback = self.init.take();
+            return;
+        }
+        match request {
+            Some(id) => {
+                self.owed.remove(&id);
+                let www_authenticate = www_authenticate(&head.headers);
+                let error = RequestError::HttpStatus { status: head.status, www_authenticate };
+                up.push(Upshot::Failed { id, error });
+            }
+            None => up.push(Upshot::Violation(ProtocolViolation::HttpStatus {
+                method: Method::POST,
+                status: head.status,
+            })),
+        }
+    }
+
+    /// A GET for an SSE stream answered with an error or no event stream. 405: the server has
+    /// no GET, so the stream cannot go on; anything else counts as a failed attempt.
+    fn get_refused(
+        &mut self,
+        now: Instant,
+        sse: StreamId,
+        head: &ResponseHead,
+        up: &mut Vec<Upshot>,
+    ) {
+        let standalone = self.sse.get(&sse).is_some_and(|s| s.standalone);
+        if head.status == StatusCode::METHOD_NOT_ALLOWED {
+            self.sse.remove(&sse);
+            if standalone {
+                self.want_get = false;
+                self.get = None;
+            } else {
+                self.fail_owed(sse, &RequestError::StreamLost, up);
+            }
+            return;
+        }
+        if !head.status.is_success() {
+            let method = Method::GET;
+            up.push(Upshot::Violation(ProtocolViolation::HttpStatus {
+                method,
+                status: head.status,
+            }));
+        } else if let Media::Other(kind) = media(&head.headers) {
+            up.push(Upshot::Violation(ProtocolViolation::UnexpectedContentType(kind)));
+        }
+        self.disconnected(now, sse, None, up);
+    }
+
+    fn take_session(&mut self, headers: &HeaderMap, up: &mut Vec<Upshot>) {
+        self.session = None;
+        let Some(id) = headers.get(SESSION_ID) else { return };
+        if !id.is_empty() && id.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
+            self.session = Some(id.clone());
+        } else {
+            up.push(Upshot::Violation(ProtocolViolation::InvalidSessionId));
+        }
+    }
+
+    fn on_data(&mut self, stream: StreamId, bytes: &[u8], up: &mut Vec<Upshot>) {
+        let Some(ex) = self.exchanges.get_mut(&stream) else { return };
+        match &mut ex.body {
+            Body::Json(buf) if buf.len() + bytes.len() > self.common.max_body => {
+                self.exchanges.remove(&stream);
+                self.common.transmits.push_back(Transmit::Abort { stream });
+                let limit = self.common.max_body;
+                let error = RequestError::Transport(TransportFailure::TooLarge { limit });
+                self.fail_owed(stream, &error, up);
+            }
+            Body::Json(buf) => buf.extend_from_slice(bytes),
+            Body::Sse(key) => {
+                let key = *key;
+                self.on_sse_data(stream, key, bytes, up);
+            }
+            Body::Head | Body::Ignore => {}
+        }
+    }
+
+    fn on_sse_data(&mut self, stream: StreamId, key: StreamId, bytes: &[u8], up: &mut Vec<Upshot>) {
+        let Some(s) = self.sse.get_mut(&key) else { return };
+        // Progress on a resumed connection (a new event id, or a message) restarts the count.
+        let before = (s.attempts > 0).then(|| s.decoder.last_event_id().map(str::to_owned));
+        let items = read_sse(&mut s.decoder, bytes);
+        let mut frames = Vec::new();
+        for item in items {
+            match item {
+                SseOut::Frame(incoming) => frames.push(incoming),
+                SseOut::Retry(delay) => s.retry = delay.min(self.max_retry),
+                SseOut::Violation(v) => up.push(Upshot::Violation(ProtocolViolation::Sse(v))),
+                SseOut::Endpoint(_) => {}
+            }
+        }
+        if before.is_some_and(|b| !frames.is_empty() || b.as_deref() != s.decoder.last_event_id()) {
+            s.attempts = 0;
+        }
+        for incoming in frames {
+            self.deliver(stream, incoming, up);
+        }
+    }
+
+    fn on_end(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        failure: Option<TransportFailure>,
+        up: &mut Vec<Upshot>,
+    ) {
+        let Some(ex) = self.exchanges.remove(&stream) else { return };
+        match (ex.body, ex.role) {
+            (Body::Sse(key), _) => {
+                if let Some(s) = self.sse.get_mut(&key) {
+                    s.decoder.finish();
+                }
+                self.disconnected(now, key, failure, up);
+            }
+            (Body::Head, Role::Get { sse }) => self.disconnected(now, sse, failure, up),
+            (Body::Head, Role::Post { .. }) => {
+                let why = failure.unwrap_or_else(|| {
+                    TransportFailure::Other("the exchange ended before a response head".into())
+                });
+                self.fail_owed(stream, &RequestError::Transport(why), up);
+            }
+            (Body::Json(buf), _) => {
+                let error = match failure {
+                    Some(why) => RequestError::Transport(why),
+                    None => {
+                        self.deliver(stream, Incoming::decode(&buf), up);
+                        RequestError::StreamLost
+                    }
+                };
+                self.fail_owed(stream, &error, up);
+            }
+            (Body::Ignore, _) => self.fail_owed(stream, &RequestError::StreamLost, up),
+        }
+    }
+
+    /// The connection of SSE stream `key` is gone: reconnect after `retry` if the stream is
+    /// wanted and resumable, else fail what it owes.
+    fn disconnected(
+        &mut self,
+        now: Instant,
+        key: StreamId,
+        failure: Option<TransportFailure>,
+        up: &mut Vec<Upshot>,
+    ) {
+        let owes = self.owed.values().any(|k| *k == key);
+        let Some(s) = self.sse.get_mut(&key) else { return };
+        let resumable = s.standalone || s.decoder.last_event_id().is_some();
+        if (s.standalone || owes) && resumable && s.attempts < self.max_resume_attempts {
+            s.reconnect_at = Some(now + s.retry);
+            return;
+        }
+        let seen_id = s.decoder.last_event_id().is_some();
+        self.sse.remove(&key);
+        if self.get == Some(key) {
+            self.get = None;
+        }
+        let error = match failure {
+            Some(why) if !seen_id => RequestError::Transport(why),
+            _ => RequestError::StreamLost,
+        };
+        self.fail_owed(key, &error, up);
+    }
+
+    /// Opens a new SSE stream with a GET; returns its key.
+    fn connect_new(&mut self, standalone: bool) -> StreamId {
+        let (stream, session) = self.get_exchange(None);
+        let sse = SseStream::new(self, standalone);
+        self.sse.insert(stream, sse);
+        self.exchanges.insert(
+            stream,
+            Exchange { role: Role::Get { sse: stream }, session, body: Body::Head },
+        );
+        stream
+    }
+
+    /// Reconnects SSE stream `key`, from its last event id.
+    fn connect(&mut self, key: StreamId) {
+        let Some(s) = self.sse.get_mut(&key) else { return };
+        s.attempts += 1;
+        s.reconnect_at = None;
+        let last = s.decoder.last_event_id().map(str::to_owned);
+        let (stream, session) = self.get_exchange(last.as_deref());
+        self.exchanges
+            .insert(stream, Exchange { role: Role::Get { sse: key }, session, body: Body::Head });
+    }
+
+    fn get_exchange(&mut self, last_event_id: Option<&str>) -> (StreamId, Option<u64>) {
+        let (mut extra, session) = self.session_headers();
+        extra.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        // An id a header cannot carry (a control character) cannot be resumed from.
+        if let Some(value) =
+            last_event_id.and_then(|id| HeaderValue::from_bytes(id.as_bytes()).ok())
+        {
+            extra.insert(LAST_EVENT_ID, value);
+        }
+        let url = self.common.url.clone();
+        (self.common.open(Method::GET, url, extra, Bytes::new()), session)
+    }
+
+    /// Hands a frame to the machine, minus responses already delivered (a replay).
+    fn deliver(&mut self, stream: StreamId, incoming: Incoming, up: &mut Vec<Upshot>) {
+        let incoming = match incoming {
+            Incoming::Message(Message::Response(Response { id: Some(id), outcome })) => {
+                if !self.settle(&id) {
+                    return;
+                }
+                Incoming::Message(Message::Response(Response { id: Some(id), outcome }))
+            }
+            Incoming::Batch(items) => {
+                let items: Vec<_> = (items.into_iter())
+                    .filter(|item| match item {
+                        Ok(Message::Response(Response { id: Some(id), .. })) => self.settle(id),
+                        _ => true,
+                    })
+                    .collect();
+                if items.is_empty() {
+                    return;
+                }
+                Incoming::Batch(items)
+            }
+            other => other,
+        };
+        up.push(Upshot::Frame { stream, incoming });
+    }
+
+    /// A response for `id` arrived: false if it is a replay of one already delivered.
+    fn settle(&mut self, id: &RequestId) -> bool {
+        if self.owed.remove(id).is_some() {
+            self.delivered.remember(id);
+            return true;
+        }
+        !self.delivered.ids.contains(id)
+    }
+
+    /// Fails every request the stream keyed `key` still owes, in id order.
+    fn fail_owed(&mut self, key: StreamId, error: &RequestError, up: &mut Vec<Upshot>) {
+        let mut ids: Vec<RequestId> =
+            self.owed.iter().filter(|(_, k)| **k == key).map(|(id, _)| id.clone()).collect();
+        ids.sort();
+        for id in ids {
+            self.owed.remove(&id);
+            up.push(Upshot::Failed { id, error: error.clone() });
+        }
+    }
+
+    /// The server ended the session: drop every stream of it and tell the machine, which fails
+    /// what was in flight and (if configured) starts over.
+    fn expire(&mut self, up: &mut Vec<Upshot>) {
+        self.generation += 1;
+        self.session = None;
+        self.version = None;
+        let mut aborts: Vec<StreamId> = self.exchanges.drain().map(|(s, _)| s).collect();
+        aborts.sort();
+        (self.common.transmits).extend(aborts.into_iter().map(|stream| Transmit::Abort { stream }));
+        self.sse.clear();
+        self.owed.clear();
+        self.get = None;
+        up.push(Upshot::SessionExpired);
+    }
+}
+
+impl SseStream {
+    fn new(owner: &Streamable, standalone: bool) -> Self {
+        Self {
+            decoder: SseDecoder::new(owner.common.max_event),
+            retry: owner.default_retry,
+            attempts: 0,
+            standalone,
+            reconnect_at: None,
+        }
+    }
+}
+
+impl Delivered {
+    fn remember(&mut self, id: &RequestId) {
+        if self.order.len() == DELIVERED_MEMORY {
+            if let Some(old) = self.order.pop_front() {
+                self.ids.remove(&old);
+            }
+        }
+        if self.ids.insert(id.clone()) {
+            self.order.push_back(id.clone());
+        }
+    }
+}
