@@ -135,7 +135,10 @@ impl Client {
     /// transport becomes [`Event::Closed`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
         debug_assert!(
-            self.events.is_empty() && !self.endpoint.has_outgoing() && !self.closing,
+            self.events.is_empty()
+                && !self.endpoint.has_outgoing()
+                && !self.closing
+                && !matches!(&self.transport, Transport::Http(h) if h.has_transmits()),
             "drain poll_output to None before feeding the next input"
         );
         if matches!(self.phase, Phase::Closed) {
@@ -261,6 +264,7 @@ impl Client {
         if self.endpoint.abandon(id, reason.unwrap_or("cancelled by the client")).is_none() {
             return Err(UsageError::UnknownRequest(id.clone()));
         }
+        self.forget_stream_of(id);
         self.events
             .push_back(Event::Response { id: id.clone(), result: Err(RequestError::Cancelled) });
         Ok(())
@@ -368,15 +372,16 @@ impl Client {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if let Transport::Http(http) = &mut self.transport {
-            http.handle_timeout(now);
-        }
         for (id, _) in self.endpoint.expire(now) {
             if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
                 self.close_with(CloseReason::InitializeTimedOut);
                 return;
             }
+            self.forget_stream_of(&id);
             self.events.push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
+        }
+        if let Transport::Http(http) = &mut self.transport {
+            http.handle_timeout(now);
         }
     }
 

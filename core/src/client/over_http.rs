@@ -83,13 +83,14 @@ impl Client {
     }
 
     fn session_expired(&mut self, now: Instant) {
+        if !matches!(self.phase, Phase::Ready(_)) {
+            // Mid-handshake: starting over could loop; `close_with` fails what is pending.
+            return self.close_with(CloseReason::SessionExpired);
+        }
         self.expiries += 1;
-        let ready = matches!(self.phase, Phase::Ready(_));
         for (id, _) in self.endpoint.outstanding.drain() {
-            if ready {
-                self.events
-                    .push_back(Event::Response { id, result: Err(RequestError::SessionExpired) });
-            }
+            let result = Err(RequestError::SessionExpired);
+            self.events.push_back(Event::Response { id, result });
         }
         for id in self.endpoint.inbound.cancel_all() {
             self.endpoint.forget_reply(&id);
@@ -99,12 +100,20 @@ impl Client {
             Transport::Http(http) => http.reinitialize_on_expiry(),
             Transport::Stdio(_) => false,
         };
-        if !ready || !again || self.expiries > MAX_EXPIRIES_IN_A_ROW {
+        if !again || self.expiries > MAX_EXPIRIES_IN_A_ROW {
             return self.close_with(CloseReason::SessionExpired);
         }
         let init = self.send_initialize(now);
         self.phase = Phase::AwaitingInitResult { init, again: true };
         self.events.push_back(Event::SessionExpired);
+    }
+
+    /// Our request `id` ended here (timed out, cancelled): the HTTP planner stops resuming a
+    /// stream only for its sake.
+    pub(super) fn forget_stream_of(&mut self, id: &RequestId) {
+        if let Transport::Http(http) = &mut self.transport {
+            http.forget(id);
+        }
     }
 
     /// A request made while re-initializing: it gets an id and fails at once.

@@ -146,6 +146,13 @@ impl HttpTransport {
         }
     }
 
+    /// The machine gave up on request `id` (timeout, cancel): no stream is resumed for it.
+    pub(crate) fn forget(&mut self, id: &RequestId) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.forget(id);
+        }
+    }
+
     /// The handshake settled `version`: it goes on every later request.
     pub(crate) fn set_protocol_version(&mut self, version: ProtocolVersion) {
         if let Inner::Streamable(s) = &mut self.inner {
@@ -167,6 +174,14 @@ impl HttpTransport {
         match &mut self.inner {
             Inner::Legacy(l) => l.common.transmits.pop_front(),
             Inner::Streamable(s) => s.common.transmits.pop_front(),
+        }
+    }
+
+    /// True while transmits wait to be polled.
+    pub(crate) fn has_transmits(&self) -> bool {
+        match &self.inner {
+            Inner::Legacy(l) => !l.common.transmits.is_empty(),
+            Inner::Streamable(s) => !s.common.transmits.is_empty(),
         }
     }
 

@@ -200,6 +200,17 @@ impl Streamable {
         }
     }
 
+    /// Stops owing `id`'s response: a stream waiting to reconnect only for it is dropped. A
+    /// connection still open stays (what else arrives on it is still delivered); the response,
+    /// if it comes, reaches the machine, which drops it as abandoned.
+    pub(super) fn forget(&mut self, id: &RequestId) {
+        let Some(key) = self.owed.remove(id) else { return };
+        let waiting = self.sse.get(&key).is_some_and(|s| s.reconnect_at.is_some());
+        if waiting && !self.owed.values().any(|k| *k == key) {
+            self.sse.remove(&key);
+        }
+    }
+
     pub(super) fn set_protocol_version(&mut self, version: ProtocolVersion) {
         self.version = Some(HeaderValue::from_static(version.as_str()));
     }
@@ -550,13 +561,15 @@ impl Streamable {
         up.push(Upshot::Frame { stream, incoming });
     }
 
-    /// A response for `id` arrived: false if it is a replay of one already delivered.
+    /// A response for `id` arrived: false if it is a replay of one already delivered. One we
+    /// no longer owe (abandoned by the machine, or never ours) goes through once too, for the
+    /// machine to drop or report.
     fn settle(&mut self, id: &RequestId) -> bool {
-        if self.owed.remove(id).is_some() {
+        let first = self.owed.remove(id).is_some() || !self.delivered.ids.contains(id);
+        if first {
             self.delivered.remember(id);
-            return true;
         }
-        !self.delivered.ids.contains(id)
+        first
     }
 
     /// Fails every request the stream keyed `key` still owes, in id order.

@@ -189,3 +189,36 @@ fn the_servers_retry_is_capped() {
     f.end(call);
     assert_eq!(f.client.poll_timeout(), Some(f.clock.now() + Duration::from_secs(5)));
 }
+
+#[test]
+fn a_request_that_timed_out_is_not_resumed_and_its_late_copies_are_dropped() {
+    let mut f = Fake::streamable();
+    f.ready("s");
+    let now = f.clock.now();
+    let opts = RequestOptions::default().timeout(Duration::from_secs(2));
+    let id = f.client.request(now, "tools/call", None, opts).unwrap();
+    f.drain();
+    let (call, _) = f.take_one();
+    f.open_sse(call, &[]);
+    f.data(call, "id: a\nretry: 5000\ndata:\n\n");
+    f.end(call);
+    f.advance(Duration::from_secs(2));
+    assert_eq!(
+        f.take_events(),
+        [Event::Response { id: id.clone(), result: Err(RequestError::TimedOut) }]
+    );
+    assert_eq!(rpc_method(&f.take_one().1), "notifications/cancelled");
+    assert_eq!(f.client.poll_timeout(), None, "no reconnection is pending");
+    f.advance(Duration::from_secs(10));
+    assert!(f.take().is_empty());
+
+    // Its response, arriving late and twice on another stream, is dropped both times.
+    let other = f.request("tools/list");
+    let (list, _) = f.take_one();
+    f.open_sse(list, &[]);
+    let late = result(&id, json!({"content": []}));
+    f.data(list, &(event(None, &late) + &event(None, &late)));
+    assert!(f.take_events().is_empty());
+    f.data(list, &event(None, &result(&other, json!({"tools": []}))));
+    assert!(matches!(&f.take_events()[..], [Event::Response { result: Ok(_), .. }]));
+}

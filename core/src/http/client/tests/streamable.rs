@@ -431,3 +431,32 @@ fn an_invalid_session_id_is_ignored() {
     let (_, note) = f.take_one();
     assert_eq!(header(&note, "mcp-session-id"), None);
 }
+
+#[test]
+fn server_requests_of_an_expired_session_are_cancelled() {
+    let mut client = ClientConfig::new("c", "1");
+    client.capabilities =
+        ClientCapabilities { roots: Some(RootsCapability::default()), ..Default::default() };
+    let mut f = Fake::with_config(client, config(HttpMode::StreamableHttp));
+    f.ready("s");
+    let call = f.request("tools/call");
+    let (stream, _) = f.take_one();
+    f.open_sse(stream, &[]);
+    let ask = json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}).to_string();
+    f.data(stream, &event(None, &ask));
+    assert!(matches!(f.take_events()[..], [Event::Request { .. }]));
+    f.request("ping");
+    let (ping, _) = f.take_one();
+    f.head(ping, 404, &[]);
+    let events = f.take_events();
+    assert!(events.contains(&Event::Cancelled { id: 7.into() }), "{events:?}");
+    assert!(
+        events.contains(&Event::Response { id: call, result: Err(RequestError::SessionExpired) })
+    );
+    f.take();
+    // Answering it now is allowed and sends nothing.
+    let now = f.clock.now();
+    f.client.respond(now, 7.into(), Ok(crate::jsonrpc::RawJson::empty_object())).unwrap();
+    f.drain();
+    assert!(f.take().is_empty());
+}
