@@ -1,6 +1,7 @@
-//! `cargo bench -p zest-tokio --bench sse [MB] [runs] [row]`: decode speed of zest-core's SSE decoder
-//! beside the `eventsource-stream` and `sse-stream` crates, on the same ~50 MB stream of
-//! typical MCP events fed in 64 KiB chunks. Figures are printed, never asserted.
+//! `cargo bench -p zest-tokio --bench sse [MB] [runs] [row]`: decode speed of zest-core's SSE
+//! decoder beside the `eventsource-stream` and `sse-stream` crates, on the same ~50 MB stream
+//! of typical MCP events fed in 64 KiB chunks. Figures are printed, never asserted. `row` keeps
+//! only the rows whose name starts with it (for profiling).
 //!
 //! The stream, made with zest-core's encoder from a fixed seed: progress and log
 //! notifications, tool results of 0.2 to 4 KB (some non-ASCII text), pretty-printed results

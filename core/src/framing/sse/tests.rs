@@ -288,7 +288,8 @@ const STREAM: &[u8] = b"\xEF\xBB\xBF: welcome\r\n\
     data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n\
     event: note\rdata: first\rdata:  second\r\r\
     id: bad\0id\n\
-    data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n\
+    data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":\
+    [{\"type\":\"text\",\"text\":\"x\"}]}}\n\
     retry: soon\n\
     \n\
     :\n\
