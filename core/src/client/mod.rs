@@ -372,13 +372,19 @@ impl Client {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        let mut init_expired = false;
         for (id, _) in self.endpoint.expire(now) {
             if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
-                self.close_with(CloseReason::InitializeTimedOut);
-                return;
+                // Close only after the loop: the other requests due now are already out of the
+                // pending table and need their outcome here.
+                init_expired = true;
+                continue;
             }
             self.forget_stream_of(&id);
             self.events.push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
+        }
+        if init_expired {
+            return self.close_with(CloseReason::InitializeTimedOut);
         }
         if let Transport::Http(http) = &mut self.transport {
             http.handle_timeout(now);

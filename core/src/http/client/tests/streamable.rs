@@ -460,3 +460,18 @@ fn server_requests_of_an_expired_session_are_cancelled() {
     f.drain();
     assert!(f.take().is_empty());
 }
+
+#[test]
+fn a_ping_due_with_the_initialize_deadline_still_gets_its_outcome() {
+    // Found by the http_client fuzz target: both deadlines passed in one timeout input.
+    let mut f = Fake::streamable();
+    let ping = f.request("ping");
+    f.advance(Duration::from_secs(3600));
+    assert_eq!(
+        f.take_events(),
+        [
+            Event::Response { id: ping, result: Err(RequestError::TimedOut) },
+            Event::Closed(CloseReason::InitializeTimedOut),
+        ]
+    );
+}
