@@ -102,10 +102,10 @@
 //!
 //! # What comes next, and where it fits
 //!
-//! - **Several streams per connection.** Inputs and transmits already carry a
-//!   [`io::StreamId`]. Streamable HTTP adds `Transmit::Http { stream, request }` and a
-//!   `StreamEvent::Head` for response heads; each POST exchange and each SSE stream gets its
-//!   own id, and the machine routes responses to the stream their request came on.
+//! - **Several streams per connection.** Inputs and transmits carry a [`io::StreamId`]. The
+//!   client already speaks HTTP ([`client::Client::new_http`], [`http::client`]): each POST
+//!   exchange and each SSE stream gets its own id, reported back with `StreamEvent::Head`,
+//!   `Data` and `End`. The server side routes each reply to the stream its request came on.
 //! - **The 2026-07-28 stateless era.** [`schema::ProtocolVersion`] already knows the
 //!   revision and its predicates. The client gains a `Stateless` phase entered after a
 //!   `server/discover` probe, in which every request gets protocol data in `_meta` and an
