@@ -65,6 +65,7 @@ pub use sampling::{
 pub use tools::{
     CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, Tool, ToolAnnotations,
 };
+pub(crate) use version::Era;
 pub use version::ProtocolVersion;
 
 #[cfg(test)]
