@@ -119,8 +119,10 @@ impl<H: Clone> Server<H> {
             Err(d) => return self.endpoint.reject(Some(r.id), &Rejection::InvalidParams(d)),
         };
         let supported = &self.config.supported_versions;
+        // Only a session-era revision can be agreed by `initialize`, even if the config lists
+        // 2026-07-28 among the supported ones.
         let version = ProtocolVersion::parse(&params.protocol_version)
-            .filter(|v| supported.contains(v))
+            .filter(|v| v.is_session_era() && supported.contains(v))
             .or_else(|| supported.iter().copied().filter(|v| v.is_session_era()).max())
             .unwrap_or(ProtocolVersion::LATEST_SESSION);
         let capabilities = self.capabilities();
