@@ -131,6 +131,7 @@ mod rpc;
 pub mod schema;
 pub mod server;
 pub mod stdio;
+pub mod transport;
 
 pub use rpc::RequestOptions;
 
