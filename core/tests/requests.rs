@@ -332,6 +332,44 @@ fn server_requests_need_the_clients_capability() {
 }
 
 #[test]
+fn server_requests_the_client_does_not_serve_get_32601_even_when_the_rules_allow_them() {
+    let mut cfg = client_config();
+    // 2025-11-25 lets a server send tasks/* to a client that declared `tasks`.
+    cfg.capabilities =
+        serde_json::from_value(json!({"roots": {}, "tasks": {"list": {}, "cancel": {}}})).unwrap();
+    let mut pair = Pair::new(cfg, server_config(), registry());
+    assert_eq!(pair.handshake().protocol_version, ProtocolVersion::V2025_11_25);
+    pair.take_client_events();
+    let answers_before = pair.wire.len();
+    for (id, method) in
+        [("a", "tasks/get"), ("b", "tasks/list"), ("c", "tasks/result"), ("d", "no/such")]
+    {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": "t"}});
+        pair.inject_to_client(format!("{line}\n").as_bytes());
+    }
+    assert_eq!(pair.take_client_events(), [], "nothing reaches the app, least of all roots/list");
+    let answers: Vec<serde_json::Value> = pair.wire[answers_before..]
+        .iter()
+        .filter_map(|w| match w {
+            zest_core::testkit::Wire::ToServer(t) => Some(serde_json::from_str(t).unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    for (answer, id) in answers.iter().zip(["a", "b", "c", "d"]) {
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], codes::METHOD_NOT_FOUND, "{answer}");
+    }
+    // The methods the client does serve still reach the app.
+    pair.inject_to_client(b"{\"jsonrpc\":\"2.0\",\"id\":\"r\",\"method\":\"roots/list\"}\n");
+    let events = pair.take_client_events();
+    assert!(matches!(
+        &events[..],
+        [ClientEvent::Request { request: ServerRequest::ListRoots(_), .. }]
+    ));
+}
+
+#[test]
 fn pagination_walks_a_thousand_tools_in_order() {
     let mut registry: Registry<Handler> = Registry::default();
     for i in 0..1000 {
