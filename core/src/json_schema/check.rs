@@ -124,7 +124,8 @@ fn keyword(
         ("required", _) => Err(problem(path, "required must be an array of strings")),
         ("enum", Value::Array(_)) => Ok(()),
         ("enum", _) => Err(problem(path, "enum must be an array")),
-        ("pattern", Value::String(_)) => Ok(()),
+        ("$schema" | "pattern", Value::String(_)) => Ok(()),
+        ("$schema", _) => Err(problem(path, "$schema must be a string")),
         ("pattern", _) => Err(problem(path, "pattern must be a string")),
         ("$ref", Value::String(reference)) => resolves(root, reference, path),
         ("$ref", _) => Err(problem(path, "$ref must be a string")),
@@ -277,6 +278,7 @@ mod tests {
         assert_eq!(refused(json!({"multipleOf": 0})).path, "/multipleOf");
         assert_eq!(refused(json!({"items": [{"not": "x"}]})).path, "/items/0/not");
         assert_eq!(refused(json!({"type": []})).path, "/type");
+        assert_eq!(refused(json!({"$schema": 7})).path, "/$schema");
         assert_eq!(refused(json!("object")).path, "");
     }
 
