@@ -131,7 +131,7 @@ mod rpc;
 pub mod schema;
 pub mod server;
 pub mod stdio;
-mod transport;
+pub mod transport;
 
 pub use rpc::{Outgoing, OutgoingKind, RequestOptions, Route};
 

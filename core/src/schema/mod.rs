@@ -63,8 +63,10 @@ pub use sampling::{
     SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
 };
 pub use tools::{
-    CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, Tool, ToolAnnotations,
+    CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, ObjectSchemaError, Tool,
+    ToolAnnotations,
 };
+pub(crate) use version::Era;
 pub use version::ProtocolVersion;
 
 #[cfg(test)]
