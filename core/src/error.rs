@@ -233,8 +233,19 @@ pub enum Rejection {
     /// Something failed on our side.
     Internal(String),
 
+    /// HTTP: a `Host` header naming a host we do not serve (DNS rebinding guard), or none.
+    ForbiddenHost,
     /// HTTP: an `Origin` header naming a site we do not serve (DNS rebinding guard).
     ForbiddenOrigin,
+    /// HTTP: the body is larger than the configured limit.
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// HTTP: the session already has its standalone GET stream open.
+    StreamConflict,
+    /// HTTP: the server holds as many sessions as it may.
+    TooManySessions,
     /// HTTP: the `Accept` header does not list the media types the transport needs.
     NotAcceptable,
     /// HTTP: the body is not `application/json`.
@@ -317,7 +328,10 @@ impl Rejection {
     /// | `UnknownTool`, `UnknownPrompt`, `MissingPromptArgument` | -32602 | 200 |
     /// | `ResourceNotFound` | -32002; -32602 in 2026-07-28 | 200 |
     /// | `Internal` | -32603 | 200 |
-    /// | `ForbiddenOrigin` | -32600 | 403 |
+    /// | `ForbiddenOrigin`, `ForbiddenHost` | -32600 | 403 |
+    /// | `StreamConflict` | -32600 | 409 |
+    /// | `PayloadTooLarge` | -32600 | 413 |
+    /// | `TooManySessions` | -32603 | 503 |
     /// | `NotAcceptable` | -32600 | 406 |
     /// | `UnsupportedMediaType` | -32600 | 415 |
     /// | `HttpMethodNotAllowed` | -32600 | 405 |
@@ -373,7 +387,10 @@ impl Rejection {
             // 2026-07-28: an unknown method gets 404, which the body tells apart from a
             // legacy server's 404 (MCP-DIGEST §5.3 item 8).
             Self::MethodNotFound(_) => Answer::Stateless(404),
-            Self::ForbiddenOrigin => Answer::Refused(403),
+            Self::ForbiddenOrigin | Self::ForbiddenHost => Answer::Refused(403),
+            Self::StreamConflict => Answer::Refused(409),
+            Self::PayloadTooLarge { .. } => Answer::Refused(413),
+            Self::TooManySessions => Answer::Refused(503),
             Self::UnknownSession => Answer::Refused(404),
             Self::HttpMethodNotAllowed => Answer::Refused(405),
             Self::NotAcceptable => Answer::Refused(406),
@@ -436,6 +453,14 @@ impl Rejection {
             }
             Self::Internal(d) => (INTERNAL_ERROR, format!("internal error: {d}")),
             Self::ForbiddenOrigin => (INVALID_REQUEST, "forbidden origin".to_owned()),
+            Self::ForbiddenHost => (INVALID_REQUEST, "forbidden host".to_owned()),
+            Self::PayloadTooLarge { limit } => {
+                (INVALID_REQUEST, format!("body larger than the {limit}-byte limit"))
+            }
+            Self::StreamConflict => {
+                (INVALID_REQUEST, "the session already has a standalone stream".to_owned())
+            }
+            Self::TooManySessions => (INTERNAL_ERROR, "too many sessions".to_owned()),
             Self::NotAcceptable => (
                 INVALID_REQUEST,
                 "not acceptable: accept application/json and text/event-stream".to_owned(),

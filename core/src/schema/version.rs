@@ -103,6 +103,11 @@ impl ProtocolVersion {
     pub fn requires_version_header(self) -> bool {
         Era::VERSION_HEADER.contains(self)
     }
+    /// SSE answers start with a priming event (an id and empty data) and may be polled:
+    /// the server may drop the connection after `retry` and the client resumes.
+    pub fn has_sse_priming(self) -> bool {
+        Era::SSE_PRIMING.contains(self)
+    }
     /// Icons and `Implementation.description` / `websiteUrl`.
     pub fn has_icons(self) -> bool {
         Era::ICONS.contains(self)
@@ -181,6 +186,8 @@ impl Era {
     pub(crate) const VERSION_HEADER: Self = Self::starting(V::V2025_06_18);
     /// Icons and the richer `Implementation`.
     pub(crate) const ICONS: Self = Self::starting(V::V2025_11_25);
+    /// Digest §5.2.2 item 6.
+    pub(crate) const SSE_PRIMING: Self = Self::starting(V::V2025_11_25);
     /// Sampling with tools.
     pub(crate) const SAMPLING_TOOLS: Self = Self::starting(V::V2025_11_25);
     /// Tasks in the core protocol: 2025-11-25 only (an extension in 2026-07-28).

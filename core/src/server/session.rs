@@ -347,6 +347,20 @@ impl<H: Clone> Session<H> {
         self.log_level
     }
 
+    /// Opens the session without a handshake, as the stateless mode of Streamable HTTP needs:
+    /// the revision comes from the request's `MCP-Protocol-Version` header, the client is
+    /// taken to offer nothing. No event is reported.
+    pub(crate) fn assume_initialized(&mut self, version: crate::schema::ProtocolVersion) {
+        let info = SessionInfo {
+            protocol_version: version,
+            client_info: crate::schema::Implementation::new("stateless-client", "0"),
+            client_capabilities: Default::default(),
+            server_capabilities: self.capabilities(),
+        };
+        self.session = Some(Box::new(info));
+        self.phase = ServerPhase::Ready;
+    }
+
     /// True while messages or events wait to be drained.
     pub(crate) fn has_output(&self) -> bool {
         self.endpoint.has_outgoing() || !self.events.is_empty()
