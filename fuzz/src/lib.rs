@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use zest_core::io::{Input, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, Transmit, TransportFailure};
 use zest_core::jsonrpc::decode;
 
 /// Bytes arriving on the stdio stream.
@@ -18,7 +18,8 @@ pub fn end(now: Instant) -> Input<'static> {
 
 /// The stdio stream broke.
 pub fn failed(now: Instant) -> Input<'static> {
-    Input::Receive(now, Receive { stream: StreamId::STDIO, event: StreamEvent::Failed("fuzz") })
+    let event = StreamEvent::Failed(TransportFailure::Reset("fuzz".into()));
+    Input::Receive(now, Receive { stream: StreamId::STDIO, event })
 }
 
 /// Whatever the peer sent, a machine only ever writes whole, valid JSON-RPC lines.
