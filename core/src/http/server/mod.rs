@@ -152,7 +152,7 @@ pub struct Router<H> {
     shared: Arc<Shared<H>>,
     config: RouterConfig,
     rng: ChaCha20Rng,
-    sessions: HashMap<SessionId, Slot<H>>,
+    sessions: HashMap<SessionId, Box<Slot<H>>>,
     exchanges: HashMap<StreamId, Exchange>,
     wire: Wire,
     events: VecDeque<RouterEvent<H>>,
@@ -689,7 +689,7 @@ impl<H: Clone> Router<H> {
         self.rng.fill_bytes(&mut raw);
         let id = SessionId(raw.iter().map(|b| format!("{b:02x}")).collect());
         let machine = Session::with_shared(self.shared.clone(), now);
-        self.sessions.insert(id.clone(), Slot::new(machine, kind, now));
+        self.sessions.insert(id.clone(), Box::new(Slot::new(machine, kind, now)));
         if self.next_sweep.is_none() {
             self.next_sweep = Some(now + self.sweep_every());
         }
