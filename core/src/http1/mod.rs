@@ -377,3 +377,5 @@ fn has_framing_headers(headers: &HeaderMap) -> bool {
     headers.contains_key(header::CONTENT_LENGTH) || headers.contains_key(header::TRANSFER_ENCODING)
 }
 
+#[cfg(test)]
+mod tests;
