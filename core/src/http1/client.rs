@@ -152,7 +152,6 @@ impl ClientConnection {
     pub fn handle_timeout(&mut self, now: Instant) {
         if let Phase::AwaitingHead { deadline: Some(deadline), .. } = self.phase {
             if now >= deadline {
-                self.phase = Phase::Closed;
                 self.fail(Error::HeadTimeout);
             }
         }
@@ -308,7 +307,7 @@ impl ClientConnection {
         }
     }
 
-    /// The peer failed the exchange: report it and close. The phase is already `Closed`.
+    /// The peer failed the exchange: report it and close.
     fn fail(&mut self, error: Error) {
         self.events.push_back(ClientEvent::Failed(error));
         self.phase = Phase::Closed;

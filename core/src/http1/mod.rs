@@ -10,25 +10,26 @@
 //! Commands that are used wrongly fail with a [`UsageError`] and change nothing.
 //!
 //! ```text
-//!  ClientConnection                            ServerConnection
-//!  ────────────────                            ────────────────
-//!    Idle ◄──────────────────────┐        ┌──► AwaitingHead  (deadline: poll_timeout)
-//!     │ send_request             │        │      │ Head
-//!     ▼                          │        │      ▼
-//!    AwaitingHead (deadline)     │        │    ReadingBody  ── Data … ──┐
-//!     │ Head                     │        │      │ End                  │
-//!     ▼                          │        │      ▼                      │
-//!    ReadingBody ── Data … ──┐   │        │    AwaitingResponse         │
-//!     │ End { reusable }     │   │        │      │ send_response |      │
-//!     ├──────────────────────────┘ true   │      │ send_head, send_data │
-//!     │ false                │            │      ▼                      │
-//!     ▼                      │            └─── Responding ── finish     │
-//!    Closed ◄── Failed(e) ◄──┘                   (keep-alive)           │
-//!                                          Failed(e) ◄──────────────────┘
-//!                                            │ reject(status) | close
-//!                                            ▼
-//!                                          Closed
+//!  ClientConnection                      ServerConnection
+//!
+//!  ┌─► Idle                              ┌─► AwaitingHead (deadline)
+//!  │    │ send_request                   │    │ Head
+//!  │    ▼                                │    ▼
+//!  │   AwaitingHead (deadline)           │   ReadingBody ── Data …
+//!  │    │ Head                           │    │ End
+//!  │    ▼                                │    ▼
+//!  │   ReadingBody ── Data …             │   AwaitingResponse ── send_head ──► Responding
+//!  │    │ End { reusable }               │    │ send_response        send_data … │ finish
+//!  │    ▼                                │    ▼                                 │
+//!  └── reusable?                         └── kept alive? ◄──────────────────────┘
+//!       │ no                                  │ no (Connection: close, HTTP/1.0, EOF)
+//!       ▼                                     ▼
+//!      Closed                                Closed
 //! ```
+//!
+//! A peer error, an EOF inside a message, or a missed deadline is one `Failed(e)` event. The
+//! client then closes; the server waits for `reject(status)` (see [`Error::status`]) or
+//! `close()`, unless no answer can reach the peer.
 //!
 //! Time is an argument: a head must arrive whole within [`Config::head_timeout`] of the
 //! request being sent (client) or of the connection opening or the previous response ending

@@ -148,7 +148,8 @@ impl ServerConnection {
     /// The response MUST NOT carry `Content-Length` or `Transfer-Encoding`; its status line
     /// always says HTTP/1.1. A `Connection: close` is added when the client asked to close.
     /// After it the machine awaits the next head (deadline from `now`), or queues a close.
-    /// Drain `poll_transmit` and `poll_event` after.
+    /// Drain `poll_transmit` and `poll_event` after. Should ureq-proto refuse a head these
+    /// checks let through, the error is returned and the connection is closed.
     pub fn send_response(
         &mut self,
         now: Instant,
@@ -182,6 +183,7 @@ impl ServerConnection {
 
     /// Queues the head of a streamed response (`Transfer-Encoding: chunked`, for SSE); its
     /// body follows with `send_data` and ends with `finish`. Same rules as `send_response`.
+    /// HTTP/1.0 clients cannot decode chunks: answer them with `send_response`.
     pub fn send_head(&mut self, response: Response<()>) -> Result<(), UsageError> {
         let (parts, ()) = response.into_parts();
         let (reply, exchange) = self.take_request(parts, Framing::Chunked)?;
