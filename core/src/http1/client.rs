@@ -86,7 +86,7 @@ impl ClientConnection {
     /// The machine sets `Content-Length` (for a non-empty body, and for an empty `POST`,
     /// `PUT` or `PATCH`); the request MUST NOT carry `Content-Length` or
     /// `Transfer-Encoding`. It MUST have a `Host` header or an absolute URI (whose host and
-    /// port become the `Host` header). `Expect: 100-continue` is allowed; the body is sent
+    /// port become the `Host` header); a `CONNECT` MUST have an authority-form URI. `Expect: 100-continue` is allowed; the body is sent
     /// without waiting. Drain `poll_transmit` afterwards.
     pub fn send_request(
         &mut self,
@@ -104,6 +104,10 @@ impl ClientConnection {
         }
         if parts.uri.host().is_none() && !parts.headers.contains_key(header::HOST) {
             return Err(UsageError::MissingHost);
+        }
+        if parts.method == Method::CONNECT && parts.uri.authority().is_none() {
+            // ureq-proto writes a CONNECT target from the authority and panics without one.
+            return Err(UsageError::InvalidHead { reason: "CONNECT needs host:port".into() });
         }
         let method_needs_body = matches!(parts.method, Method::POST | Method::PUT | Method::PATCH);
         if !body.is_empty() || method_needs_body {

@@ -242,6 +242,8 @@ fn usage_errors_change_nothing() {
     assert_eq!(c.send_request(t0(), head_with_body), Err(UsageError::BodyNotAllowed));
     let http2 = Request::get("http://h.test/").version(http::Version::HTTP_2).body(Bytes::new());
     assert!(matches!(c.send_request(t0(), http2.unwrap()), Err(UsageError::InvalidHead { .. })));
+    let connect = Request::connect("/x").header(header::HOST, "h.test").body(Bytes::new());
+    assert!(matches!(c.send_request(t0(), connect.unwrap()), Err(UsageError::InvalidHead { .. })));
     assert!(c.is_idle());
     assert_eq!(c.poll_transmit(), None);
     let with_host = Request::get("/mcp").header(header::HOST, "h.test").body(Bytes::new());
@@ -419,4 +421,14 @@ fn head_converts_to_an_http_response() {
     let response = h.clone().into_response();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-length"], "11");
+}
+
+#[test]
+fn connect_tunnel_ends_the_exchange_without_reuse() {
+    let mut c = ClientConnection::new(Config::default());
+    c.send_request(t0(), Request::connect("h.test:443").body(Bytes::new()).unwrap()).unwrap();
+    let (bytes, _) = written(|| c.poll_transmit());
+    assert_eq!(bytes, b"CONNECT h.test:443 HTTP/1.1\r\nhost: h.test:443\r\n\r\n");
+    c.handle_data(b"HTTP/1.1 200 Connection Established\r\n\r\n");
+    assert_eq!(client_events(&mut c)[1..], [LAST]);
 }
