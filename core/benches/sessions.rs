@@ -75,7 +75,7 @@ fn exchange(
 fn main() {
     let mut registry = Registry::default();
     for i in 0..50 {
-        let tool = Tool::new(&format!("tool_{i}"), "a tool", json!({"type":"object"}));
+        let tool = Tool::new(format!("tool_{i}"), "a tool", json!({"type":"object"}));
         registry.add_tool(tool, 0u8);
     }
     let mut config = RouterConfig::new([3; 32]);

@@ -123,6 +123,7 @@ pub mod client;
 pub mod error;
 pub mod framing;
 pub mod handler;
+pub mod http1;
 pub mod http;
 pub mod io;
 pub mod json_schema;
