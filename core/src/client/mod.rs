@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Future shapes, so they slot in without reshaping this type: Streamable HTTP adds streams
-//! (each POST and SSE stream a [`StreamId`]) and `Transmit::Http`; the 2026-07-28 era adds a
+//! (each POST and SSE stream a [`StreamId`](crate::io::StreamId)) and `Transmit::Http`; the 2026-07-28 era adds a
 //! stateless phase where every request carries `_meta` protocol data and input-required
 //! results are retried by the machine; OAuth is a separate machine whose HTTP requests are
 //! transmits and whose outcome feeds a bearer token into this one.

@@ -18,6 +18,7 @@ mod elicitation;
 mod lifecycle;
 mod logging;
 pub mod methods;
+mod mrtr;
 mod notifications;
 mod prompts;
 mod resources;
@@ -49,6 +50,7 @@ pub use elicitation::{
 };
 pub use lifecycle::{InitializeParams, InitializeResult};
 pub use logging::{LoggingLevel, LoggingMessageParams, SetLevelParams};
+pub use mrtr::{InputRequest, InputRequiredResult, InputResponses};
 pub use notifications::{CancelledParams, ProgressParams};
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,

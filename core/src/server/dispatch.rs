@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::registry::{page, Registry};
-use super::{Call, Event, Session, SessionInfo};
+use std::sync::Arc;
+
+use super::{Call, CallContext, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::json_schema;
 use crate::jsonrpc::{RawJson, Request, RequestId};
@@ -147,7 +149,7 @@ impl<H: Clone> Session<H> {
             client_capabilities: params.capabilities,
             server_capabilities: capabilities,
         });
-        self.session = Some(info.clone());
+        self.session = Some(Arc::new(SessionInfo::clone(&info)));
         self.phase = ServerPhase::AwaitingInitialized;
         self.events.push_back(Event::Initialized(info));
     }
@@ -263,7 +265,8 @@ impl<H: Clone> Session<H> {
     ) -> Option<RawJson> {
         let progress_token = entry.progress_token.clone();
         self.endpoint.inbound.begin(&id, entry);
-        self.events.push_back(Event::Call { id, handler, call, progress_token });
+        let context = CallContext { session: self.session.clone(), log_level: self.log_level };
+        self.events.push_back(Event::Call { id, handler, call, progress_token, context });
         None
     }
 

@@ -37,7 +37,7 @@ pub struct Session<H> {
     pub(crate) shared: Arc<Shared<H>>,
     pub(crate) endpoint: Endpoint,
     pub(crate) phase: ServerPhase,
-    pub(crate) session: Option<Box<SessionInfo>>,
+    pub(crate) session: Option<Arc<SessionInfo>>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: BTreeSet<String>,
     pub(crate) events: VecDeque<Event<H>>,
@@ -357,7 +357,7 @@ impl<H: Clone> Session<H> {
             client_capabilities: Default::default(),
             server_capabilities: self.capabilities(),
         };
-        self.session = Some(Box::new(info));
+        self.session = Some(Arc::new(info));
         self.phase = ServerPhase::Ready;
     }
 
