@@ -1,4 +1,5 @@
-//! Errors, split by blame (STYLE rule 9), and the one place JSON-RPC codes are chosen.
+//! Errors, split by blame (STYLE rule 9), and the one place JSON-RPC codes and HTTP statuses
+//! are chosen.
 //!
 //! | Kind | Door |
 //! |---|---|
@@ -6,7 +7,7 @@
 //! | [`ProtocolViolation`] (the peer misbehaved) | an `Event::Violation` |
 //! | [`RequestError`] (one request failed) | inside `Event::Response` |
 //! | [`CloseReason`] (the session is over) | exactly one `Event::Closed` |
-//! | [`Rejection`] (we refuse a peer's request) | a JSON-RPC error response, via [`Rejection::to_jsonrpc`] |
+//! | [`Rejection`] (we refuse a peer's request) | an error response, via [`Rejection::to_wire`] |
 
 use std::fmt;
 
@@ -17,6 +18,8 @@ use crate::framing::lines::LineViolation;
 use crate::framing::sse::SseViolation;
 use crate::io::TransportFailure;
 use crate::jsonrpc::{codes, DecodeError, ErrorObject, RequestId};
+use crate::schema::{ClientCapabilities, ProtocolVersion};
+use crate::transport::TransportKind;
 
 /// The caller used a machine wrongly. Nothing was sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -264,8 +267,12 @@ impl fmt::Display for CloseReason {
     }
 }
 
-/// Why we refuse a peer's request. [`Rejection::to_jsonrpc`] is the only place in zest that
-/// picks a JSON-RPC error code for an error we send.
+/// Why we refuse a peer's request. [`Rejection::to_wire`] is the only place in zest that picks
+/// a JSON-RPC error code, or an HTTP status, for an error we send.
+///
+/// The first group refuses one JSON-RPC message; the second refuses an HTTP request before
+/// any message in it is looked at (its statuses are fixed by the transport, and its error
+/// body, which the spec makes optional, has no id); the third is specific to 2026-07-28.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Rejection {
@@ -299,58 +306,377 @@ pub enum Rejection {
     ResourceNotFound(String),
     /// Something failed on our side.
     Internal(String),
+
+    /// HTTP: a `Host` header naming a host we do not serve (DNS rebinding guard), or none.
+    ForbiddenHost,
+    /// HTTP: an `Origin` header naming a site we do not serve (DNS rebinding guard).
+    ForbiddenOrigin,
+    /// HTTP: the body is larger than the configured limit.
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// HTTP: the session already has its standalone GET stream open.
+    StreamConflict,
+    /// HTTP: the server holds as many sessions as it may.
+    TooManySessions,
+    /// HTTP: the `Accept` header does not list the media types the transport needs.
+    NotAcceptable,
+    /// HTTP: the body is not `application/json`.
+    UnsupportedMediaType,
+    /// HTTP: a method (GET, DELETE) this endpoint does not serve.
+    HttpMethodNotAllowed,
+    /// HTTP: a request other than `initialize` without the session header, where the server
+    /// requires sessions.
+    MissingSession,
+    /// HTTP: a session id we never issued, or one that has ended; the client must start a new
+    /// session.
+    UnknownSession,
+    /// A protocol version we do not support: the `MCP-Protocol-Version` header over HTTP, or
+    /// (2026-07-28) the revision in the request's `_meta`.
+    UnsupportedProtocolVersion {
+        /// The version the peer asked for, as sent.
+        requested: String,
+        /// The versions we support, as wire strings.
+        supported: Vec<String>,
+    },
+
+    /// 2026-07-28: an HTTP header disagrees with the body, or a required one is missing.
+    HeaderMismatch {
+        /// The header, e.g. `"Mcp-Method"`.
+        header: String,
+    },
+    /// 2026-07-28: the request lacks a client capability the server needs to serve it.
+    MissingRequiredClientCapability {
+        /// The capabilities needed.
+        required: Box<ClientCapabilities>,
+    },
+    /// 2026-07-28: a required `_meta` field of the request is missing.
+    MissingRequestMeta {
+        /// The `_meta` key.
+        key: String,
+    },
+}
+
+/// A rejection as it goes on the wire: the JSON-RPC error object, and over HTTP the status of
+/// the response that carries it. Made by [`Rejection::to_wire`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct WireRejection {
+    /// The error object; its response echoes the request's id when there is one.
+    pub error: ErrorObject,
+    /// The HTTP status to answer the POST (or GET, DELETE) with; `None` over stdio.
+    ///
+    /// Over Streamable HTTP a JSON-RPC error answering a request that was accepted travels
+    /// with 200, like a result; refusals of the HTTP request itself have their own 4xx. Over
+    /// the legacy HTTP+SSE transport the error travels on the SSE stream and the POST gets
+    /// 202, unless the POST itself is refused.
+    pub http_status: Option<u16>,
+}
+
+/// How one rejection answers over HTTP.
+enum Answer {
+    /// A JSON-RPC error answering an accepted request: 200 (legacy SSE: 202, on the stream).
+    InBand,
+    /// Streamable HTTP 2026-07-28 answers with this status; earlier revisions in band.
+    Stateless(u16),
+    /// The HTTP request is refused with this status.
+    Refused(u16),
 }
 
 impl Rejection {
-    /// The JSON-RPC error object for this rejection.
+    /// The one mapping of rejections to JSON-RPC codes and HTTP statuses (MCP-DIGEST §2.2,
+    /// §5.2, §5.3), for the revision and transport of the session.
+    ///
+    /// `version` is the negotiated revision or, before one is agreed, the one the request
+    /// claims (over HTTP, its `MCP-Protocol-Version` header, or 2025-03-26 when it has none).
+    ///
+    /// | Rejection | JSON-RPC code | Streamable HTTP status |
+    /// |---|---|---|
+    /// | `Decode` | -32700 (not JSON), else -32600 | 400 |
+    /// | `BatchNotAllowed`, `InitializeInBatch` | -32600 | 400 |
+    /// | `AlreadyInitialized`, `NotInitialized`, `InitializedNotReceived` | -32600 | 400 |
+    /// | `DuplicateRequestId` | -32600 | 200 |
+    /// | `MethodNotFound` | -32601 | 200; 404 in 2026-07-28 |
+    /// | `InvalidParams`, `InvalidCursor` | -32602 | 200 |
+    /// | `UnknownTool`, `UnknownPrompt`, `MissingPromptArgument` | -32602 | 200 |
+    /// | `ResourceNotFound` | -32002; -32602 in 2026-07-28 | 200 |
+    /// | `Internal` | -32603 | 200 |
+    /// | `ForbiddenOrigin`, `ForbiddenHost` | -32600 | 403 |
+    /// | `StreamConflict` | -32600 | 409 |
+    /// | `PayloadTooLarge` | -32600 | 413 |
+    /// | `TooManySessions` | -32603 | 503 |
+    /// | `NotAcceptable` | -32600 | 406 |
+    /// | `UnsupportedMediaType` | -32600 | 415 |
+    /// | `HttpMethodNotAllowed` | -32600 | 405 |
+    /// | `MissingSession` | -32600 | 400 |
+    /// | `UnknownSession` | -32600 | 404 |
+    /// | `UnsupportedProtocolVersion` | -32602; -32022 in 2026-07-28 | 400 |
+    /// | `HeaderMismatch` | -32600; -32020 in 2026-07-28 | 400 |
+    /// | `MissingRequiredClientCapability` | -32600; -32021 in 2026-07-28 | 400 |
+    /// | `MissingRequestMeta` | -32602 | 400 |
+    ///
+    /// Over stdio there is no status. Over legacy HTTP+SSE the 200 rows become 202 (the error
+    /// goes on the SSE stream), and so do the three lifecycle rows, which that transport
+    /// cannot refuse at the HTTP level once the POST is read.
+    pub fn to_wire(&self, version: ProtocolVersion, transport: TransportKind) -> WireRejection {
+        let error = self.error_object(version.is_stateless());
+        let http_status = match (transport, self.answer()) {
+            (TransportKind::Stdio, _) => None,
+            (TransportKind::LegacySse, Answer::Refused(status)) => {
+                Some(if self.is_lifecycle() { 202 } else { status })
+            }
+            (TransportKind::LegacySse, _) => Some(202),
+            (_, Answer::Refused(status)) => Some(status),
+            (_, Answer::Stateless(status)) if version.is_stateless() => Some(status),
+            (_, Answer::InBand | Answer::Stateless(_)) => Some(200),
+        };
+        WireRejection { error, http_status }
+    }
+
+    /// The JSON-RPC error object for this rejection in a session-era revision, as
+    /// [`to_wire`](Self::to_wire) gives it. The code does not depend on the transport.
     pub fn to_jsonrpc(&self) -> ErrorObject {
-        use codes::*;
+        self.to_wire(ProtocolVersion::LATEST_SESSION, TransportKind::Stdio).error
+    }
+
+    fn is_lifecycle(&self) -> bool {
+        matches!(
+            self,
+            Self::AlreadyInitialized | Self::NotInitialized | Self::InitializedNotReceived
+        )
+    }
+
+    /// The status column of [`to_wire`](Self::to_wire).
+    fn answer(&self) -> Answer {
         match self {
+            Self::DuplicateRequestId
+            | Self::InvalidParams(_)
+            | Self::UnknownTool(_)
+            | Self::UnknownPrompt(_)
+            | Self::MissingPromptArgument(_)
+            | Self::InvalidCursor
+            | Self::ResourceNotFound(_)
+            | Self::Internal(_) => Answer::InBand,
+            // 2026-07-28: an unknown method gets 404, which the body tells apart from a
+            // legacy server's 404 (MCP-DIGEST §5.3 item 8).
+            Self::MethodNotFound(_) => Answer::Stateless(404),
+            Self::ForbiddenOrigin | Self::ForbiddenHost => Answer::Refused(403),
+            Self::StreamConflict => Answer::Refused(409),
+            Self::PayloadTooLarge { .. } => Answer::Refused(413),
+            Self::TooManySessions => Answer::Refused(503),
+            Self::UnknownSession => Answer::Refused(404),
+            Self::HttpMethodNotAllowed => Answer::Refused(405),
+            Self::NotAcceptable => Answer::Refused(406),
+            Self::UnsupportedMediaType => Answer::Refused(415),
+            Self::Decode(_)
+            | Self::BatchNotAllowed
+            | Self::InitializeInBatch
+            | Self::AlreadyInitialized
+            | Self::NotInitialized
+            | Self::InitializedNotReceived
+            | Self::MissingSession
+            | Self::UnsupportedProtocolVersion { .. }
+            | Self::HeaderMismatch { .. }
+            | Self::MissingRequiredClientCapability { .. }
+            | Self::MissingRequestMeta { .. } => Answer::Refused(400),
+        }
+    }
+
+    /// The code column of [`to_wire`](Self::to_wire), with message and data.
+    fn error_object(&self, modern: bool) -> ErrorObject {
+        use codes::*;
+        let (code, message) = match self {
             Self::Decode(DecodeError::InvalidUtf8) => {
-                ErrorObject::new(PARSE_ERROR, "parse error: invalid UTF-8")
+                (PARSE_ERROR, "parse error: invalid UTF-8".to_owned())
             }
             Self::Decode(DecodeError::Parse { detail }) => {
-                ErrorObject::new(PARSE_ERROR, format!("parse error: {detail}"))
+                (PARSE_ERROR, format!("parse error: {detail}"))
             }
-            Self::Decode(e) => ErrorObject::new(INVALID_REQUEST, e.to_string()),
+            Self::Decode(e) => (INVALID_REQUEST, e.to_string()),
             Self::BatchNotAllowed => {
-                ErrorObject::new(INVALID_REQUEST, "batches are not allowed in this revision")
+                (INVALID_REQUEST, "batches are not allowed in this revision".to_owned())
             }
             Self::InitializeInBatch => {
-                ErrorObject::new(INVALID_REQUEST, "initialize must not be part of a batch")
+                (INVALID_REQUEST, "initialize must not be part of a batch".to_owned())
             }
             Self::DuplicateRequestId => {
-                ErrorObject::new(INVALID_REQUEST, "request id is already in flight")
+                (INVALID_REQUEST, "request id is already in flight".to_owned())
             }
-            Self::AlreadyInitialized => ErrorObject::new(INVALID_REQUEST, "already initialized"),
+            Self::AlreadyInitialized => (INVALID_REQUEST, "already initialized".to_owned()),
             Self::NotInitialized => {
-                ErrorObject::new(INVALID_REQUEST, "server not initialized: send initialize first")
+                (INVALID_REQUEST, "server not initialized: send initialize first".to_owned())
             }
-            Self::InitializedNotReceived => ErrorObject::new(
+            Self::InitializedNotReceived => (
                 INVALID_REQUEST,
-                "server not ready: send notifications/initialized first",
+                "server not ready: send notifications/initialized first".to_owned(),
             ),
-            Self::MethodNotFound(m) => {
-                ErrorObject::new(METHOD_NOT_FOUND, format!("method not found: {m}"))
-            }
-            Self::InvalidParams(d) => {
-                ErrorObject::new(INVALID_PARAMS, format!("invalid params: {d}"))
-            }
-            Self::UnknownTool(name) => {
-                ErrorObject::new(INVALID_PARAMS, format!("unknown tool: {name}"))
-            }
-            Self::UnknownPrompt(name) => {
-                ErrorObject::new(INVALID_PARAMS, format!("unknown prompt: {name}"))
-            }
+            Self::MethodNotFound(m) => (METHOD_NOT_FOUND, format!("method not found: {m}")),
+            Self::InvalidParams(d) => (INVALID_PARAMS, format!("invalid params: {d}")),
+            Self::UnknownTool(name) => (INVALID_PARAMS, format!("unknown tool: {name}")),
+            Self::UnknownPrompt(name) => (INVALID_PARAMS, format!("unknown prompt: {name}")),
             Self::MissingPromptArgument(arg) => {
-                ErrorObject::new(INVALID_PARAMS, format!("missing required prompt argument: {arg}"))
+                (INVALID_PARAMS, format!("missing required prompt argument: {arg}"))
             }
-            Self::InvalidCursor => ErrorObject::new(INVALID_PARAMS, "invalid cursor"),
+            Self::InvalidCursor => (INVALID_PARAMS, "invalid cursor".to_owned()),
             Self::ResourceNotFound(uri) => {
-                ErrorObject::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}"))
-                    .with_data(json!({ "uri": uri }))
+                // 2026-07-28 reserves -32002 and answers a missing resource with -32602.
+                let code = if modern { INVALID_PARAMS } else { RESOURCE_NOT_FOUND };
+                return ErrorObject::new(code, format!("resource not found: {uri}"))
+                    .with_data(json!({ "uri": uri }));
             }
-            Self::Internal(d) => ErrorObject::new(INTERNAL_ERROR, format!("internal error: {d}")),
+            Self::Internal(d) => (INTERNAL_ERROR, format!("internal error: {d}")),
+            Self::ForbiddenOrigin => (INVALID_REQUEST, "forbidden origin".to_owned()),
+            Self::ForbiddenHost => (INVALID_REQUEST, "forbidden host".to_owned()),
+            Self::PayloadTooLarge { limit } => {
+                (INVALID_REQUEST, format!("body larger than the {limit}-byte limit"))
+            }
+            Self::StreamConflict => {
+                (INVALID_REQUEST, "the session already has a standalone stream".to_owned())
+            }
+            Self::TooManySessions => (INTERNAL_ERROR, "too many sessions".to_owned()),
+            Self::NotAcceptable => (
+                INVALID_REQUEST,
+                "not acceptable: accept application/json and text/event-stream".to_owned(),
+            ),
+            Self::UnsupportedMediaType => {
+                (INVALID_REQUEST, "unsupported media type: send application/json".to_owned())
+            }
+            Self::HttpMethodNotAllowed => (INVALID_REQUEST, "http method not allowed".to_owned()),
+            Self::MissingSession => (INVALID_REQUEST, "missing session id".to_owned()),
+            Self::UnknownSession => (INVALID_REQUEST, "session not found".to_owned()),
+            Self::UnsupportedProtocolVersion { requested, supported } => {
+                // Session era: the shape of the spec's example answer to `initialize`.
+                let code = if modern { UNSUPPORTED_PROTOCOL_VERSION } else { INVALID_PARAMS };
+                return ErrorObject::new(
+                    code,
+                    format!("unsupported protocol version: {requested}"),
+                )
+                .with_data(json!({ "supported": supported, "requested": requested }));
+            }
+            Self::HeaderMismatch { header } => {
+                let code = if modern { HEADER_MISMATCH } else { INVALID_REQUEST };
+                (code, format!("header {header} is missing or does not match the body"))
+            }
+            Self::MissingRequiredClientCapability { required } => {
+                let code =
+                    if modern { MISSING_REQUIRED_CLIENT_CAPABILITY } else { INVALID_REQUEST };
+                return ErrorObject::new(code, "missing required client capability")
+                    .with_data(json!({ "requiredCapabilities": required }));
+            }
+            Self::MissingRequestMeta { key } => {
+                (INVALID_PARAMS, format!("missing required _meta field {key}"))
+            }
+        };
+        ErrorObject::new(code, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::InvalidReason;
+    use ProtocolVersion as V;
+    use TransportKind as T;
+
+    /// One row per variant: the code in a session-era revision and in 2026-07-28, then the
+    /// HTTP status over Streamable HTTP (session era, 2026-07-28) and over legacy HTTP+SSE.
+    fn table() -> Vec<(Rejection, [i64; 2], [u16; 3])> {
+        use codes::*;
+        let invalid = DecodeError::InvalidRequest {
+            id: Some(RequestId::Number(1)),
+            reason: InvalidReason::InvalidId,
+        };
+        let text = |s: &str| s.to_owned();
+        vec![
+            (Rejection::Decode(DecodeError::InvalidUtf8), [PARSE_ERROR; 2], [400, 400, 400]),
+            (
+                Rejection::Decode(DecodeError::Parse { detail: text("eof") }),
+                [PARSE_ERROR; 2],
+                [400, 400, 400],
+            ),
+            (Rejection::Decode(invalid), [INVALID_REQUEST; 2], [400, 400, 400]),
+            (Rejection::BatchNotAllowed, [INVALID_REQUEST; 2], [400, 400, 400]),
+            (Rejection::InitializeInBatch, [INVALID_REQUEST; 2], [400, 400, 400]),
+            (Rejection::DuplicateRequestId, [INVALID_REQUEST; 2], [200, 200, 202]),
+            (Rejection::AlreadyInitialized, [INVALID_REQUEST; 2], [400, 400, 202]),
+            (Rejection::NotInitialized, [INVALID_REQUEST; 2], [400, 400, 202]),
+            (Rejection::InitializedNotReceived, [INVALID_REQUEST; 2], [400, 400, 202]),
+            (Rejection::MethodNotFound(text("x/y")), [METHOD_NOT_FOUND; 2], [200, 404, 202]),
+            (Rejection::InvalidParams(text("no")), [INVALID_PARAMS; 2], [200, 200, 202]),
+            (Rejection::UnknownTool(text("t")), [INVALID_PARAMS; 2], [200, 200, 202]),
+            (Rejection::UnknownPrompt(text("p")), [INVALID_PARAMS; 2], [200, 200, 202]),
+            (Rejection::MissingPromptArgument(text("a")), [INVALID_PARAMS; 2], [200, 200, 202]),
+            (Rejection::InvalidCursor, [INVALID_PARAMS; 2], [200, 200, 202]),
+            (
+                Rejection::ResourceNotFound(text("file:///x")),
+                [RESOURCE_NOT_FOUND, INVALID_PARAMS],
+                [200, 200, 202],
+            ),
+            (Rejection::Internal(text("oops")), [INTERNAL_ERROR; 2], [200, 200, 202]),
+            (Rejection::ForbiddenOrigin, [INVALID_REQUEST; 2], [403, 403, 403]),
+            (Rejection::NotAcceptable, [INVALID_REQUEST; 2], [406, 406, 406]),
+            (Rejection::UnsupportedMediaType, [INVALID_REQUEST; 2], [415, 415, 415]),
+            (Rejection::HttpMethodNotAllowed, [INVALID_REQUEST; 2], [405, 405, 405]),
+            (Rejection::MissingSession, [INVALID_REQUEST; 2], [400, 400, 400]),
+            (Rejection::UnknownSession, [INVALID_REQUEST; 2], [404, 404, 404]),
+            (
+                Rejection::UnsupportedProtocolVersion {
+                    requested: text("1999-01-01"),
+                    supported: vec![text("2025-11-25")],
+                },
+                [INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION],
+                [400, 400, 400],
+            ),
+            (
+                Rejection::HeaderMismatch { header: text("Mcp-Method") },
+                [INVALID_REQUEST, HEADER_MISMATCH],
+                [400, 400, 400],
+            ),
+            (
+                Rejection::MissingRequiredClientCapability { required: Box::default() },
+                [INVALID_REQUEST, MISSING_REQUIRED_CLIENT_CAPABILITY],
+                [400, 400, 400],
+            ),
+            (
+                Rejection::MissingRequestMeta {
+                    key: text("io.modelcontextprotocol/protocolVersion"),
+                },
+                [INVALID_PARAMS; 2],
+                [400, 400, 400],
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_rejection_has_its_code_and_status_per_revision_and_transport() {
+        for (rejection, [session_code, modern_code], [http, http_2026, legacy]) in table() {
+            for v in ProtocolVersion::SESSION_ERA {
+                let stdio = rejection.to_wire(v, T::Stdio);
+                assert_eq!((stdio.error.code, stdio.http_status), (session_code, None), "{v}");
+                let shttp = rejection.to_wire(v, T::StreamableHttp);
+                assert_eq!((shttp.error.code, shttp.http_status), (session_code, Some(http)));
+                assert_eq!(shttp.error, stdio.error, "the body does not depend on the transport");
+            }
+            let legacy_wire = rejection.to_wire(V::V2024_11_05, T::LegacySse);
+            assert_eq!(legacy_wire.http_status, Some(legacy), "{rejection:?}");
+            let modern = rejection.to_wire(V::V2026_07_28, T::StreamableHttp);
+            assert_eq!((modern.error.code, modern.http_status), (modern_code, Some(http_2026)));
+            assert_eq!(rejection.to_wire(V::V2026_07_28, T::Stdio).http_status, None);
+            assert_eq!(rejection.to_jsonrpc().code, session_code, "{rejection:?}");
         }
+    }
+
+    #[test]
+    fn version_rejections_carry_what_was_asked_and_what_is_supported() {
+        let r = Rejection::UnsupportedProtocolVersion {
+            requested: "2099-01-01".into(),
+            supported: vec!["2025-06-18".into(), "2025-11-25".into()],
+        };
+        let data = r.to_wire(V::V2026_07_28, T::StreamableHttp).error.data.unwrap();
+        assert_eq!(data["requested"], "2099-01-01");
+        assert_eq!(data["supported"][1], "2025-11-25");
+        let missing = Rejection::ResourceNotFound("file:///gone".into()).to_jsonrpc();
+        assert_eq!(missing.data.unwrap()["uri"], "file:///gone");
     }
 }

@@ -19,11 +19,17 @@
 //! - Nesting deeper than [`MAX_DEPTH`] and pathological work (exponential `anyOf` over `$ref`s,
 //!   `uniqueItems` on huge arrays) end validation with an error instead of overflowing the stack
 //!   or hanging.
+//! - [`check_schema`] refuses, ahead of time, a schema these rules would misread: malformed
+//!   keywords, dangling or self-looping local `$ref`s, excessive nesting.
 
 use std::cmp::Ordering;
 use std::fmt;
 
 use serde_json::{Map, Number, Value};
+
+mod check;
+
+pub use check::check_schema;
 
 /// The most problems [`validate`] reports.
 pub const MAX_ERRORS: usize = 16;

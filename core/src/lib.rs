@@ -100,18 +100,39 @@
 //! assert_eq!(answer.content[0].as_text(), Some("HELLO"));
 //! ```
 //!
-//! # What comes next, and where it fits
+//! # Messages, routes and transports
 //!
-//! - **Several streams per connection.** Inputs and transmits carry a [`io::StreamId`]. The
-//!   client already speaks HTTP ([`client::Client::new_http`], [`http::client`]): each POST
-//!   exchange and each SSE stream gets its own id, reported back with `StreamEvent::Head`,
-//!   `Data` and `End`. The server side routes each reply to the stream its request came on.
-//! - **The 2026-07-28 stateless era.** [`schema::ProtocolVersion`] already knows the
-//!   revision and its predicates. The client gains a `Stateless` phase entered after a
-//!   `server/discover` probe, in which every request gets protocol data in `_meta` and an
-//!   input-required result is answered through the same `Event::Request` / `respond` door
-//!   and retried by the machine with a new id; the server answers both eras on one
-//!   endpoint, choosing per request.
+//! The machines speak in decoded JSON-RPC messages. Everything a machine sends is an
+//! [`Outgoing`] message tagged with a [`Route`]: the reply to the peer's request R, a
+//! message *related to* R (progress, a log line, a request back to the peer made while
+//! serving R), or standalone. Transport adapters turn routes into bytes: stdio writes every
+//! message as a line on its one stream ([`server::Server`], [`client::Client`]); the
+//! Streamable HTTP router ([`http::server::Router`]) answers each POST with JSON or an SSE
+//! stream that carries its replies and everything related to them, and puts standalone
+//! messages on the session's GET stream; the legacy HTTP+SSE transport puts everything on
+//! its one GET stream. HTTP/1.1 bytes go through the [`http1`] machines, SSE bytes through
+//! [`framing::sse`].
+//!
+//! A client speaks stdio ([`client::Client::new`]) or HTTP ([`client::Client::new_http`]:
+//! Streamable HTTP, legacy HTTP+SSE, or detection between them, see [`http::client`]). A
+//! server is many [`server::Session`]s over one shared registry: a stdio
+//! [`server::Server`] is one session, the HTTP [`http::server::Router`] holds thousands.
+//!
+//! # Asking the client, in either era
+//!
+//! A handler that needs sampling, elicitation or roots calls [`server::Session::ask`] with
+//! the request it serves. In the session era this sends a request related to that call
+//! (over HTTP, on the call's own stream); in the 2026-07-28 era the call will end with an
+//! input-required result ([`schema::InputRequiredResult`]) and run again with the answers
+//! when the client retries. Handlers are written once; which of the two happens is the
+//! session's business. Handlers also see their session through
+//! [`server::CallContext`]: the revision, the client's info and capabilities, the log level.
+//!
+//! # What comes next
+//!
+//! - **The 2026-07-28 stateless era.** [`schema::ProtocolVersion`] and the rule table know
+//!   the revision; the client gains a stateless phase entered after a `server/discover`
+//!   probe, and the server answers both eras on one endpoint, choosing per request.
 //! - **OAuth** is a separate machine in `auth/` with the same contract: it emits HTTP
 //!   requests as transmits and `AuthorizationRequired { url }` as an event, takes responses
 //!   and the redirect as inputs, and yields a bearer token the HTTP planner adds to requests.
@@ -124,6 +145,7 @@ pub mod error;
 pub mod framing;
 pub mod handler;
 pub mod http;
+pub mod http1;
 pub mod io;
 pub mod json_schema;
 pub mod jsonrpc;
@@ -132,7 +154,7 @@ mod rpc;
 pub mod schema;
 pub mod server;
 pub mod stdio;
-mod transport;
+pub mod transport;
 
 pub use rpc::{Outgoing, OutgoingKind, RequestOptions, Route};
 

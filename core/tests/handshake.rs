@@ -70,6 +70,24 @@ fn server_answers_an_unknown_revision_with_its_newest() {
 }
 
 #[test]
+fn initialize_never_agrees_on_the_stateless_revision() {
+    let mut server = server_config();
+    server.supported_versions = ProtocolVersion::ALL.to_vec(); // 2026-07-28 listed on purpose
+    let mut pair: Pair<Handler> = Pair::new(client_config(), server, registry());
+    while pair.client.poll_output().is_some() {} // the client's own initialize is never sent
+    pair.inject_to_server(
+        br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"new","version":"0"}}}
+"#,
+    );
+    let reply = pair.wire.iter().rev().find_map(|w| match w {
+        Wire::ToClient(t) if t.contains("\"x\"") => Some(t.clone()),
+        _ => None,
+    });
+    let reply: serde_json::Value = serde_json::from_str(&reply.unwrap()).unwrap();
+    assert_eq!(reply["result"]["protocolVersion"], ProtocolVersion::LATEST_SESSION.as_str());
+}
+
+#[test]
 fn client_closes_when_the_server_picks_a_revision_it_does_not_support() {
     let mut cfg = client_config();
     cfg.supported_versions = vec![ProtocolVersion::V2025_11_25];

@@ -11,7 +11,7 @@ use zest_core::client::{decode_result, Event as ClientEvent, ServerRequest};
 use zest_core::error::{CloseReason, RequestError};
 use zest_core::jsonrpc::{codes, RawJson};
 use zest_core::schema::methods::{CallTool, ListTools};
-use zest_core::schema::{CallToolResult, ListToolsResult};
+use zest_core::schema::{CallToolResult, ListToolsResult, ProtocolVersion};
 use zest_core::server::{Call, Event as ServerEvent, Registry};
 use zest_core::testkit::Pair;
 use zest_core::RequestOptions;
@@ -335,6 +335,44 @@ fn server_requests_need_the_clients_capability() {
 }
 
 #[test]
+fn server_requests_the_client_does_not_serve_get_32601_even_when_the_rules_allow_them() {
+    let mut cfg = client_config();
+    // 2025-11-25 lets a server send tasks/* to a client that declared `tasks`.
+    cfg.capabilities =
+        serde_json::from_value(json!({"roots": {}, "tasks": {"list": {}, "cancel": {}}})).unwrap();
+    let mut pair = Pair::new(cfg, server_config(), registry());
+    assert_eq!(pair.handshake().protocol_version, ProtocolVersion::V2025_11_25);
+    pair.take_client_events();
+    let answers_before = pair.wire.len();
+    for (id, method) in
+        [("a", "tasks/get"), ("b", "tasks/list"), ("c", "tasks/result"), ("d", "no/such")]
+    {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": "t"}});
+        pair.inject_to_client(format!("{line}\n").as_bytes());
+    }
+    assert_eq!(pair.take_client_events(), [], "nothing reaches the app, least of all roots/list");
+    let answers: Vec<serde_json::Value> = pair.wire[answers_before..]
+        .iter()
+        .filter_map(|w| match w {
+            zest_core::testkit::Wire::ToServer(t) => Some(serde_json::from_str(t).unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    for (answer, id) in answers.iter().zip(["a", "b", "c", "d"]) {
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], codes::METHOD_NOT_FOUND, "{answer}");
+    }
+    // The methods the client does serve still reach the app.
+    pair.inject_to_client(b"{\"jsonrpc\":\"2.0\",\"id\":\"r\",\"method\":\"roots/list\"}\n");
+    let events = pair.take_client_events();
+    assert!(matches!(
+        &events[..],
+        [ClientEvent::Request { request: ServerRequest::ListRoots(_), .. }]
+    ));
+}
+
+#[test]
 fn pagination_walks_a_thousand_tools_in_order() {
     let mut registry: Registry<Handler> = Registry::default();
     for i in 0..1000 {
@@ -446,6 +484,60 @@ fn structured_output_is_checked_against_the_output_schema() {
     assert_eq!(good.structured_content, Some(json!({"temp": 21.5})));
     let bad: CallToolResult = decode_result::<CallTool>(response_for(&events, &bad)).unwrap();
     assert_eq!(bad.is_error, Some(true));
+}
+
+/// Calls the `weather` tool (which declares an `outputSchema`) in `version`, lets the app
+/// answer with `answer`, and returns what reached the client.
+fn weather_answered_with(version: ProtocolVersion, answer: serde_json::Value) -> serde_json::Value {
+    let mut cfg = client_config();
+    cfg.protocol_version = version;
+    let mut pair = Pair::new(cfg, server_config(), registry());
+    assert_eq!(pair.handshake().protocol_version, version);
+    let now = pair.clock.now();
+    let id = pair
+        .client
+        .send::<CallTool>(now, &call_params("weather", json!({})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    pair.serve(|_, _| Ok(RawJson::from(answer.clone())));
+    let events = pair.take_client_events();
+    response_for(&events, &id).unwrap().to_value().unwrap()
+}
+
+#[test]
+fn the_output_schema_check_leaves_results_of_other_kinds_alone() {
+    let v = ProtocolVersion::V2025_11_25;
+    let task = json!({"task": {"taskId": "t1", "status": "working", "ttl": null,
+        "createdAt": "2025-11-25T00:00:00Z", "lastUpdatedAt": "2025-11-25T00:00:00Z"}});
+    assert_eq!(weather_answered_with(v, task.clone()), task, "a CreateTaskResult passes as is");
+    let failed = json!({"content": [{"type": "text", "text": "the sensor is down"}],
+        "isError": true});
+    assert_eq!(weather_answered_with(v, failed.clone()), failed, "a failure has no structure");
+    let input = json!({"resultType": "input_required", "requestState": "abc"});
+    assert_eq!(weather_answered_with(v, input.clone()), input, "not a tool result either");
+}
+
+#[test]
+fn the_output_schema_check_still_catches_plain_results() {
+    let v = ProtocolVersion::V2025_06_18;
+    let missing = weather_answered_with(v, json!({"content": [{"type": "text", "text": "21"}]}));
+    assert_eq!(missing["isError"], true);
+    assert!(missing["content"][0]["text"].as_str().unwrap().contains("no structuredContent"));
+    let wrong = json!({"content": [], "structuredContent": {"temp": "hot"}, "isError": false});
+    assert_eq!(weather_answered_with(v, wrong)["isError"], true);
+    // `task` beside `content` is an unknown member of a plain result, not a task.
+    let odd = json!({"content": [], "task": {}, "structuredContent": {"temp": "hot"}});
+    assert_eq!(weather_answered_with(v, odd)["isError"], true);
+    let good = json!({"content": [], "structuredContent": {"temp": 3}, "resultType": "complete"});
+    assert_eq!(weather_answered_with(v, good.clone()), good);
+}
+
+#[test]
+fn the_output_schema_is_not_enforced_before_structured_output_existed() {
+    let plain = json!({"content": [{"type": "text", "text": "21 degrees"}]});
+    for v in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_03_26] {
+        assert_eq!(weather_answered_with(v, plain.clone()), plain, "{v}");
+    }
 }
 
 #[test]

@@ -148,3 +148,48 @@ fn a_batch_reply_goes_back_on_the_batch_stream() {
     assert_eq!(out[0].0, Route::Reply { id: Some(RequestId::Number(1)), stream: StreamId(3) });
     assert_eq!(out[0].1.as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn a_handler_asks_through_one_door_and_sees_its_session() {
+    use zest_core::schema::{ElicitParams, InputRequest, InputRequiredResult};
+    use zest_core::server::{Ask, Asked};
+    let now = VirtualClock::new().now();
+    let mut s = ready_session(now);
+    let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{
+        "name":"echo","arguments":{"text":"hi"}}});
+    s.handle_frame(now, StreamId(4), &frame(call));
+    let (_, events) = drain(&mut s);
+    let Event::Call { id, context, .. } = &events[0] else { panic!("{events:?}") };
+    let info = context.session.as_ref().expect("the session is known");
+    assert_eq!(info.protocol_version.as_str(), "2025-06-18");
+    assert_eq!(info.client_info.name, "c");
+    assert!(info.client_capabilities.sampling.is_some());
+    let id = id.clone();
+    let sample: zest_core::schema::CreateMessageParams =
+        serde_json::from_value(json!({"messages":[],"maxTokens":3})).unwrap();
+    let asked = s.ask(now, &id, &Ask::Sample(Box::new(sample)), RequestOptions::default());
+    let Ok(Asked::Sent(sent)) = asked else { panic!("{asked:?}") };
+    let (out, _) = drain(&mut s);
+    assert_eq!(out[0].0, Route::Related { id: id.clone(), stream: StreamId(4) });
+    assert_eq!(out[0].1["method"], "sampling/createMessage");
+    assert_eq!(out[0].1["id"], serde_json::to_value(&sent).unwrap());
+    // The client offered no elicitation: refused locally, as for any request.
+    let elicit: ElicitParams = serde_json::from_value(
+        json!({"message":"name?","requestedSchema":{"type":"object","properties":{}}}),
+    )
+    .unwrap();
+    assert!(s
+        .ask(now, &id, &Ask::Elicit(Box::new(elicit.clone())), RequestOptions::default())
+        .is_err());
+    // The same ask in 2026-07-28 words, as an input-required result.
+    let mut asks = std::collections::BTreeMap::new();
+    asks.insert("who".to_owned(), Ask::Elicit(Box::new(elicit)).into_input_request());
+    let result = InputRequiredResult::new(asks, Some("opaque".into()));
+    let wire = serde_json::to_value(&result).unwrap();
+    assert_eq!(wire["resultType"], "input_required");
+    assert_eq!(wire["inputRequests"]["who"]["method"], "elicitation/create");
+    assert_eq!(wire["inputRequests"]["who"]["params"]["message"], "name?");
+    let back: InputRequiredResult = serde_json::from_value(wire).unwrap();
+    assert!(matches!(back.input_requests["who"], InputRequest::Elicit(_)));
+    assert_eq!(back.request_state.as_deref(), Some("opaque"));
+}

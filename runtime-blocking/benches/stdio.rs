@@ -2,6 +2,12 @@
 //! 64-character string against the blocking fixture server, at concurrency 1 and 8, beside a
 //! raw floor: this binary re-executed as a newline-delimited JSON echo server (serde_json
 //! only), driven by the same exchange with no MCP. Figures are printed, never asserted.
+//!
+//! CPU time per call comes from getrusage(2), beside the floor's from the same run and the
+//! ratio to it: the client's is RUSAGE_SELF (every thread of this process) across the timed
+//! calls, divided by CALLS; the server's is the growth of RUSAGE_CHILDREN across the server's
+//! whole life (spawn to reaped: start, handshake, warm-up, the calls, exit), divided by the
+//! WARMUP + CALLS calls it answered.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -28,16 +34,27 @@ fn main() {
     let server = fixture_server();
     println!("zest-blocking stdio bench: {CALLS} tools/call echo calls, 64-char text");
     println!("server: {}", server.display());
+    println!("CPU: µs per call from getrusage, × the raw floor's in the same run");
     println!();
     println!(
-        "{:<22} {:>5} {:>10} {:>9} {:>9} {:>12} {:>12} {:>10}",
-        "", "conc", "calls/s", "p50 µs", "p99 µs", "client HWM", "server HWM", "ready ms"
+        "{:<22} {:>5} {:>10} {:>9} {:>9} {:>12} {:>12} {:>10} {:>15} {:>15}",
+        "",
+        "conc",
+        "calls/s",
+        "p50 µs",
+        "p99 µs",
+        "client HWM",
+        "server HWM",
+        "ready ms",
+        "client CPU",
+        "server CPU"
     );
     for concurrency in [1, 8] {
-        let run = mcp_run(&server, &text, concurrency);
-        run.print("zest-blocking (MCP)", concurrency);
-        let run = raw_run(&text, concurrency);
-        run.print("raw floor (serde_json)", concurrency);
+        let mcp = mcp_run(&server, &text, concurrency);
+        let raw = raw_run(&text, concurrency);
+        let floor_cpu = raw.cpu_per_call();
+        mcp.print("zest-blocking (MCP)", concurrency, Some(floor_cpu));
+        raw.print("raw floor (serde_json)", concurrency, None);
     }
 }
 
@@ -47,17 +64,35 @@ struct Run {
     client_hwm_kib: u64,
     server_hwm_kib: u64,
     ready: Duration,
+    /// This process's CPU time (all threads) across the timed calls.
+    client_cpu: Duration,
+    /// The server's CPU time over its whole life, from RUSAGE_CHILDREN once it was reaped.
+    server_cpu: Duration,
 }
 
 impl Run {
-    fn print(mut self, name: &str, concurrency: usize) {
+    /// Client and server CPU time per call, in µs.
+    fn cpu_per_call(&self) -> (f64, f64) {
+        (
+            self.client_cpu.as_secs_f64() * 1e6 / CALLS as f64,
+            self.server_cpu.as_secs_f64() * 1e6 / (WARMUP + CALLS) as f64,
+        )
+    }
+
+    /// One row; with `floor` (its `cpu_per_call`), each CPU figure is followed by its ratio.
+    fn print(mut self, name: &str, concurrency: usize, floor: Option<(f64, f64)>) {
+        let (client_cpu, server_cpu) = self.cpu_per_call();
+        let cpu = |us: f64, floor_us: Option<f64>| match floor_us {
+            Some(floor_us) => format!("{us:.2} ×{:.2}", us / floor_us),
+            None => format!("{us:.2}      "),
+        };
         self.latencies.sort_unstable();
         let pct = |p: f64| {
             let i = ((self.latencies.len() as f64 * p) as usize).min(self.latencies.len() - 1);
             self.latencies[i].as_secs_f64() * 1e6
         };
         println!(
-            "{:<22} {:>5} {:>10.0} {:>9.1} {:>9.1} {:>9} KiB {:>8} KiB {:>10.2}",
+            "{:<22} {:>5} {:>10.0} {:>9.1} {:>9.1} {:>9} KiB {:>8} KiB {:>10.2} {:>15} {:>15}",
             name,
             concurrency,
             self.calls_per_sec,
@@ -65,12 +100,15 @@ impl Run {
             pct(0.99),
             self.client_hwm_kib,
             self.server_hwm_kib,
-            self.ready.as_secs_f64() * 1e3
+            self.ready.as_secs_f64() * 1e3,
+            cpu(client_cpu, floor.map(|f| f.0)),
+            cpu(server_cpu, floor.map(|f| f.1)),
         );
     }
 }
 
 fn mcp_run(server: &PathBuf, text: &str, concurrency: usize) -> Run {
+    let children_before = cpu_time(libc::RUSAGE_CHILDREN);
     let started = Instant::now();
     let command = StdioCommand::new(server).on_stderr(|_| {});
     let client = Client::spawn(command, ClientOptions::new("bench", "0")).expect("the fixture");
@@ -79,6 +117,7 @@ fn mcp_run(server: &PathBuf, text: &str, concurrency: usize) -> Run {
     for _ in 0..WARMUP {
         client.call_tool("echo", args.clone()).expect("echo");
     }
+    let cpu_before = cpu_time(libc::RUSAGE_SELF);
     let (calls_per_sec, latencies) = timed(concurrency, |_| {
         let client = client.clone();
         let args = args.clone();
@@ -87,14 +126,19 @@ fn mcp_run(server: &PathBuf, text: &str, concurrency: usize) -> Run {
             assert!(!result.is_error());
         }
     });
+    let client_cpu = cpu_time(libc::RUSAGE_SELF) - cpu_before;
     let server_hwm_kib = hwm_kib(client.pid());
+    // close() returns once the supervisor has reaped the child, so its CPU time is counted.
     client.close().expect("the fixture exits");
+    let server_cpu = cpu_time(libc::RUSAGE_CHILDREN) - children_before;
     Run {
         calls_per_sec,
         latencies,
         client_hwm_kib: hwm_kib(std::process::id()),
         server_hwm_kib,
         ready,
+        client_cpu,
+        server_cpu,
     }
 }
 
@@ -182,6 +226,7 @@ impl RawClient {
 }
 
 fn raw_run(text: &str, concurrency: usize) -> Run {
+    let children_before = cpu_time(libc::RUSAGE_CHILDREN);
     let started = Instant::now();
     let raw = Arc::new(RawClient::spawn());
     raw.call(text);
@@ -189,6 +234,7 @@ fn raw_run(text: &str, concurrency: usize) -> Run {
     for _ in 0..WARMUP {
         raw.call(text);
     }
+    let cpu_before = cpu_time(libc::RUSAGE_SELF);
     let (calls_per_sec, latencies) = timed(concurrency, |_| {
         let raw = raw.clone();
         let text = text.to_owned();
@@ -197,17 +243,21 @@ fn raw_run(text: &str, concurrency: usize) -> Run {
             assert_eq!(reply["result"]["content"][0]["text"].as_str(), Some(text.as_str()));
         }
     });
+    let client_cpu = cpu_time(libc::RUSAGE_SELF) - cpu_before;
     let raw = Arc::into_inner(raw).expect("every bench thread has finished");
     let server_hwm_kib = hwm_kib(raw.child.id());
     let RawClient { mut child, stdin, .. } = raw;
     drop(stdin);
-    let _ = child.wait();
+    child.wait().expect("the raw echo server exits at EOF");
+    let server_cpu = cpu_time(libc::RUSAGE_CHILDREN) - children_before;
     Run {
         calls_per_sec,
         latencies,
         client_hwm_kib: hwm_kib(std::process::id()),
         server_hwm_kib,
         ready,
+        client_cpu,
+        server_cpu,
     }
 }
 
@@ -228,6 +278,23 @@ fn raw_echo_server() {
             return;
         }
     }
+}
+
+/// CPU time (user + system) that getrusage(2) reports for `who`: `libc::RUSAGE_SELF` is every
+/// thread of this process so far; `libc::RUSAGE_CHILDREN` is every child of this process that
+/// has ended and been reaped, so its growth across one child's reaping is that child's whole
+/// CPU time.
+fn cpu_time(who: libc::c_int) -> Duration {
+    // SAFETY: `rusage` is plain integers, for which all-zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct it is handed, which outlives the call.
+    let rc = unsafe { libc::getrusage(who, &mut usage) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    let secs = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.unsigned_abs())
+            + Duration::from_micros(t.tv_usec.unsigned_abs())
+    };
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// Peak resident set size (VmHWM) of a process, in KiB.

@@ -3,8 +3,13 @@
 //! beside a raw floor: this binary re-executed as a newline-delimited JSON echo server
 //! (serde_json only), driven by a plain pipelining client with no MCP.
 //!
-//! Prints calls/s, p50/p99 latency, peak RSS (VmHWM) of client and server, and spawn-to-ready
-//! time. Figures are printed, never asserted.
+//! Prints calls/s, p50/p99 latency, peak RSS (VmHWM) of client and server, spawn-to-ready
+//! time, and CPU time per call of client and server from getrusage(2), the zest row's beside
+//! its ratio to the floor's from the same run: the client's is RUSAGE_SELF (every thread of
+//! this process) across the timed calls, divided by CALLS; the server's is the growth of
+//! RUSAGE_CHILDREN across the server's whole life (spawn to reaped: start, handshake, warm-up,
+//! the calls, exit), divided by the WARMUP + CALLS calls it answered. Figures are printed,
+//! never asserted.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -30,13 +35,25 @@ fn main() {
         text.len()
     );
     println!("fixture: {}", server.display());
+    println!("CPU: µs per call from getrusage, × the raw floor's in the same run");
     println!(
-        "{:<16} {:>4} {:>10} {:>9} {:>9} {:>11} {:>11} {:>12}",
-        "", "conc", "calls/s", "p50", "p99", "client HWM", "server HWM", "spawn→ready"
+        "{:<16} {:>4} {:>10} {:>9} {:>9} {:>11} {:>11} {:>12} {:>15} {:>15}",
+        "",
+        "conc",
+        "calls/s",
+        "p50",
+        "p99",
+        "client HWM",
+        "server HWM",
+        "spawn→ready",
+        "client CPU",
+        "server CPU"
     );
     for concurrency in [1, 8] {
-        raw_floor(concurrency, &text).print("raw floor", concurrency);
-        zest(&server, concurrency, &text).print("zest-smol", concurrency);
+        let floor = raw_floor(concurrency, &text);
+        let floor_cpu = floor.cpu_per_call();
+        floor.print("raw floor", concurrency, None);
+        zest(&server, concurrency, &text).print("zest-smol", concurrency, Some(floor_cpu));
     }
 }
 
@@ -46,10 +63,28 @@ struct Report {
     client_hwm_kib: Option<u64>,
     server_hwm_kib: Option<u64>,
     spawn_to_ready: Duration,
+    /// This process's CPU time (all threads) across the timed calls.
+    client_cpu: Duration,
+    /// The server's CPU time over its whole life, from RUSAGE_CHILDREN once it was reaped.
+    server_cpu: Duration,
 }
 
 impl Report {
-    fn print(mut self, name: &str, concurrency: usize) {
+    /// Client and server CPU time per call, in µs.
+    fn cpu_per_call(&self) -> (f64, f64) {
+        (
+            self.client_cpu.as_secs_f64() * 1e6 / CALLS as f64,
+            self.server_cpu.as_secs_f64() * 1e6 / (WARMUP + CALLS) as f64,
+        )
+    }
+
+    /// One row; with `floor` (its `cpu_per_call`), each CPU figure is followed by its ratio.
+    fn print(mut self, name: &str, concurrency: usize, floor: Option<(f64, f64)>) {
+        let (client_cpu, server_cpu) = self.cpu_per_call();
+        let cpu = |us: f64, floor_us: Option<f64>| match floor_us {
+            Some(floor_us) => format!("{us:.2} ×{:.2}", us / floor_us),
+            None => format!("{us:.2}      "),
+        };
         self.latencies.sort();
         let pct = |p: f64| {
             let i = ((self.latencies.len() as f64 * p).ceil() as usize).saturating_sub(1);
@@ -59,7 +94,7 @@ impl Report {
             k.map_or_else(|| "n/a".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
         };
         println!(
-            "{:<16} {:>4} {:>10.0} {:>9} {:>9} {:>11} {:>11} {:>12}",
+            "{:<16} {:>4} {:>10.0} {:>9} {:>9} {:>11} {:>11} {:>12} {:>15} {:>15}",
             name,
             concurrency,
             self.latencies.len() as f64 / self.elapsed.as_secs_f64(),
@@ -68,6 +103,8 @@ impl Report {
             kib(self.client_hwm_kib),
             kib(self.server_hwm_kib),
             micros(self.spawn_to_ready),
+            cpu(client_cpu, floor.map(|f| f.0)),
+            cpu(server_cpu, floor.map(|f| f.1)),
         );
     }
 }
@@ -112,6 +149,7 @@ fn reset_hwm() -> bool {
 fn zest(server: &PathBuf, concurrency: usize, text: &str) -> Report {
     let hwm_reset = reset_hwm();
     smol::block_on(async {
+        let children_before = cpu_time(libc::RUSAGE_CHILDREN);
         let started = Instant::now();
         let cmd = StdioCommand::new(server).on_stderr(|_| {});
         let client = Client::spawn(cmd, ClientOptions::new("zest-smol-bench", "0.1.0"))
@@ -122,6 +160,7 @@ fn zest(server: &PathBuf, concurrency: usize, text: &str) -> Report {
         for _ in 0..WARMUP {
             client.call_tool("echo", args.clone()).await.expect("echo");
         }
+        let cpu_before = cpu_time(libc::RUSAGE_SELF);
         let started = Instant::now();
         let workers: Vec<_> = (0..concurrency)
             .map(|w| {
@@ -145,14 +184,19 @@ fn zest(server: &PathBuf, concurrency: usize, text: &str) -> Report {
             latencies.extend(w.await);
         }
         let elapsed = started.elapsed();
+        let client_cpu = cpu_time(libc::RUSAGE_SELF) - cpu_before;
         let server_hwm_kib = vm_hwm_kib(&client.pid().to_string());
+        // close() returns once the child is reaped, so its CPU time is counted.
         client.close().await.expect("the fixture exits");
+        let server_cpu = cpu_time(libc::RUSAGE_CHILDREN) - children_before;
         Report {
             elapsed,
             latencies,
             client_hwm_kib: vm_hwm_kib("self").filter(|_| hwm_reset),
             server_hwm_kib,
             spawn_to_ready,
+            client_cpu,
+            server_cpu,
         }
     })
 }
@@ -161,6 +205,7 @@ fn zest(server: &PathBuf, concurrency: usize, text: &str) -> Report {
 /// `concurrency` requests kept in flight by one pipelining thread.
 fn raw_floor(concurrency: usize, text: &str) -> Report {
     let hwm_reset = reset_hwm();
+    let children_before = cpu_time(libc::RUSAGE_CHILDREN);
     let started = Instant::now();
     let mut child = Command::new(std::env::current_exe().expect("own path"))
         .arg(RAW_SERVER_FLAG)
@@ -201,10 +246,12 @@ fn raw_floor(concurrency: usize, text: &str) -> Report {
         next += 1;
     }
     to_server.flush().expect("flush");
+    let mut cpu_before = cpu_time(libc::RUSAGE_SELF);
     let mut started = Instant::now();
     for done in 1..=total {
         let id = read_reply(&mut line);
         if done == WARMUP {
+            cpu_before = cpu_time(libc::RUSAGE_SELF);
             started = Instant::now();
         }
         if id > WARMUP {
@@ -217,16 +264,37 @@ fn raw_floor(concurrency: usize, text: &str) -> Report {
         }
     }
     let elapsed = started.elapsed();
+    let client_cpu = cpu_time(libc::RUSAGE_SELF) - cpu_before;
     let server_hwm_kib = vm_hwm_kib(&child.id().to_string());
     drop(to_server);
     child.wait().expect("the raw server exits at EOF");
+    let server_cpu = cpu_time(libc::RUSAGE_CHILDREN) - children_before;
     Report {
         elapsed,
         latencies,
         client_hwm_kib: vm_hwm_kib("self").filter(|_| hwm_reset),
         server_hwm_kib,
         spawn_to_ready,
+        client_cpu,
+        server_cpu,
     }
+}
+
+/// CPU time (user + system) that getrusage(2) reports for `who`: `libc::RUSAGE_SELF` is every
+/// thread of this process so far; `libc::RUSAGE_CHILDREN` is every child of this process that
+/// has ended and been reaped, so its growth across one child's reaping is that child's whole
+/// CPU time.
+fn cpu_time(who: libc::c_int) -> Duration {
+    // SAFETY: `rusage` is plain integers, for which all-zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct it is handed, which outlives the call.
+    let rc = unsafe { libc::getrusage(who, &mut usage) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    let secs = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.unsigned_abs())
+            + Duration::from_micros(t.tv_usec.unsigned_abs())
+    };
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// The raw floor's server: each line is a JSON-RPC request; the reply echoes

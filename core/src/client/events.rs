@@ -3,6 +3,7 @@
 use super::config::Negotiated;
 use crate::error::{CloseReason, ProtocolViolation, RequestError};
 use crate::jsonrpc::{Notification, RawJson, RequestId};
+use crate::rpc::parse_params;
 use crate::schema::{
     CreateMessageParams, ElicitParams, ElicitationCompleteParams, EmptyParams,
     LoggingMessageParams, ProgressParams, ResourceUpdatedParams,
@@ -69,6 +70,21 @@ pub enum ServerRequest {
 }
 
 impl ServerRequest {
+    /// Reads a request of one of the methods the client hands to the app, by name; `None`
+    /// for any other method, which the client answers with -32601 whatever the rule table
+    /// lets through (tasks, say). `Err` when the params do not fit the method.
+    pub(crate) fn parse(method: &str, params: Option<&RawJson>) -> Option<Result<Self, String>> {
+        let request = match method {
+            "sampling/createMessage" => {
+                parse_params(params).map(|p| Self::CreateMessage(Box::new(p)))
+            }
+            "elicitation/create" => parse_params(params).map(|p| Self::Elicit(Box::new(p))),
+            "roots/list" => parse_params(params).map(Self::ListRoots),
+            _ => return None,
+        };
+        Some(request)
+    }
+
     /// The wire method name.
     pub fn method(&self) -> &'static str {
         match self {
@@ -98,4 +114,31 @@ pub enum ServerNotification {
     ToolListChanged,
     /// Any other notification, raw.
     Other(Notification),
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_named_method_parses_to_its_variant_and_nothing_else_does() {
+        let sampling = json!({"messages": [], "maxTokens": 1});
+        let elicit =
+            json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}});
+        for (method, params) in [
+            ("sampling/createMessage", Some(sampling)),
+            ("elicitation/create", Some(elicit)),
+            ("roots/list", None),
+        ] {
+            let params = params.map(RawJson::from);
+            let request = ServerRequest::parse(method, params.as_ref()).unwrap().unwrap();
+            assert_eq!(request.method(), method);
+        }
+        for method in ["ping", "tasks/get", "tasks/list", "roots/lists", ""] {
+            assert_eq!(ServerRequest::parse(method, None), None, "{method}");
+        }
+        assert!(ServerRequest::parse("sampling/createMessage", None).unwrap().is_err());
+    }
 }

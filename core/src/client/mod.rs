@@ -488,14 +488,9 @@ impl Client {
                 return;
             }
         }
-        let parsed = match r.method.as_str() {
-            "sampling/createMessage" => {
-                parse_params(r.params.as_ref()).map(|p| ServerRequest::CreateMessage(Box::new(p)))
-            }
-            "elicitation/create" => {
-                parse_params(r.params.as_ref()).map(|p| ServerRequest::Elicit(Box::new(p)))
-            }
-            _ => parse_params(r.params.as_ref()).map(ServerRequest::ListRoots),
+        let Some(parsed) = ServerRequest::parse(&r.method, r.params.as_ref()) else {
+            self.endpoint.reject(Some(r.id), &Rejection::MethodNotFound(r.method));
+            return;
         };
         match parsed {
             Ok(request) => {

@@ -1,7 +1,9 @@
 //! The rule tables: method directions, revisions and capabilities; phase gates.
 
+use serde_json::{Map, Value};
+
 use crate::error::Rejection;
-use crate::schema::{ClientCapabilities, ProtocolVersion, ServerCapabilities};
+use crate::schema::{ClientCapabilities, Era, ProtocolVersion, ServerCapabilities};
 
 /// Who sends a method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -9,6 +11,13 @@ pub(crate) enum Sender {
     Client,
     Server,
     Either,
+}
+
+/// Whether a method is a request (answered) or a notification (never answered).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Notification,
+    Request,
 }
 
 /// A capability a method depends on, declared by the receiving side.
@@ -22,6 +31,12 @@ pub(crate) enum Capability {
     ResourcesSubscribe,
     Roots,
     Sampling,
+    /// `tasks` (2025-11-25), any sub-capability.
+    Tasks,
+    /// `tasks.cancel`.
+    TasksCancel,
+    /// `tasks.list`.
+    TasksList,
     Tools,
 }
 
@@ -36,6 +51,9 @@ impl Capability {
             Self::ResourcesSubscribe => "resources.subscribe",
             Self::Roots => "roots",
             Self::Sampling => "sampling",
+            Self::Tasks => "tasks",
+            Self::TasksCancel => "tasks.cancel",
+            Self::TasksList => "tasks.list",
             Self::Tools => "tools",
         }
     }
@@ -50,6 +68,7 @@ impl Capability {
                 caps.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false)
             }
             Self::Tools => caps.tools.is_some(),
+            Self::Tasks | Self::TasksCancel | Self::TasksList => self.in_tasks(&caps.extra),
             Self::Elicitation | Self::Roots | Self::Sampling => false,
         }
     }
@@ -59,73 +78,146 @@ impl Capability {
             Self::Elicitation => caps.elicitation.is_some(),
             Self::Roots => caps.roots.is_some(),
             Self::Sampling => caps.sampling.is_some(),
+            Self::Tasks | Self::TasksCancel | Self::TasksList => self.in_tasks(&caps.extra),
             _ => false,
         }
     }
+
+    /// The typed capability structs keep `tasks` (2025-11-25) among their unknown fields.
+    fn in_tasks(self, extra: &Map<String, Value>) -> bool {
+        let Some(Value::Object(tasks)) = extra.get("tasks") else { return false };
+        let sub = match self {
+            Self::TasksCancel => "cancel",
+            Self::TasksList => "list",
+            _ => return true,
+        };
+        tasks.get(sub).is_some_and(Value::is_object)
+    }
 }
 
-/// One request method of the session era.
+/// One method: who sends it and in which revisions, as a request or a notification.
+///
+/// A method whose direction changed between revisions has one row per direction, with eras
+/// that do not overlap.
 pub(crate) struct MethodRule {
     pub(crate) method: &'static str,
+    pub(crate) kind: Kind,
     pub(crate) sender: Sender,
-    pub(crate) since: ProtocolVersion,
-    /// The receiver's capability the method needs, if any.
+    /// The revisions that have it: the one it starts in and the last one that has it (`None`
+    /// while it is in the newest). Always a named era of `schema::version`, or the overlap
+    /// of two.
+    pub(crate) era: Era,
+    /// The receiver's capability a request needs, if any. Not modelled for notifications,
+    /// whose conditions are on the sender's own capabilities.
     pub(crate) capability: Option<Capability>,
 }
 
-const fn rule(
+impl MethodRule {
+    fn sent_by(&self, sender: Sender) -> bool {
+        self.sender == sender || self.sender == Sender::Either
+    }
+}
+
+const fn request(
     method: &'static str,
     sender: Sender,
-    since: ProtocolVersion,
+    era: Era,
     capability: Option<Capability>,
 ) -> MethodRule {
-    MethodRule { method, sender, since, capability }
+    MethodRule { method, kind: Kind::Request, sender, era, capability }
+}
+
+const fn notification(method: &'static str, sender: Sender, era: Era) -> MethodRule {
+    MethodRule { method, kind: Kind::Notification, sender, era, capability: None }
 }
 
 use Capability as C;
-use ProtocolVersion as V;
+use Sender::{Client as ByClient, Either as ByEither, Server as ByServer};
 
-/// Every session-era request method. (Tasks are not implemented yet; they are absent here,
-/// so they are answered with -32601.)
-pub(crate) static REQUESTS: &[MethodRule] = &[
-    rule("initialize", Sender::Client, V::V2024_11_05, None),
-    rule("ping", Sender::Either, V::V2024_11_05, None),
-    rule("tools/list", Sender::Client, V::V2024_11_05, Some(C::Tools)),
-    rule("tools/call", Sender::Client, V::V2024_11_05, Some(C::Tools)),
-    rule("resources/list", Sender::Client, V::V2024_11_05, Some(C::Resources)),
-    rule("resources/templates/list", Sender::Client, V::V2024_11_05, Some(C::Resources)),
-    rule("resources/read", Sender::Client, V::V2024_11_05, Some(C::Resources)),
-    rule("resources/subscribe", Sender::Client, V::V2024_11_05, Some(C::ResourcesSubscribe)),
-    rule("resources/unsubscribe", Sender::Client, V::V2024_11_05, Some(C::ResourcesSubscribe)),
-    rule("prompts/list", Sender::Client, V::V2024_11_05, Some(C::Prompts)),
-    rule("prompts/get", Sender::Client, V::V2024_11_05, Some(C::Prompts)),
-    // `completion/complete` exists since 2024-11-05; the capability came in 2025-03-26.
-    rule("completion/complete", Sender::Client, V::V2024_11_05, Some(C::Completions)),
-    rule("logging/setLevel", Sender::Client, V::V2024_11_05, Some(C::Logging)),
-    rule("sampling/createMessage", Sender::Server, V::V2024_11_05, Some(C::Sampling)),
-    rule("roots/list", Sender::Server, V::V2024_11_05, Some(C::Roots)),
-    rule("elicitation/create", Sender::Server, V::V2025_06_18, Some(C::Elicitation)),
+/// Every method of every revision (MCP-DIGEST §1.1, §1.2, §4.1, §4.2), with the revisions it
+/// lives in.
+///
+/// The 2026-07-28 rows only say that those methods exist there; no machine speaks that
+/// revision yet. Server-to-client requests end in 2025-11-25: 2026-07-28 carries sampling,
+/// elicitation and roots inside input-required results, never as JSON-RPC requests. Tasks are
+/// in the table so the machines answer them with -32601 by name rather than by accident.
+pub(crate) static METHODS: &[MethodRule] = &[
+    // Lifecycle and utilities.
+    request("initialize", ByClient, Era::SESSION, None),
+    request("ping", ByEither, Era::PING, None),
+    request("server/discover", ByClient, Era::STATELESS, None),
+    notification("notifications/initialized", ByClient, Era::SESSION),
+    notification("notifications/cancelled", ByEither, Era::ALL),
+    notification("notifications/progress", ByEither, Era::SESSION),
+    // 2026-07-28: only the server reports progress.
+    notification("notifications/progress", ByServer, Era::STATELESS),
+    // Server features.
+    request("tools/list", ByClient, Era::ALL, Some(C::Tools)),
+    request("tools/call", ByClient, Era::ALL, Some(C::Tools)),
+    request("resources/list", ByClient, Era::ALL, Some(C::Resources)),
+    request("resources/templates/list", ByClient, Era::ALL, Some(C::Resources)),
+    request("resources/read", ByClient, Era::ALL, Some(C::Resources)),
+    request("resources/subscribe", ByClient, Era::RESOURCE_SUBSCRIBE, Some(C::ResourcesSubscribe)),
+    request(
+        "resources/unsubscribe",
+        ByClient,
+        Era::RESOURCE_SUBSCRIBE,
+        Some(C::ResourcesSubscribe),
+    ),
+    request("subscriptions/listen", ByClient, Era::STATELESS, None),
+    request("prompts/list", ByClient, Era::ALL, Some(C::Prompts)),
+    request("prompts/get", ByClient, Era::ALL, Some(C::Prompts)),
+    // Exists since 2024-11-05; the capability gates it from 2025-03-26 (`needed_capability`).
+    request("completion/complete", ByClient, Era::ALL, Some(C::Completions)),
+    request("logging/setLevel", ByClient, Era::SET_LEVEL, Some(C::Logging)),
+    notification("notifications/message", ByServer, Era::ALL),
+    notification("notifications/resources/updated", ByServer, Era::ALL),
+    notification("notifications/resources/list_changed", ByServer, Era::ALL),
+    notification("notifications/prompts/list_changed", ByServer, Era::ALL),
+    notification("notifications/tools/list_changed", ByServer, Era::ALL),
+    notification("notifications/subscriptions/acknowledged", ByServer, Era::STATELESS),
+    // Client features.
+    request("sampling/createMessage", ByServer, Era::SERVER_REQUESTS, Some(C::Sampling)),
+    request("roots/list", ByServer, Era::SERVER_REQUESTS, Some(C::Roots)),
+    request(
+        "elicitation/create",
+        ByServer,
+        Era::ELICITATION.and(Era::SERVER_REQUESTS),
+        Some(C::Elicitation),
+    ),
+    notification("notifications/roots/list_changed", ByClient, Era::ROOTS_LIST_CHANGED),
+    notification("notifications/elicitation/complete", ByServer, Era::ELICITATION_COMPLETE),
+    // Tasks, experimental in 2025-11-25 (an extension afterwards, outside this table).
+    request("tasks/get", ByEither, Era::CORE_TASKS, Some(C::Tasks)),
+    request("tasks/result", ByEither, Era::CORE_TASKS, Some(C::Tasks)),
+    request("tasks/list", ByEither, Era::CORE_TASKS, Some(C::TasksList)),
+    request("tasks/cancel", ByEither, Era::CORE_TASKS, Some(C::TasksCancel)),
+    notification("notifications/tasks/status", ByEither, Era::CORE_TASKS),
 ];
 
-/// The rule for a request method, if it is one zest knows.
+/// The rule for a request method, if it is one zest knows (in any revision).
 pub(crate) fn request_rule(method: &str) -> Option<&'static MethodRule> {
-    REQUESTS.iter().find(|r| r.method == method)
+    METHODS.iter().find(|r| r.kind == Kind::Request && r.method == method)
 }
 
 /// The capability `method` needs from the receiver in `version`, if any.
 pub(crate) fn needed_capability(version: ProtocolVersion, method: &str) -> Option<Capability> {
-    let r = request_rule(method)?;
-    // 2024-11-05 had completion without a capability to declare it.
-    if r.capability == Some(C::Completions) && version < V::V2025_03_26 {
-        return None;
+    match request_rule(method)?.capability {
+        Some(C::Completions) if !version.has_completions_capability() => None,
+        capability => capability,
     }
-    r.capability
 }
 
 /// True when `method` is a request `sender` may send in `version`.
 pub(crate) fn exists(version: ProtocolVersion, method: &str, sender: Sender) -> bool {
-    request_rule(method)
-        .is_some_and(|r| version >= r.since && (r.sender == sender || r.sender == Sender::Either))
+    allows(Kind::Request, version, method, sender)
+}
+
+/// True when some row lets `sender` send `method` as `kind` in `version`.
+fn allows(kind: Kind, version: ProtocolVersion, method: &str, sender: Sender) -> bool {
+    METHODS.iter().any(|r| {
+        r.kind == kind && r.method == method && r.sent_by(sender) && r.era.contains(version)
+    })
 }
 
 /// The server's phases, named for what they wait for.
@@ -182,7 +274,152 @@ pub(crate) fn client_may_send(phase: ClientPhase, method: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use ProtocolVersion as V;
+
+    /// Every row, as MCP-DIGEST §1.1/§1.2/§4 gives it: method, kind, first and last revision.
+    #[test]
+    fn every_row_starts_and_ends_where_the_digest_says() {
+        use Kind::{Notification as N, Request as R};
+        let (v24, v25_06, v25_11, v26) =
+            (V::V2024_11_05, V::V2025_06_18, V::V2025_11_25, V::V2026_07_28);
+        let expected: &[(&str, Kind, ProtocolVersion, Option<ProtocolVersion>)] = &[
+            ("initialize", R, v24, Some(v25_11)),
+            ("ping", R, v24, Some(v25_11)),
+            ("server/discover", R, v26, None),
+            ("notifications/initialized", N, v24, Some(v25_11)),
+            ("notifications/cancelled", N, v24, None),
+            ("notifications/progress", N, v24, Some(v25_11)),
+            ("notifications/progress", N, v26, None),
+            ("tools/list", R, v24, None),
+            ("tools/call", R, v24, None),
+            ("resources/list", R, v24, None),
+            ("resources/templates/list", R, v24, None),
+            ("resources/read", R, v24, None),
+            ("resources/subscribe", R, v24, Some(v25_11)),
+            ("resources/unsubscribe", R, v24, Some(v25_11)),
+            ("subscriptions/listen", R, v26, None),
+            ("prompts/list", R, v24, None),
+            ("prompts/get", R, v24, None),
+            ("completion/complete", R, v24, None),
+            ("logging/setLevel", R, v24, Some(v25_11)),
+            ("notifications/message", N, v24, None),
+            ("notifications/resources/updated", N, v24, None),
+            ("notifications/resources/list_changed", N, v24, None),
+            ("notifications/prompts/list_changed", N, v24, None),
+            ("notifications/tools/list_changed", N, v24, None),
+            ("notifications/subscriptions/acknowledged", N, v26, None),
+            ("sampling/createMessage", R, v24, Some(v25_11)),
+            ("roots/list", R, v24, Some(v25_11)),
+            ("elicitation/create", R, v25_06, Some(v25_11)),
+            ("notifications/roots/list_changed", N, v24, Some(v25_11)),
+            ("notifications/elicitation/complete", N, v25_11, Some(v25_11)),
+            ("tasks/get", R, v25_11, Some(v25_11)),
+            ("tasks/result", R, v25_11, Some(v25_11)),
+            ("tasks/list", R, v25_11, Some(v25_11)),
+            ("tasks/cancel", R, v25_11, Some(v25_11)),
+            ("notifications/tasks/status", N, v25_11, Some(v25_11)),
+        ];
+        let actual: Vec<_> =
+            METHODS.iter().map(|r| (r.method, r.kind, r.era.since, r.era.until)).collect();
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn the_2026_revision_drops_the_handshake_and_adds_discovery() {
+        for (method, sender) in [
+            ("initialize", Sender::Client),
+            ("ping", Sender::Client),
+            ("ping", Sender::Server),
+            ("logging/setLevel", Sender::Client),
+            ("resources/subscribe", Sender::Client),
+            ("sampling/createMessage", Sender::Server),
+            ("roots/list", Sender::Server),
+            ("elicitation/create", Sender::Server),
+            ("tasks/get", Sender::Client),
+        ] {
+            assert!(exists(V::V2025_11_25, method, sender), "{method} in 2025-11-25");
+            assert!(!exists(V::V2026_07_28, method, sender), "{method} in 2026-07-28");
+        }
+        for method in ["server/discover", "subscriptions/listen"] {
+            assert!(exists(V::V2026_07_28, method, Sender::Client), "{method}");
+            assert!(!exists(V::V2026_07_28, method, Sender::Server), "{method} from a server");
+            assert!(!exists(V::V2025_11_25, method, Sender::Client), "{method} in 2025-11-25");
+        }
+        let note = |v, m, s| allows(Kind::Notification, v, m, s);
+        assert!(note(V::V2025_11_25, "notifications/initialized", Sender::Client));
+        assert!(!note(V::V2026_07_28, "notifications/initialized", Sender::Client));
+        assert!(note(V::V2026_07_28, "notifications/subscriptions/acknowledged", Sender::Server));
+        assert!(note(V::V2025_11_25, "notifications/progress", Sender::Client));
+        assert!(!note(V::V2026_07_28, "notifications/progress", Sender::Client));
+        assert!(note(V::V2026_07_28, "notifications/progress", Sender::Server));
+        assert!(note(V::V2026_07_28, "notifications/cancelled", Sender::Client));
+    }
+
+    /// The table and the predicates of `ProtocolVersion` read the same eras; this checks that
+    /// no row was given a span of its own by hand.
+    #[test]
+    fn the_table_agrees_with_the_version_predicates() {
+        for v in ProtocolVersion::ALL {
+            let req = |m, s| exists(v, m, s);
+            let note = |m, s| allows(Kind::Notification, v, m, s);
+            assert_eq!(req("initialize", Sender::Client), v.is_session_era(), "{v}");
+            assert_eq!(note("notifications/initialized", Sender::Client), v.is_session_era());
+            assert_eq!(req("ping", Sender::Server), v.has_ping(), "{v}");
+            assert_eq!(req("logging/setLevel", Sender::Client), v.has_set_level(), "{v}");
+            assert_eq!(req("resources/subscribe", Sender::Client), v.has_resource_subscribe());
+            assert_eq!(req("server/discover", Sender::Client), v.has_discover(), "{v}");
+            assert_eq!(req("subscriptions/listen", Sender::Client), v.has_discover(), "{v}");
+            assert_eq!(req("roots/list", Sender::Server), v.has_server_requests(), "{v}");
+            assert_eq!(
+                req("elicitation/create", Sender::Server),
+                v.has_elicitation() && v.has_server_requests(),
+                "{v}"
+            );
+            assert_eq!(req("tasks/result", Sender::Server), v.has_core_tasks(), "{v}");
+            assert_eq!(
+                note("notifications/roots/list_changed", Sender::Client),
+                v.has_roots_list_changed()
+            );
+            assert_eq!(
+                note("notifications/elicitation/complete", Sender::Server),
+                v.has_elicitation_complete()
+            );
+            assert_eq!(
+                needed_capability(v, "completion/complete").is_some(),
+                v.has_completions_capability()
+            );
+        }
+    }
+
+    #[test]
+    fn rows_of_one_method_never_overlap() {
+        for (i, a) in METHODS.iter().enumerate() {
+            for b in &METHODS[i + 1..] {
+                if a.method == b.method && a.kind == b.kind {
+                    let both = ProtocolVersion::ALL
+                        .into_iter()
+                        .find(|&v| a.era.contains(v) && b.era.contains(v));
+                    assert_eq!(both, None, "{} has two rows in one revision", a.method);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tasks_go_either_way_in_2025_11_25_behind_their_capabilities() {
+        assert!(exists(V::V2025_11_25, "tasks/get", Sender::Server));
+        assert!(exists(V::V2025_11_25, "tasks/get", Sender::Client));
+        assert!(!exists(V::V2025_06_18, "tasks/get", Sender::Server));
+        assert_eq!(needed_capability(V::V2025_11_25, "tasks/list"), Some(C::TasksList));
+        let caps: ClientCapabilities =
+            serde_json::from_value(json!({"tasks": {"list": {}}})).unwrap();
+        assert!(C::Tasks.offered_by_client(&caps) && C::TasksList.offered_by_client(&caps));
+        assert!(!C::TasksCancel.offered_by_client(&caps));
+        assert!(!C::Tasks.offered_by_server(&ServerCapabilities::default()));
+    }
 
     #[test]
     fn gate_table_matches_the_lifecycle() {

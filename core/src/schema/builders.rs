@@ -2,39 +2,103 @@
 
 use serde_json::Value;
 
+use crate::json_schema::{self, SchemaError};
+
 use super::{
-    ContentBlock, GetPromptResult, ObjectSchema, Prompt, PromptArgument, PromptMessage,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, TextResourceContents,
-    Tool,
+    ContentBlock, GetPromptResult, ObjectSchema, ObjectSchemaError, Prompt, PromptArgument,
+    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    TextResourceContents, Tool,
 };
 
 impl ObjectSchema {
-    /// Reads a schema from JSON; a schema that is not an object becomes `{"type":"object"}`
-    /// with the original keywords kept where possible.
+    /// Reads a tool schema from JSON: a JSON object whose root `type` is `"object"` (MCP
+    /// requires it of `inputSchema`, and of `outputSchema` up to 2025-11-25) and which
+    /// [`check_schema`](crate::json_schema::check_schema) accepts. Every keyword is kept.
+    pub fn try_from_value(schema: Value) -> Result<Self, ObjectSchemaError> {
+        let Value::Object(members) = &schema else { return Err(ObjectSchemaError::NotAnObject) };
+        match members.get("type") {
+            Some(Value::String(kind)) if kind == "object" => {}
+            found => return Err(ObjectSchemaError::RootNotObject { found: found.cloned() }),
+        }
+        json_schema::check_schema(&schema).map_err(ObjectSchemaError::Unusable)?;
+        // Checked above: an object with `type: "object"`, a string `$schema`, an object
+        // `properties` and a string array `required`; so this only fails on a serde bug.
+        serde_json::from_value(schema).map_err(|e| {
+            ObjectSchemaError::Unusable(SchemaError { path: String::new(), message: e.to_string() })
+        })
+    }
+
+    /// Reads a tool schema written into the program, as
+    /// [`try_from_value`](Self::try_from_value) does.
+    ///
+    /// # Panics
+    ///
+    /// When `try_from_value` fails: a malformed schema literal is a bug to fix, like a
+    /// malformed regex literal. Use `try_from_value` for schemas read at run time.
     pub fn from_value(schema: Value) -> Self {
-        serde_json::from_value(schema).unwrap_or_default()
+        Self::try_from_value(schema).unwrap_or_else(|e| panic!("invalid tool schema: {e}"))
     }
 }
 
 impl Tool {
-    /// A tool with a name, a description and an input schema (a JSON object schema).
+    /// A tool with a name, a description and an input schema, or why the schema cannot be a
+    /// tool's `inputSchema` (see [`ObjectSchema::try_from_value`]). For schemas read at run
+    /// time (from configuration, from another server).
+    pub fn try_new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Result<Self, ObjectSchemaError> {
+        Ok(Self {
+            name: name.into(),
+            description: Some(description.into()),
+            input_schema: ObjectSchema::try_from_value(input_schema)?,
+            ..Self::default()
+        })
+    }
+
+    /// A tool with a name, a description and an input schema written into the program.
+    ///
+    /// # Panics
+    ///
+    /// When [`try_new`](Self::try_new) fails: the schema is not a JSON object whose root
+    /// `type` is `"object"`, or zest's validator cannot apply it. Like the TypeScript SDK's
+    /// `registerTool`, this fails loudly at start-up rather than publishing a tool whose
+    /// schema clients reject or that validates nothing; a malformed literal is a bug, not a
+    /// condition to handle.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
         input_schema: Value,
     ) -> Self {
-        Self {
-            name: name.into(),
-            description: Some(description.into()),
-            input_schema: ObjectSchema::from_value(input_schema),
-            ..Self::default()
+        let name = name.into();
+        match Self::try_new(name.clone(), description, input_schema) {
+            Ok(tool) => tool,
+            Err(e) => panic!("invalid inputSchema for tool {name:?}: {e}"),
         }
     }
 
-    /// Sets the output schema; results must then carry matching `structuredContent`.
-    pub fn with_output_schema(mut self, output_schema: Value) -> Self {
-        self.output_schema = Some(ObjectSchema::from_value(output_schema));
-        self
+    /// Sets the output schema; results must then carry matching `structuredContent`. `Err`
+    /// (and the tool dropped) as for [`try_new`](Self::try_new).
+    pub fn try_with_output_schema(
+        mut self,
+        output_schema: Value,
+    ) -> Result<Self, ObjectSchemaError> {
+        self.output_schema = Some(ObjectSchema::try_from_value(output_schema)?);
+        Ok(self)
+    }
+
+    /// Sets an output schema written into the program; results must then carry matching
+    /// `structuredContent`.
+    ///
+    /// # Panics
+    ///
+    /// When [`try_with_output_schema`](Self::try_with_output_schema) fails, as
+    /// [`new`](Self::new) does.
+    pub fn with_output_schema(self, output_schema: Value) -> Self {
+        let name = self.name.clone();
+        self.try_with_output_schema(output_schema)
+            .unwrap_or_else(|e| panic!("invalid outputSchema for tool {name:?}: {e}"))
     }
 }
 

@@ -18,6 +18,7 @@ mod elicitation;
 mod lifecycle;
 mod logging;
 pub mod methods;
+mod mrtr;
 mod notifications;
 mod prompts;
 mod resources;
@@ -49,6 +50,7 @@ pub use elicitation::{
 };
 pub use lifecycle::{InitializeParams, InitializeResult};
 pub use logging::{LoggingLevel, LoggingMessageParams, SetLevelParams};
+pub use mrtr::{InputRequest, InputRequiredResult, InputResponses};
 pub use notifications::{CancelledParams, ProgressParams};
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
@@ -63,8 +65,10 @@ pub use sampling::{
     SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
 };
 pub use tools::{
-    CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, Tool, ToolAnnotations,
+    CallToolParams, CallToolResult, ListToolsResult, ObjectSchema, ObjectSchemaError, Tool,
+    ToolAnnotations,
 };
+pub(crate) use version::Era;
 pub use version::ProtocolVersion;
 
 #[cfg(test)]

@@ -635,3 +635,63 @@ fn an_unknown_icon_theme_or_missing_content_does_not_fail_the_result() {
         serde_json::from_value(serde_json::json!({"isError": false})).unwrap();
     assert!(result.content.is_empty());
 }
+
+#[test]
+fn tool_try_new_keeps_every_keyword_of_an_object_schema() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": false,
+        "$defs": {"unit": {"enum": ["c", "f"]}}
+    });
+    let tool = Tool::try_new("weather", "Reports the weather", schema.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&tool.input_schema).unwrap(), schema);
+    assert_eq!(tool, Tool::new("weather", "Reports the weather", schema.clone()));
+    let out = json!({"type": "object", "properties": {"temp": {"type": "number"}}});
+    let tool = tool.try_with_output_schema(out.clone()).unwrap();
+    assert_eq!(serde_json::to_value(tool.output_schema.unwrap()).unwrap(), out);
+}
+
+#[test]
+fn tool_try_new_refuses_what_is_not_an_object_schema_instead_of_replacing_it() {
+    let refuse = |schema: Value| Tool::try_new("t", "d", schema).unwrap_err();
+    assert_eq!(refuse(json!(null)), ObjectSchemaError::NotAnObject);
+    assert_eq!(refuse(json!(["type", "object"])), ObjectSchemaError::NotAnObject);
+    // The properties would have been lost to a silent `{"type": "object"}` before.
+    let untyped = refuse(json!({"properties": {"a": {"type": "string"}}}));
+    assert_eq!(untyped, ObjectSchemaError::RootNotObject { found: None });
+    assert_eq!(untyped.to_string(), "the schema has no root type; it must be \"object\"");
+    let string = refuse(json!({"type": "string"}));
+    assert_eq!(string, ObjectSchemaError::RootNotObject { found: Some(json!("string")) });
+    assert_eq!(string.to_string(), "the schema's root type is \"string\", not \"object\"");
+    assert!(matches!(
+        refuse(json!({"type": ["object", "null"]})),
+        ObjectSchemaError::RootNotObject { .. }
+    ));
+    let ObjectSchemaError::Unusable(e) =
+        refuse(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/nowhere"}}}))
+    else {
+        panic!("a dangling $ref is unusable")
+    };
+    assert_eq!(e.path, "/properties/a/$ref");
+    let unusable = refuse(json!({"type": "object", "required": "a"}));
+    assert_eq!(
+        unusable.to_string(),
+        "the schema cannot be applied: /required: required must be an array of strings"
+    );
+    let out = Tool::new("t", "d", json!({"type": "object"})).try_with_output_schema(json!(true));
+    assert_eq!(out.unwrap_err(), ObjectSchemaError::NotAnObject);
+}
+
+#[test]
+#[should_panic(expected = "invalid inputSchema for tool \"bad\": the schema has no root type")]
+fn tool_new_panics_on_a_malformed_schema_literal() {
+    let _ = Tool::new("bad", "no type", json!({}));
+}
+
+#[test]
+#[should_panic(expected = "invalid outputSchema for tool \"t\": the schema's root type is")]
+fn with_output_schema_panics_on_a_malformed_schema_literal() {
+    let _ = Tool::new("t", "d", json!({"type": "object"})).with_output_schema(json!({"type": 1}));
+}

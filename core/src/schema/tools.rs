@@ -1,7 +1,11 @@
 //! Tools: `tools/list` and `tools/call`.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::json_schema::SchemaError;
 
 use super::{ContentBlock, Cursor, Icon, Meta};
 
@@ -75,6 +79,40 @@ impl Default for ObjectSchema {
         }
     }
 }
+
+/// Why a JSON value cannot be a tool's `inputSchema` or `outputSchema`; see
+/// [`ObjectSchema::try_from_value`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ObjectSchemaError {
+    /// The value is not a JSON object.
+    NotAnObject,
+    /// The root `type` is absent or is not `"object"`.
+    RootNotObject {
+        /// The root `type` given, if any.
+        found: Option<Value>,
+    },
+    /// zest's validator cannot apply the schema (see
+    /// [`check_schema`](crate::json_schema::check_schema)).
+    Unusable(SchemaError),
+}
+
+impl fmt::Display for ObjectSchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotAnObject => f.write_str("the schema is not a JSON object"),
+            Self::RootNotObject { found: None } => {
+                f.write_str("the schema has no root type; it must be \"object\"")
+            }
+            Self::RootNotObject { found: Some(kind) } => {
+                write!(f, "the schema's root type is {kind}, not \"object\"")
+            }
+            Self::Unusable(e) => write!(f, "the schema cannot be applied: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ObjectSchemaError {}
 
 /// Hints about a tool's behaviour (2025-03-26+). All are hints, never guarantees; clients MUST
 /// NOT trust them from untrusted servers.

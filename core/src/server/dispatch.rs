@@ -1,10 +1,13 @@
 //! Answering each client request method: validation, registry look-up, pagination.
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::registry::{page, Registry};
-use super::{Call, Event, Session, SessionInfo};
+use std::sync::Arc;
+
+use super::{Call, CallContext, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::json_schema;
 use crate::jsonrpc::{RawJson, Request, RequestId};
@@ -125,8 +128,10 @@ impl<H: Clone> Session<H> {
             Err(d) => return self.endpoint.reject(Some(r.id), &Rejection::InvalidParams(d)),
         };
         let supported = &self.shared.config.supported_versions;
+        // Only a session-era revision can be agreed by `initialize`, even if the config lists
+        // 2026-07-28 among the supported ones.
         let version = ProtocolVersion::parse(&params.protocol_version)
-            .filter(|v| supported.contains(v))
+            .filter(|v| v.is_session_era() && supported.contains(v))
             .or_else(|| supported.iter().copied().filter(|v| v.is_session_era()).max())
             .unwrap_or(ProtocolVersion::LATEST_SESSION);
         let capabilities = self.capabilities();
@@ -144,7 +149,7 @@ impl<H: Clone> Session<H> {
             client_capabilities: params.capabilities,
             server_capabilities: capabilities,
         });
-        self.session = Some(info.clone());
+        self.session = Some(Arc::new(SessionInfo::clone(&info)));
         self.phase = ServerPhase::AwaitingInitialized;
         self.events.push_back(Event::Initialized(info));
     }
@@ -260,17 +265,29 @@ impl<H: Clone> Session<H> {
     ) -> Option<RawJson> {
         let progress_token = entry.progress_token.clone();
         self.endpoint.inbound.begin(&id, entry);
-        self.events.push_back(Event::Call { id, handler, call, progress_token });
+        let context = CallContext { session: self.session.clone(), log_level: self.log_level };
+        self.events.push_back(Event::Call { id, handler, call, progress_token, context });
         None
     }
 
     /// A tool result checked against the tool's `outputSchema`; a mismatch becomes an
     /// `isError` result that says why.
+    ///
+    /// Only a plain, successful `CallToolResult` is checked (MCP-DIGEST §4.5): results that
+    /// report a failure (`isError: true`) carry no structured output, and results of another
+    /// shape (a task-creation result, a 2026-07-28 input-required result) are not tool
+    /// output at all. Neither is checked in a revision without structured output, whose
+    /// client never saw the schema.
     pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {
+        let structured =
+            self.session.as_ref().is_some_and(|s| s.protocol_version.has_structured_output());
+        if !structured {
+            return raw;
+        }
         let Some(tool) = self.shared.registry.find_tool(tool) else { return raw };
         let Some(schema) = &tool.output_schema else { return raw };
-        let Ok(result) = raw.parse::<CallToolResult>() else { return raw };
-        if result.is_error == Some(true) {
+        let Some(result) = plain_tool_result(&raw) else { return raw };
+        if result.is_error() {
             return raw;
         }
         let problem = match &result.structured_content {
@@ -290,6 +307,28 @@ impl<H: Clone> Session<H> {
         };
         RawJson::from_serialize(&CallToolResult::error_text(problem))
     }
+}
+
+/// The members that tell a `tools/call` result's kind, read without the rest.
+#[derive(Deserialize)]
+struct ResultShape {
+    content: Option<IgnoredAny>,
+    task: Option<IgnoredAny>,
+    #[serde(rename = "resultType")]
+    result_type: Option<String>,
+}
+
+/// `raw` as a plain `CallToolResult`, or `None` for a result of another kind: a
+/// `CreateTaskResult` (a `task` and no `content`, 2025-11-25) or one whose `resultType` is not
+/// `"complete"` (2026-07-28).
+fn plain_tool_result(raw: &RawJson) -> Option<CallToolResult> {
+    let shape: ResultShape = raw.parse().ok()?;
+    let creates_task = shape.task.is_some() && shape.content.is_none();
+    let complete = shape.result_type.as_deref().is_none_or(|t| t == "complete");
+    if creates_task || !complete {
+        return None;
+    }
+    raw.parse().ok()
 }
 
 fn ser<T: serde::Serialize>(item: &T) -> Value {

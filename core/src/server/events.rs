@@ -1,12 +1,13 @@
 //! What a [`Server`](super::Server) reports.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::config::SessionInfo;
 use crate::error::{CloseReason, ProtocolViolation, RequestError};
 use crate::jsonrpc::{Notification, RawJson, RequestId};
 use crate::schema::{
-    CallToolParams, CompleteParams, GetPromptParams, ProgressParams, ProgressToken,
+    CallToolParams, CompleteParams, GetPromptParams, LoggingLevel, ProgressParams, ProgressToken,
     ReadResourceParams,
 };
 
@@ -14,7 +15,7 @@ use crate::schema::{
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Event<H> {
-    /// Run `handler` for `call`, then answer with [`Server::respond`](super::Server::respond).
+    /// Run `handler` for `call`, then answer with [`Session::respond`](super::Session::respond).
     /// The request has been validated: the tool, prompt or resource exists and tool arguments
     /// match the tool's `inputSchema`.
     Call {
@@ -25,8 +26,10 @@ pub enum Event<H> {
         /// What to do.
         call: Call,
         /// Present when the client asked for progress; report with
-        /// [`Server::progress`](super::Server::progress).
+        /// [`Session::progress`](super::Session::progress).
         progress_token: Option<ProgressToken>,
+        /// What the handler may want to know about the session it serves.
+        context: CallContext,
     },
     /// The client cancelled one of its requests: stop the handler; its answer is dropped.
     Cancelled {
@@ -57,6 +60,18 @@ pub enum Event<H> {
     },
     /// The client broke a protocol rule; already answered if it needed an answer.
     Violation(ProtocolViolation),
+}
+
+/// The session a call belongs to, as its handler sees it: the negotiated revision, the
+/// client's info and capabilities (what it can be asked), and the log level it set.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// What the client said in `initialize` and the revision agreed; `None` only for a call
+    /// that arrived before `initialize` finished (which lenient mode allows).
+    pub session: Option<Arc<SessionInfo>>,
+    /// The minimum level of log records the client wants; `None` when it set none.
+    pub log_level: Option<LoggingLevel>,
 }
 
 /// A request the app's handler serves.

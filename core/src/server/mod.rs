@@ -13,6 +13,7 @@
 //! Everything a handler sends while serving a request (progress, log lines, requests to the
 //! client) names that request, so over Streamable HTTP it travels on the request's stream.
 
+mod ask;
 mod config;
 mod dispatch;
 mod events;
@@ -24,8 +25,9 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use ask::{Ask, Asked};
 pub use config::{ServerConfig, SessionInfo};
-pub use events::{Call, ClientNotification, Event};
+pub use events::{Call, CallContext, ClientNotification, Event};
 pub use registry::{ListKind, Registry};
 pub use session::Session;
 pub(crate) use session::Shared;

@@ -42,7 +42,7 @@ pub(crate) struct ToolEntry<H> {
     pub(crate) handler: H,
 }
 
-/// Which list changed; see [`Server::notify_list_changed`](super::Server::notify_list_changed).
+/// Which list changed; see [`Session::notify_list_changed`](super::Session::notify_list_changed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListKind {
     /// `prompts/list`.

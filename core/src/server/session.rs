@@ -37,7 +37,7 @@ pub struct Session<H> {
     pub(crate) shared: Arc<Shared<H>>,
     pub(crate) endpoint: Endpoint,
     pub(crate) phase: ServerPhase,
-    pub(crate) session: Option<Box<SessionInfo>>,
+    pub(crate) session: Option<Arc<SessionInfo>>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: BTreeSet<String>,
     pub(crate) events: VecDeque<Event<H>>,
@@ -345,6 +345,20 @@ impl<H: Clone> Session<H> {
     /// The minimum log level the client asked for, if any.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.log_level
+    }
+
+    /// Opens the session without a handshake, as the stateless mode of Streamable HTTP needs:
+    /// the revision comes from the request's `MCP-Protocol-Version` header, the client is
+    /// taken to offer nothing. No event is reported.
+    pub(crate) fn assume_initialized(&mut self, version: crate::schema::ProtocolVersion) {
+        let info = SessionInfo {
+            protocol_version: version,
+            client_info: crate::schema::Implementation::new("stateless-client", "0"),
+            client_capabilities: Default::default(),
+            server_capabilities: self.capabilities(),
+        };
+        self.session = Some(Arc::new(info));
+        self.phase = ServerPhase::Ready;
     }
 
     /// True while messages or events wait to be drained.

@@ -1,0 +1,116 @@
+//! The checks every HTTP request passes before a session sees it: Host and Origin (DNS
+//! rebinding), media types, the protocol version header.
+
+use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
+use http::HeaderMap;
+
+use crate::error::Rejection;
+use crate::schema::ProtocolVersion;
+
+/// The loopback names allowed by default, as hosts and in origins.
+pub(super) const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// `Host` must name an allowed host (any port). `"*"` in the list allows any.
+pub(super) fn check_host(headers: &HeaderMap, allowed: &[String]) -> Result<(), Rejection> {
+    if allowed.iter().any(|a| a == "*") {
+        return Ok(());
+    }
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).ok_or(Rejection::ForbiddenHost)?;
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(host_name(host))) {
+        Ok(())
+    } else {
+        Err(Rejection::ForbiddenHost)
+    }
+}
+
+/// An `Origin`, when present, must be an allowed origin: one whose host is allowed (any
+/// scheme and port), or one listed exactly. Requests without `Origin` (not from a browser)
+/// pass (MCP-DIGEST §5.2.1).
+pub(super) fn check_origin(
+    headers: &HeaderMap,
+    allowed_hosts: &[String],
+    allowed_origins: &[String],
+) -> Result<(), Rejection> {
+    let Some(origin) = headers.get(ORIGIN) else { return Ok(()) };
+    let origin = origin.to_str().map_err(|_| Rejection::ForbiddenOrigin)?;
+    if allowed_origins.iter().any(|a| a == "*" || a.eq_ignore_ascii_case(origin)) {
+        return Ok(());
+    }
+    let host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .ok_or(Rejection::ForbiddenOrigin)?;
+    let host = host_name(host);
+    if allowed_hosts.iter().any(|a| a != "*" && a.eq_ignore_ascii_case(host)) {
+        Ok(())
+    } else {
+        Err(Rejection::ForbiddenOrigin)
+    }
+}
+
+/// A POST must send JSON and accept both JSON and SSE answers (MCP-DIGEST §5.2.2).
+pub(super) fn check_post_media(headers: &HeaderMap) -> Result<(), Rejection> {
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| media_type(v) == "application/json");
+    if !json {
+        return Err(Rejection::UnsupportedMediaType);
+    }
+    if accepts(headers, "application/json") && accepts(headers, "text/event-stream") {
+        Ok(())
+    } else {
+        Err(Rejection::NotAcceptable)
+    }
+}
+
+/// A GET opens an SSE stream: it must accept one.
+pub(super) fn check_get_media(headers: &HeaderMap) -> Result<(), Rejection> {
+    if accepts(headers, "text/event-stream") {
+        Ok(())
+    } else {
+        Err(Rejection::NotAcceptable)
+    }
+}
+
+/// The `MCP-Protocol-Version` header: absent is fine (the session knows, or 2025-03-26 is
+/// assumed); present, it must name a revision we support (MCP-DIGEST §5.2.7).
+pub(super) fn version_header(
+    headers: &HeaderMap,
+    supported: &[ProtocolVersion],
+) -> Result<Option<ProtocolVersion>, Rejection> {
+    let Some(value) = headers.get("mcp-protocol-version") else { return Ok(None) };
+    let text = value.to_str().unwrap_or("");
+    match ProtocolVersion::parse(text.trim()) {
+        Some(v) if supported.contains(&v) => Ok(Some(v)),
+        _ => Err(Rejection::UnsupportedProtocolVersion {
+            requested: String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            supported: supported.iter().map(|v| v.as_str().to_owned()).collect(),
+        }),
+    }
+}
+
+/// The host part of `host[:port]` (an IPv6 literal keeps its brackets).
+fn host_name(authority: &str) -> &str {
+    let authority = authority.split('/').next().unwrap_or("");
+    if authority.starts_with('[') {
+        return authority.find(']').map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+fn media_type(value: &str) -> &str {
+    value.split(';').next().unwrap_or("").trim()
+}
+
+/// True when some `Accept` value lists `wanted`, its type's wildcard, or `*/*`.
+fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
+    let family = wanted.split('/').next().unwrap_or("");
+    headers.get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').map(media_type).any(|m| {
+            m.eq_ignore_ascii_case(wanted)
+                || m == "*/*"
+                || m.strip_suffix("/*").is_some_and(|f| f.eq_ignore_ascii_case(family))
+        })
+    })
+}

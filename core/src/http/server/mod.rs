@@ -1,0 +1,809 @@
+//! The server side of MCP over HTTP: a [`Router`] that holds many sessions and answers HTTP
+//! exchanges for them, as Streamable HTTP (one endpoint, `/mcp` by default) and as the
+//! legacy HTTP+SSE transport (`/sse` and `/messages`).
+//!
+//! ```text
+//!  runtime ──Accept(head) / Data / End / Failed on stream S──▶ Router
+//!                                                              │ Host, Origin, media, version
+//!                                                              │ session table (ids from the
+//!                                                              │ seeded CSPRNG), limits, expiry
+//!                                                              ▼
+//!                                        Session (one per MCP session, registry shared)
+//!                                                              │ Outgoing { route, json }
+//!  runtime ◀──Respond / Write (JSON or SSE events) / Close on S─┘ route → stream
+//! ```
+//!
+//! A POST that carries requests is answered with one JSON body when every reply is ready at
+//! once, and otherwise with an SSE stream that carries the replies and everything the
+//! handlers send while serving them (progress, log lines, requests to the client), then
+//! ends. Messages tied to no request go on the session's GET stream (kept, bounded, until
+//! one is open). Every SSE event has an id `<stream>-<seq>` and is kept in the
+//! [`EventStore`]: a client that lost a stream resumes it with `Last-Event-ID` and gets what
+//! it missed, once. A disconnect is not a cancellation.
+//!
+//! Streams: the runtime names each exchange it accepts (see [`crate::io`]). For an accepted
+//! exchange, [`StreamEvent::End`] means the request body is complete and
+//! [`StreamEvent::Failed`] that the connection is gone. After the router closes an exchange
+//! ([`Transmit::Close`](crate::io::Transmit::Close)) it ignores anything more on it.
+
+mod checks;
+mod store;
+mod streams;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::header::ALLOW;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+pub use store::{EventStore, MemoryEventStore};
+
+use self::checks::LOOPBACK;
+use self::streams::{Answer, Logical, Mode, Slot, SlotKind, Wire};
+use crate::error::Rejection;
+use crate::framing::sse;
+use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
+use crate::jsonrpc::{Message, RequestId};
+use crate::rpc::{Incoming, Route};
+use crate::schema::ProtocolVersion;
+use crate::server::{Event, ListKind, Registry, ServerConfig, Session, Shared};
+use crate::transport::TransportKind;
+
+/// A session id: 128 bits from the router's CSPRNG, as 32 lowercase hex digits (visible
+/// ASCII, as the spec requires).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// The id as sent in `Mcp-Session-Id`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How a [`Router`] serves HTTP. Build with [`RouterConfig::new`] and adjust fields.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RouterConfig {
+    /// The Streamable HTTP endpoint. Default `/mcp`.
+    pub path: String,
+    /// The legacy HTTP+SSE stream endpoint; `None` turns the legacy transport off. Default
+    /// `/sse`.
+    pub legacy_sse_path: Option<String>,
+    /// Where legacy clients POST (`?sessionId=` is added). Default `/messages`.
+    pub legacy_messages_path: String,
+    /// Answers GET with `{"status":"ok"}`; `None` turns it off. Default `/health`.
+    pub health_path: Option<String>,
+    /// Host names (any port) accepted in `Host`, and in `Origin` with any scheme. `"*"`
+    /// accepts any. Default: `localhost`, `127.0.0.1`, `[::1]`.
+    pub allowed_hosts: Vec<String>,
+    /// Further origins accepted exactly (`https://app.example`); `"*"` accepts any.
+    pub allowed_origins: Vec<String>,
+    /// Most sessions held at once; more are refused with 503. Default 10,000.
+    pub max_sessions: usize,
+    /// A session nothing holds open (no stream, no unanswered POST) for this long ends, and
+    /// its id then gets 404. Default 30 min.
+    pub idle_timeout: Duration,
+    /// Largest POST body. Default 4 MiB.
+    pub max_body: usize,
+    /// Answer every POST with one JSON body, never SSE (messages related to a request then
+    /// go on the GET stream). Default off.
+    pub json_response: bool,
+    /// No sessions: each POST is served by a fresh session that ends with it; GET and
+    /// DELETE get 405. Default off.
+    pub stateless: bool,
+    /// The reconnection delay sent in priming events. Default 1 s.
+    pub retry: Option<Duration>,
+    /// Standalone messages kept per session while it has no GET stream. Default 64.
+    pub max_backlog: usize,
+    /// Seeds the CSPRNG that makes session ids. Runtimes fill it from the OS; tests fix it.
+    pub rng_seed: [u8; 32],
+}
+
+impl RouterConfig {
+    /// Every default, with the CSPRNG seeded by `rng_seed`.
+    pub fn new(rng_seed: [u8; 32]) -> Self {
+        Self {
+            path: "/mcp".into(),
+            legacy_sse_path: Some("/sse".into()),
+            legacy_messages_path: "/messages".into(),
+            health_path: Some("/health".into()),
+            allowed_hosts: LOOPBACK.iter().map(|h| (*h).to_owned()).collect(),
+            allowed_origins: Vec::new(),
+            max_sessions: 10_000,
+            idle_timeout: Duration::from_secs(30 * 60),
+            max_body: 4 << 20,
+            json_response: false,
+            stateless: false,
+            retry: Some(Duration::from_secs(1)),
+            max_backlog: 64,
+            rng_seed,
+        }
+    }
+}
+
+/// Something that happened on one of a router's sessions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouterEvent<H> {
+    /// The session.
+    pub session: SessionId,
+    /// What happened (answer calls through [`Router::session_mut`]).
+    pub event: Event<H>,
+}
+
+/// The HTTP server planner: many MCP sessions over HTTP exchanges, sans IO.
+///
+/// Calling contract: feed every accepted exchange's head, body chunks, end and failure with
+/// [`handle_input`](Self::handle_input), issue commands to sessions through
+/// [`session_mut`](Self::session_mut), then drain [`poll_output`](Self::poll_output) to
+/// `None` and sleep until [`poll_timeout`](Self::poll_timeout).
+#[derive(Debug)]
+pub struct Router<H> {
+    shared: Arc<Shared<H>>,
+    config: RouterConfig,
+    rng: ChaCha20Rng,
+    sessions: HashMap<SessionId, Box<Slot<H>>>,
+    exchanges: HashMap<StreamId, Exchange>,
+    wire: Wire,
+    events: VecDeque<RouterEvent<H>>,
+    /// Sessions a command touched: drained at the next `poll_output`.
+    touched: Vec<SessionId>,
+    /// Sessions whose machine has a deadline.
+    timers: HashSet<SessionId>,
+    next_sweep: Option<Instant>,
+}
+
+/// What an accepted exchange is doing.
+#[derive(Debug)]
+enum Exchange {
+    /// A POST whose body is arriving; `legacy` names the session of a legacy POST.
+    Body { head: Box<RequestHead>, body: Vec<u8>, legacy: Option<SessionId> },
+    /// Carries a stream of this session (an answer, the GET stream, the legacy stream).
+    Carrier(SessionId),
+}
+
+impl<H: Clone> Router<H> {
+    /// A router with no sessions yet, sharing one registry among all it will hold.
+    pub fn new(server: ServerConfig, config: RouterConfig, registry: Registry<H>) -> Self {
+        Self {
+            shared: Arc::new(Shared { config: server, registry }),
+            rng: ChaCha20Rng::from_seed(config.rng_seed),
+            config,
+            sessions: HashMap::new(),
+            exchanges: HashMap::new(),
+            wire: Wire { transmits: VecDeque::new(), store: Box::new(MemoryEventStore::default()) },
+            events: VecDeque::new(),
+            touched: Vec::new(),
+            timers: HashSet::new(),
+            next_sweep: None,
+        }
+    }
+
+    /// Replaces the in-memory event store (before the first input).
+    pub fn with_event_store(mut self, store: Box<dyn EventStore>) -> Self {
+        self.wire.store = store;
+        self
+    }
+
+    /// Feeds one input. Never fails: bad requests are answered with their HTTP status and a
+    /// JSON-RPC error body. Then drain [`poll_output`](Self::poll_output).
+    pub fn handle_input(&mut self, input: Input<'_>) {
+        match input {
+            Input::Timeout(now) => self.handle_timeout(now),
+            Input::Receive(now, r) => match r.event {
+                StreamEvent::Accept(head) => self.accept(now, r.stream, head),
+                StreamEvent::Data(bytes) => self.body(r.stream, bytes),
+                StreamEvent::End => self.end(now, r.stream),
+                StreamEvent::Failed(_) => self.gone(now, r.stream),
+                // A response head is for clients; a runtime that sends one here has a bug.
+                StreamEvent::Head(_) => {}
+            },
+        }
+    }
+
+    /// One session, to answer its calls and send it messages. `None` once it ended.
+    pub fn session_mut(&mut self, id: &SessionId) -> Option<&mut Session<H>> {
+        let slot = self.sessions.get_mut(id)?;
+        self.touched.push(id.clone());
+        Some(&mut slot.machine)
+    }
+
+    /// Changes the registry every session shares (copied once), and tells each session that
+    /// the lists named in `changed` changed.
+    pub fn change_registry(
+        &mut self,
+        now: Instant,
+        changed: &[ListKind],
+        change: impl FnOnce(&mut Registry<H>),
+    ) {
+        change(&mut Arc::make_mut(&mut self.shared).registry);
+        for (id, slot) in &mut self.sessions {
+            slot.machine.shared = self.shared.clone();
+            for kind in changed {
+                slot.machine.notify_list_changed(now, *kind);
+            }
+            self.touched.push(id.clone());
+        }
+    }
+
+    /// Ends a session: its streams close and its id gets 404 from now on.
+    pub fn close_session(&mut self, now: Instant, id: &SessionId) {
+        if let Some(slot) = self.sessions.get_mut(id) {
+            slot.machine.close(now);
+            self.flush(id);
+        }
+    }
+
+    /// The next effect or event; `None` when drained.
+    #[must_use]
+    pub fn poll_output(&mut self) -> Option<Output<RouterEvent<H>>> {
+        loop {
+            if let Some(t) = self.wire.transmits.pop_front() {
+                return Some(Output::Transmit(t));
+            }
+            if let Some(e) = self.events.pop_front() {
+                return Some(Output::Event(e));
+            }
+            let id = self.touched.pop()?;
+            self.flush(&id);
+        }
+    }
+
+    /// When to feed `Input::Timeout` next: a session's request deadline or the next sweep
+    /// for idle sessions.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let machines = self
+            .timers
+            .iter()
+            .filter_map(|id| self.sessions.get(id).and_then(|s| s.machine.poll_timeout()));
+        machines.chain(self.next_sweep).min()
+    }
+
+    /// The sessions held now.
+    pub fn sessions(&self) -> impl Iterator<Item = &SessionId> {
+        self.sessions.keys()
+    }
+
+    /// How many sessions are held now.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// The registry every session shares.
+    pub fn registry(&self) -> &Registry<H> {
+        &self.shared.registry
+    }
+
+    fn accept(&mut self, now: Instant, stream: StreamId, head: Box<RequestHead>) {
+        let checked =
+            checks::check_host(&head.headers, &self.config.allowed_hosts).and_then(|()| {
+                let c = &self.config;
+                checks::check_origin(&head.headers, &c.allowed_hosts, &c.allowed_origins)
+            });
+        if let Err(rejection) = checked {
+            return self.refuse(stream, None, &rejection);
+        }
+        let path = head.uri.path();
+        let c = &self.config;
+        let is_mcp = path == c.path;
+        if head.method == Method::GET && c.health_path.as_deref() == Some(path) {
+            let body = br#"{"status":"ok"}"#.to_vec();
+            return self.wire.json(stream, StatusCode::OK, HeaderMap::new(), body);
+        }
+        if head.method == Method::GET && c.legacy_sse_path.as_deref() == Some(path) {
+            return self.open_legacy(now, stream);
+        }
+        if head.method == Method::POST
+            && c.legacy_sse_path.is_some()
+            && path == c.legacy_messages_path
+        {
+            return match self.legacy_session(&head) {
+                Ok(id) => {
+                    let body = Vec::new();
+                    self.exchanges.insert(stream, Exchange::Body { head, body, legacy: Some(id) });
+                }
+                Err(rejection) => self.refuse(stream, None, &rejection),
+            };
+        }
+        match (head.method.clone(), is_mcp) {
+            (Method::POST, true) => match checks::check_post_media(&head.headers) {
+                Ok(()) => {
+                    let body = Vec::new();
+                    self.exchanges.insert(stream, Exchange::Body { head, body, legacy: None });
+                }
+                Err(rejection) => self.refuse(stream, None, &rejection),
+            },
+            (Method::GET, true) => self.get(now, stream, &head),
+            (Method::DELETE, true) => self.delete(now, stream, &head),
+            (_, true) => self.refuse(stream, None, &Rejection::HttpMethodNotAllowed),
+            (_, false) => {
+                self.wire.json(stream, StatusCode::NOT_FOUND, HeaderMap::new(), Vec::new())
+            }
+        }
+    }
+
+    fn body(&mut self, stream: StreamId, bytes: &[u8]) {
+        let Some(Exchange::Body { body, .. }) = self.exchanges.get_mut(&stream) else { return };
+        if body.len() + bytes.len() > self.config.max_body {
+            self.exchanges.remove(&stream);
+            let limit = self.config.max_body;
+            return self.refuse(stream, None, &Rejection::PayloadTooLarge { limit });
+        }
+        body.extend_from_slice(bytes);
+    }
+
+    fn end(&mut self, now: Instant, stream: StreamId) {
+        if !matches!(self.exchanges.get(&stream), Some(Exchange::Body { .. })) {
+            return;
+        }
+        let Some(Exchange::Body { head, body, legacy }) = self.exchanges.remove(&stream) else {
+            return;
+        };
+        match legacy {
+            Some(id) => self.legacy_post(now, stream, &id, &body),
+            None => self.post(now, stream, &head, &body),
+        }
+    }
+
+    /// The client went away from `stream`.
+    fn gone(&mut self, now: Instant, stream: StreamId) {
+        let Some(Exchange::Carrier(id)) = self.exchanges.remove(&stream) else { return };
+        let Some(slot) = self.sessions.get_mut(&id) else { return };
+        // An answer not yet streamed dies with its POST; its replies have nowhere to go.
+        slot.answers.retain(|origin, a| *origin != stream || matches!(a.mode, Mode::Sse));
+        if slot.detach(stream) {
+            // A legacy session lives as long as its GET stream.
+            slot.kind = SlotKind::Legacy { carrier: None };
+            slot.machine.close(now);
+        }
+        if slot.kind == SlotKind::Ephemeral && slot.answers.is_empty() {
+            self.end_session(&id);
+            return;
+        }
+        self.flush(&id);
+    }
+
+    fn post(&mut self, now: Instant, stream: StreamId, head: &RequestHead, body: &[u8]) {
+        let incoming = Incoming::decode(body);
+        if let Incoming::Invalid(e) = &incoming {
+            return self.refuse(stream, e.id().cloned(), &Rejection::Decode(e.clone()));
+        }
+        let (ids, initialize, batch) = scan(&incoming);
+        let supported = &self.shared.config.supported_versions;
+        let header_version = match checks::version_header(&head.headers, supported) {
+            Ok(v) => v,
+            Err(rejection) => return self.refuse(stream, None, &rejection),
+        };
+        let id = match self.session_for_post(now, head, initialize, header_version) {
+            Ok(id) => id,
+            Err(rejection) => return self.refuse(stream, None, &rejection),
+        };
+        let Some(slot) = self.sessions.get_mut(&id) else { return };
+        let batching = slot.machine.session().map(|s| s.protocol_version.has_batching());
+        if batch && batching == Some(false) {
+            return self.refuse(stream, None, &Rejection::BatchNotAllowed);
+        }
+        slot.last_active = now;
+        slot.answers.insert(stream, Answer::new(Logical::unnumbered(stream), ids));
+        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        slot.machine.handle_decoded(now, stream, incoming);
+        self.flush(&id);
+        let announce = initialize && !self.config.stateless;
+        self.settle(&id, stream, announce);
+    }
+
+    /// The session a POST goes to: the one its header names, a new one for `initialize`, or
+    /// (stateless) a fresh one that ends with the POST.
+    fn session_for_post(
+        &mut self,
+        now: Instant,
+        head: &RequestHead,
+        initialize: bool,
+        header_version: Option<ProtocolVersion>,
+    ) -> Result<SessionId, Rejection> {
+        if self.config.stateless {
+            let id = self.open_session(now, SlotKind::Ephemeral)?;
+            if !initialize {
+                let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
+                if let Some(slot) = self.sessions.get_mut(&id) {
+                    slot.machine.assume_initialized(version);
+                }
+            }
+            return Ok(id);
+        }
+        match session_header(&head.headers) {
+            None if initialize => self.open_session(now, SlotKind::Stateful),
+            None => Err(Rejection::MissingSession),
+            Some(h) => self.known(h),
+        }
+    }
+
+    /// Decides how the answer to the POST on `origin` goes out, now that the session has
+    /// handled everything in it that needs no app code.
+    fn settle(&mut self, id: &SessionId, origin: StreamId, announce: bool) {
+        let Some(slot) = self.sessions.get_mut(id) else { return };
+        let primes = slot.primes();
+        let next_stream = slot.next_stream;
+        let Some(answer) = slot.answers.get_mut(&origin) else { return };
+        let Mode::Undecided { held } = &mut answer.mode else { return };
+        let held = std::mem::take(held);
+        let related = held.iter().any(|(_, reply)| !reply);
+        let mut headers = HeaderMap::new();
+        if announce {
+            if let Ok(value) = HeaderValue::from_str(id.as_str()) {
+                headers.insert("mcp-session-id", value);
+            }
+        }
+        if !answer.had_requests && held.is_empty() {
+            slot.answers.remove(&origin);
+            self.exchanges.remove(&origin);
+            self.wire.respond(origin, StatusCode::ACCEPTED, headers);
+            self.wire.close(origin);
+        } else if !answer.had_requests {
+            // Only notifications or responses, and the session refused some: 400 and why.
+            slot.answers.remove(&origin);
+            self.exchanges.remove(&origin);
+            self.wire.json(origin, StatusCode::BAD_REQUEST, headers, join(replies(held)));
+        } else if answer.waiting.is_empty() && !related {
+            slot.answers.remove(&origin);
+            self.exchanges.remove(&origin);
+            self.wire.json(origin, StatusCode::OK, headers, join(replies(held)));
+        } else if self.config.json_response {
+            let (replies, related): (Vec<_>, Vec<_>) = held.into_iter().partition(|(_, r)| *r);
+            answer.mode = Mode::Json { held: replies.into_iter().map(|(j, _)| j).collect() };
+            answer.pending_head = Some(headers);
+            for (json, _) in related {
+                slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
+            }
+        } else {
+            answer.logical.number = next_stream;
+            slot.next_stream += 1;
+            self.wire.open_sse(origin, headers);
+            if primes {
+                answer.logical.prime(&mut self.wire, self.config.retry);
+            }
+            for (json, _) in held {
+                answer.logical.send(id, &json, &mut self.wire);
+            }
+            answer.mode = Mode::Sse;
+        }
+        self.complete(id);
+    }
+
+    /// Sends what the session produced to the streams its routes name.
+    fn flush(&mut self, id: &SessionId) {
+        let Some(slot) = self.sessions.get_mut(id) else { return };
+        let mut standalone = Vec::new();
+        while let Some(out) = slot.machine.poll_outgoing() {
+            if matches!(slot.kind, SlotKind::Legacy { .. }) {
+                standalone.push(out.json);
+                continue;
+            }
+            let (stream, replied) = match &out.route {
+                Route::Reply { id, stream } => (*stream, Some(id.as_ref())),
+                Route::Related { stream, .. } => (*stream, None),
+                Route::Standalone => {
+                    standalone.push(out.json);
+                    continue;
+                }
+            };
+            match slot.answers.get_mut(&stream) {
+                Some(answer) if !answer.finished => {
+                    if let Some(json) = answer.deliver(id, out.json, replied, &mut self.wire) {
+                        standalone.push(json);
+                    }
+                }
+                // A reply whose POST is gone has nowhere to go; a related message still does.
+                _ if replied.is_some() => {}
+                _ => standalone.push(out.json),
+            }
+        }
+        for json in standalone {
+            slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
+        }
+        while let Some(event) = slot.machine.poll_event() {
+            if let Event::Cancelled { id: cancelled } = &event {
+                for answer in slot.answers.values_mut() {
+                    answer.cancelled(cancelled);
+                }
+            }
+            self.events.push_back(RouterEvent { session: id.clone(), event });
+        }
+        if slot.machine.poll_timeout().is_some() {
+            self.timers.insert(id.clone());
+        } else {
+            self.timers.remove(id);
+        }
+        if slot.machine.is_closed() {
+            return self.end_session(id);
+        }
+        self.complete(id);
+    }
+
+    /// Ends the answers whose requests are all answered.
+    fn complete(&mut self, id: &SessionId) {
+        let Some(slot) = self.sessions.get_mut(id) else { return };
+        let done: Vec<StreamId> = slot
+            .answers
+            .iter()
+            .filter(|(_, a)| a.waiting.is_empty() && !a.finished)
+            .filter(|(_, a)| !matches!(a.mode, Mode::Undecided { .. }))
+            .map(|(origin, _)| *origin)
+            .collect();
+        for origin in done {
+            let Some(answer) = slot.answers.get_mut(&origin) else { continue };
+            match &mut answer.mode {
+                Mode::Json { held } => {
+                    let body = join(std::mem::take(held));
+                    let headers = answer.pending_head.take().unwrap_or_default();
+                    slot.answers.remove(&origin);
+                    self.exchanges.remove(&origin);
+                    self.wire.json(origin, StatusCode::OK, headers, body);
+                }
+                Mode::Sse => match answer.logical.carrier {
+                    Some(carrier) => {
+                        let number = answer.logical.number;
+                        slot.answers.remove(&origin);
+                        self.exchanges.remove(&carrier);
+                        self.wire.close(carrier);
+                        self.wire.store.forget_stream(id, number);
+                    }
+                    // The client lost the stream: it waits, finished, for a resume.
+                    None => answer.finished = true,
+                },
+                Mode::Undecided { .. } => {}
+            }
+        }
+        if slot.kind == SlotKind::Ephemeral && slot.answers.is_empty() {
+            self.end_session(id);
+        }
+    }
+
+    fn get(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
+        if let Err(rejection) = checks::check_get_media(&head.headers) {
+            return self.refuse(stream, None, &rejection);
+        }
+        if self.config.stateless {
+            return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
+        }
+        let id = match session_header(&head.headers) {
+            Some(h) => match self.known(h) {
+                Ok(id) => id,
+                Err(rejection) => return self.refuse(stream, None, &rejection),
+            },
+            None => return self.refuse(stream, None, &Rejection::MissingSession),
+        };
+        let Some(slot) = self.sessions.get_mut(&id) else { return };
+        slot.last_active = now;
+        if let Some(last) = head.headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+            return self.resume(&id, stream, last);
+        }
+        if slot.standalone.as_ref().is_some_and(|l| l.carrier.is_some()) {
+            return self.refuse(stream, None, &Rejection::StreamConflict);
+        }
+        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        slot.open_standalone(&id, stream, &mut self.wire, self.config.retry);
+    }
+
+    /// A GET with `Last-Event-ID`: replays what the stream missed, then carries it on if it
+    /// is still open.
+    fn resume(&mut self, id: &SessionId, stream: StreamId, last: &str) {
+        let Some(slot) = self.sessions.get_mut(id) else { return };
+        self.wire.open_sse(stream, HeaderMap::new());
+        let Some((number, seq)) = Logical::parse_event_id(last) else {
+            return self.wire.close(stream);
+        };
+        for event in self.wire.store.replay(id, number, seq) {
+            self.wire.write(stream, event);
+        }
+        let answer = slot.answers.iter_mut().find(|(_, a)| a.logical.number == number);
+        let logical = match answer {
+            Some((&origin, a)) if a.finished => {
+                slot.answers.remove(&origin);
+                self.wire.store.forget_stream(id, number);
+                return self.wire.close(stream);
+            }
+            Some((_, a)) => &mut a.logical,
+            None => match &mut slot.standalone {
+                Some(l) if l.number == number => l,
+                _ => return self.wire.close(stream),
+            },
+        };
+        if let Some(old) = logical.carrier.replace(stream) {
+            self.exchanges.remove(&old);
+            self.wire.close(old);
+        }
+        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+    }
+
+    fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
+        if self.config.stateless {
+            return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
+        }
+        let id = match session_header(&head.headers) {
+            Some(h) => match self.known(h) {
+                Ok(id) => id,
+                Err(rejection) => return self.refuse(stream, None, &rejection),
+            },
+            None => return self.refuse(stream, None, &Rejection::MissingSession),
+        };
+        self.close_session(now, &id);
+        self.wire.respond(stream, StatusCode::OK, HeaderMap::new());
+        self.wire.close(stream);
+    }
+
+    fn open_legacy(&mut self, now: Instant, stream: StreamId) {
+        let kind = SlotKind::Legacy { carrier: Some(stream) };
+        let id = match self.open_session(now, kind) {
+            Ok(id) => id,
+            Err(rejection) => return self.refuse(stream, None, &rejection),
+        };
+        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        self.wire.open_sse(stream, HeaderMap::new());
+        let endpoint = format!("{}?sessionId={id}", self.config.legacy_messages_path);
+        if let Ok(event) = sse::encode_event(None, Some("endpoint"), &endpoint) {
+            self.wire.write(stream, event);
+        }
+        if let Some(slot) = self.sessions.get_mut(&id) {
+            slot.flush_legacy_backlog(&mut self.wire);
+        }
+    }
+
+    fn legacy_session(&self, head: &RequestHead) -> Result<SessionId, Rejection> {
+        let query = head.uri.query().unwrap_or("");
+        let value = query.split('&').find_map(|pair| pair.strip_prefix("sessionId="));
+        self.known(value.ok_or(Rejection::MissingSession)?)
+    }
+
+    fn legacy_post(&mut self, now: Instant, stream: StreamId, id: &SessionId, body: &[u8]) {
+        let incoming = Incoming::decode(body);
+        if let Incoming::Invalid(e) = &incoming {
+            return self.refuse(stream, e.id().cloned(), &Rejection::Decode(e.clone()));
+        }
+        let Some(slot) = self.sessions.get_mut(id) else {
+            return self.refuse(stream, None, &Rejection::UnknownSession);
+        };
+        slot.last_active = now;
+        slot.machine.handle_decoded(now, stream, incoming);
+        self.wire.respond(stream, StatusCode::ACCEPTED, HeaderMap::new());
+        self.wire.close(stream);
+        self.flush(id);
+    }
+
+    fn open_session(&mut self, now: Instant, kind: SlotKind) -> Result<SessionId, Rejection> {
+        if self.sessions.len() >= self.config.max_sessions {
+            return Err(Rejection::TooManySessions);
+        }
+        let mut raw = [0u8; 16];
+        self.rng.fill_bytes(&mut raw);
+        let id = SessionId(raw.iter().map(|b| format!("{b:02x}")).collect());
+        let machine = Session::with_shared(self.shared.clone(), now);
+        self.sessions.insert(id.clone(), Box::new(Slot::new(machine, kind, now)));
+        if self.next_sweep.is_none() {
+            self.next_sweep = Some(now + self.sweep_every());
+        }
+        Ok(id)
+    }
+
+    fn known(&self, header: &str) -> Result<SessionId, Rejection> {
+        let id = SessionId(header.to_owned());
+        if self.sessions.contains_key(&id) {
+            Ok(id)
+        } else {
+            Err(Rejection::UnknownSession)
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<SessionId> = self.timers.iter().cloned().collect();
+        for id in due {
+            if let Some(slot) = self.sessions.get_mut(&id) {
+                slot.machine.handle_timeout(now);
+                self.flush(&id);
+            }
+        }
+        if self.next_sweep.is_some_and(|t| t <= now) {
+            self.sweep(now);
+        }
+    }
+
+    /// Ends the sessions nothing has held open for the idle timeout.
+    fn sweep(&mut self, now: Instant) {
+        let idle = self.config.idle_timeout;
+        let expired: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.is_idle() && now.saturating_duration_since(s.last_active) >= idle)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            self.close_session(now, &id);
+        }
+        self.next_sweep = (!self.sessions.is_empty()).then(|| now + self.sweep_every());
+    }
+
+    fn sweep_every(&self) -> Duration {
+        (self.config.idle_timeout / 8).max(Duration::from_secs(1))
+    }
+
+    fn end_session(&mut self, id: &SessionId) {
+        let Some(slot) = self.sessions.remove(id) else { return };
+        for carrier in slot.carriers() {
+            if self.exchanges.remove(&carrier).is_some() {
+                self.wire.close(carrier);
+            }
+        }
+        self.wire.store.forget_session(id);
+        self.timers.remove(id);
+    }
+
+    /// Answers `stream` with the status and JSON-RPC error body of `rejection`.
+    fn refuse(&mut self, stream: StreamId, id: Option<RequestId>, rejection: &Rejection) {
+        self.exchanges.remove(&stream);
+        let wire =
+            rejection.to_wire(ProtocolVersion::LATEST_SESSION, TransportKind::StreamableHttp);
+        let status = wire.http_status.and_then(|s| StatusCode::from_u16(s).ok());
+        let mut headers = HeaderMap::new();
+        if *rejection == Rejection::HttpMethodNotAllowed {
+            headers.insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        }
+        let body = Message::error(id, wire.error).to_vec();
+        self.wire.json(stream, status.unwrap_or(StatusCode::BAD_REQUEST), headers, body);
+    }
+}
+
+/// The request ids a POST body carries, whether it is `initialize`, and whether it is a
+/// batch.
+fn scan(incoming: &Incoming) -> (Vec<RequestId>, bool, bool) {
+    match incoming {
+        Incoming::Message(Message::Request(r)) => {
+            (vec![r.id.clone()], r.method == "initialize", false)
+        }
+        Incoming::Batch(items) => {
+            let ids = items
+                .iter()
+                .filter_map(|m| match m {
+                    Ok(Message::Request(r)) => Some(r.id.clone()),
+                    _ => None,
+                })
+                .collect();
+            (ids, false, true)
+        }
+        _ => (Vec::new(), false, false),
+    }
+}
+
+fn session_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
+}
+
+fn replies(held: Vec<(Vec<u8>, bool)>) -> Vec<Vec<u8>> {
+    held.into_iter().filter(|(_, reply)| *reply).map(|(json, _)| json).collect()
+}
+
+/// One JSON body from what a POST's answer held: one message as is, several as an array.
+fn join(mut held: Vec<Vec<u8>>) -> Vec<u8> {
+    if held.len() <= 1 {
+        return held.pop().unwrap_or_default();
+    }
+    let mut body = b"[".to_vec();
+    for (i, json) in held.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(json);
+    }
+    body.push(b']');
+    body
+}

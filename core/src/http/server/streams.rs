@@ -1,0 +1,342 @@
+//! One session's SSE streams: the answer streams of its POSTs, its standalone GET stream,
+//! and the bytes that go on them (event ids, the priming event, the store for resumption).
+//!
+//! A *logical* stream outlives the HTTP exchange that carries it: when a client loses the
+//! connection, the stream waits (its events kept in the [`EventStore`]) until the client
+//! resumes it with `Last-Event-ID` on a new GET, which becomes its carrier.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, StatusCode};
+
+use super::store::EventStore;
+use super::SessionId;
+use crate::framing::sse;
+use crate::io::{ResponseHead, StreamId, Transmit};
+use crate::jsonrpc::RequestId;
+use crate::server::Session;
+
+/// Where a router's bytes go: transmits for the runtime, events kept for resumption.
+#[derive(Debug)]
+pub(super) struct Wire {
+    pub(super) transmits: VecDeque<Transmit>,
+    pub(super) store: Box<dyn EventStore>,
+}
+
+impl Wire {
+    pub(super) fn respond(&mut self, stream: StreamId, status: StatusCode, headers: HeaderMap) {
+        let head = Box::new(ResponseHead { status, headers });
+        self.transmits.push_back(Transmit::Respond { stream, head });
+    }
+
+    pub(super) fn write(&mut self, stream: StreamId, bytes: Bytes) {
+        self.transmits.push_back(Transmit::Write { stream, bytes });
+    }
+
+    pub(super) fn close(&mut self, stream: StreamId) {
+        self.transmits.push_back(Transmit::Close { stream });
+    }
+
+    /// Answers `stream` with one whole JSON body.
+    pub(super) fn json(
+        &mut self,
+        stream: StreamId,
+        status: StatusCode,
+        mut headers: HeaderMap,
+        body: Vec<u8>,
+    ) {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        self.respond(stream, status, headers);
+        if !body.is_empty() {
+            self.write(stream, Bytes::from(body));
+        }
+        self.close(stream);
+    }
+
+    /// Starts an SSE answer on `stream`.
+    pub(super) fn open_sse(&mut self, stream: StreamId, mut headers: HeaderMap) {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        self.respond(stream, StatusCode::OK, headers);
+    }
+}
+
+/// How a session is reached.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum SlotKind {
+    /// Streamable HTTP with a session id.
+    Stateful,
+    /// Streamable HTTP without sessions: this session serves one POST, then goes.
+    Ephemeral,
+    /// Legacy HTTP+SSE: every message goes on the GET stream `carrier`.
+    Legacy { carrier: Option<StreamId> },
+}
+
+/// One session and its streams.
+#[derive(Debug)]
+pub(super) struct Slot<H> {
+    pub(super) machine: Session<H>,
+    pub(super) kind: SlotKind,
+    pub(super) last_active: Instant,
+    pub(super) next_stream: u64,
+    /// The answers to POSTs carrying requests, by the stream the POST arrived on (the
+    /// stream the session's routes name).
+    pub(super) answers: HashMap<StreamId, Answer>,
+    /// The standalone GET stream, once opened.
+    pub(super) standalone: Option<Logical>,
+    /// Standalone messages waiting for a GET stream, oldest first.
+    backlog: VecDeque<Vec<u8>>,
+}
+
+/// The answer to one POST.
+#[derive(Debug)]
+pub(super) struct Answer {
+    pub(super) logical: Logical,
+    /// Requests of the POST still unanswered.
+    pub(super) waiting: Vec<RequestId>,
+    pub(super) mode: Mode,
+    /// Every request is answered (or cancelled); for an SSE answer without a carrier, the
+    /// stream waits for its client to resume it.
+    pub(super) finished: bool,
+    /// The POST carried at least one request (else it gets 202, or 400 with errors).
+    pub(super) had_requests: bool,
+    /// The response headers of a JSON answer still to be sent.
+    pub(super) pending_head: Option<HeaderMap>,
+}
+
+/// How an answer goes out.
+#[derive(Debug)]
+pub(super) enum Mode {
+    /// Nothing sent yet; what the session produced so far is held, each message marked
+    /// `true` when it is a reply.
+    Undecided { held: Vec<(Vec<u8>, bool)> },
+    /// One JSON body once every request is answered (related messages go standalone).
+    Json { held: Vec<Vec<u8>> },
+    /// An SSE stream; the head is sent.
+    Sse,
+}
+
+/// A numbered SSE stream of a session.
+#[derive(Debug)]
+pub(super) struct Logical {
+    pub(super) number: u64,
+    seq: u64,
+    /// The exchange carrying it now; `None` after the client lost it.
+    pub(super) carrier: Option<StreamId>,
+}
+
+impl<H: Clone> Slot<H> {
+    pub(super) fn new(machine: Session<H>, kind: SlotKind, now: Instant) -> Self {
+        Self {
+            machine,
+            kind,
+            last_active: now,
+            next_stream: 1,
+            answers: HashMap::new(),
+            standalone: None,
+            backlog: VecDeque::new(),
+        }
+    }
+
+    pub(super) fn new_logical(&mut self, carrier: Option<StreamId>) -> Logical {
+        let number = self.next_stream;
+        self.next_stream += 1;
+        Logical { number, seq: 0, carrier }
+    }
+
+    /// True when priming events and polling apply (2025-11-25 on).
+    pub(super) fn primes(&self) -> bool {
+        self.machine.session().is_some_and(|s| s.protocol_version.has_sse_priming())
+    }
+
+    /// Sends or keeps one standalone message.
+    pub(super) fn standalone(
+        &mut self,
+        id: &SessionId,
+        json: Vec<u8>,
+        wire: &mut Wire,
+        max_backlog: usize,
+    ) {
+        if let SlotKind::Legacy { carrier } = self.kind {
+            return match carrier {
+                Some(carrier) => wire.write(carrier, legacy_event(&json)),
+                None => push_bounded(&mut self.backlog, json, max_backlog),
+            };
+        }
+        match &mut self.standalone {
+            Some(logical) if logical.carrier.is_some() => logical.send(id, &json, wire),
+            _ => push_bounded(&mut self.backlog, json, max_backlog),
+        }
+    }
+
+    /// Opens the standalone stream on `carrier` and sends what waited for it.
+    pub(super) fn open_standalone(
+        &mut self,
+        id: &SessionId,
+        carrier: StreamId,
+        wire: &mut Wire,
+        retry: Option<Duration>,
+    ) {
+        let primes = self.primes();
+        let mut logical = match self.standalone.take() {
+            Some(mut l) => {
+                l.carrier = Some(carrier);
+                l
+            }
+            None => self.new_logical(Some(carrier)),
+        };
+        wire.open_sse(carrier, HeaderMap::new());
+        if primes {
+            logical.prime(wire, retry);
+        }
+        for json in self.backlog.drain(..) {
+            logical.send(id, &json, wire);
+        }
+        self.standalone = Some(logical);
+    }
+
+    /// The legacy GET stream opened: it carries everything from now on.
+    pub(super) fn flush_legacy_backlog(&mut self, wire: &mut Wire) {
+        if let SlotKind::Legacy { carrier: Some(carrier) } = self.kind {
+            for json in self.backlog.drain(..) {
+                wire.write(carrier, legacy_event(&json));
+            }
+        }
+    }
+
+    /// Forgets `carrier` wherever it carried a stream (the client went away). Streams wait
+    /// for a resume; a legacy session has none and says so with `true`.
+    pub(super) fn detach(&mut self, carrier: StreamId) -> bool {
+        if self.kind == (SlotKind::Legacy { carrier: Some(carrier) }) {
+            return true;
+        }
+        for logical in self.answers.values_mut().map(|a| &mut a.logical).chain(&mut self.standalone)
+        {
+            if logical.carrier == Some(carrier) {
+                logical.carrier = None;
+            }
+        }
+        false
+    }
+
+    /// Every exchange this session is carried on.
+    pub(super) fn carriers(&self) -> Vec<StreamId> {
+        let mut all: Vec<StreamId> = self
+            .answers
+            .iter()
+            .filter_map(|(origin, a)| match a.mode {
+                Mode::Sse => a.logical.carrier,
+                // An undecided or JSON answer is carried by its POST.
+                _ => Some(*origin),
+            })
+            .chain(self.standalone.as_ref().and_then(|l| l.carrier))
+            .collect();
+        if let SlotKind::Legacy { carrier: Some(c) } = self.kind {
+            all.push(c);
+        }
+        all
+    }
+
+    /// True when nothing holds this session open: no exchange carries it and no POST waits.
+    pub(super) fn is_idle(&self) -> bool {
+        self.carriers().is_empty() && self.answers.values().all(|a| a.finished)
+    }
+}
+
+impl Answer {
+    pub(super) fn new(logical: Logical, waiting: Vec<RequestId>) -> Self {
+        Self {
+            logical,
+            had_requests: !waiting.is_empty(),
+            waiting,
+            mode: Mode::Undecided { held: Vec::new() },
+            finished: false,
+            pending_head: None,
+        }
+    }
+
+    /// One message for this answer: the reply to `replied` (all of the POST's requests when
+    /// it is a batch reply or an error for the whole body), or a related message.
+    /// Returns the message when it has to go standalone instead (related, JSON mode).
+    pub(super) fn deliver(
+        &mut self,
+        session: &SessionId,
+        json: Vec<u8>,
+        replied: Option<Option<&RequestId>>,
+        wire: &mut Wire,
+    ) -> Option<Vec<u8>> {
+        match replied {
+            Some(Some(id)) if json.first() != Some(&b'[') => self.waiting.retain(|w| w != id),
+            Some(_) => self.waiting.clear(),
+            None => {}
+        }
+        match &mut self.mode {
+            Mode::Undecided { held } => held.push((json, replied.is_some())),
+            Mode::Json { held } if replied.is_some() => held.push(json),
+            Mode::Json { .. } => return Some(json),
+            Mode::Sse => self.logical.send(session, &json, wire),
+        }
+        None
+    }
+
+    /// A request of the POST was cancelled by the client: no reply will come for it.
+    pub(super) fn cancelled(&mut self, id: &RequestId) -> bool {
+        let before = self.waiting.len();
+        self.waiting.retain(|w| w != id);
+        before != self.waiting.len()
+    }
+}
+
+impl Logical {
+    /// A stream not yet numbered: an answer that may still go out as JSON.
+    pub(super) fn unnumbered(carrier: StreamId) -> Self {
+        Self { number: 0, seq: 0, carrier: Some(carrier) }
+    }
+
+    /// Sends (and keeps) one message as the next event of this stream.
+    pub(super) fn send(&mut self, session: &SessionId, json: &[u8], wire: &mut Wire) {
+        self.seq += 1;
+        let id = format!("{}-{}", self.number, self.seq);
+        // Our own compact JSON: UTF-8 without line breaks, so it fits one data line.
+        let data = String::from_utf8_lossy(json);
+        let Ok(event) = sse::encode_event(Some(&id), None, &data) else { return };
+        wire.store.store(session, self.number, self.seq, event.clone());
+        if let Some(carrier) = self.carrier {
+            wire.write(carrier, event);
+        }
+    }
+
+    /// The priming event: an id (sequence 0) and empty data, so the client can resume from
+    /// the start, with the reconnection delay.
+    pub(super) fn prime(&mut self, wire: &mut Wire, retry: Option<Duration>) {
+        let Some(carrier) = self.carrier else { return };
+        if let Ok(event) = sse::encode_priming(&format!("{}-0", self.number), retry) {
+            wire.write(carrier, event);
+        }
+    }
+
+    /// Parses a `Last-Event-ID` of ours into (stream number, sequence).
+    pub(super) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+        let (number, seq) = id.trim().split_once('-')?;
+        Some((number.parse().ok()?, seq.parse().ok()?))
+    }
+}
+
+/// A legacy HTTP+SSE message event.
+pub(super) fn legacy_event(json: &[u8]) -> Bytes {
+    let data = String::from_utf8_lossy(json);
+    sse::encode_event(None, Some("message"), &data).unwrap_or_default()
+}
+
+fn push_bounded(queue: &mut VecDeque<Vec<u8>>, json: Vec<u8>, max: usize) {
+    if max == 0 {
+        return;
+    }
+    if queue.len() == max {
+        queue.pop_front();
+    }
+    queue.push_back(json);
+}
