@@ -1,5 +1,5 @@
-use std::sync::Mutex;
 use serde_json::json;
+use std::sync::Mutex;
 
 use super::*;
 use crate::error::{CloseReason, RequestError};
