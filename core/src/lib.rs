@@ -151,6 +151,7 @@ pub mod json_schema;
 pub mod jsonrpc;
 mod lifecycle;
 mod rpc;
+pub mod runtime;
 pub mod schema;
 pub mod server;
 pub mod stdio;

@@ -106,15 +106,17 @@ pub(crate) fn read_stderr(stderr: ChildStderr, mut f: StderrFn) -> io::Result<()
     Ok(())
 }
 
-/// Ends the child: drops `stdin` (EOF), waits `grace`, sends SIGTERM to its process group,
+/// Ends the child: drops `stdin` (EOF), waits until `first` (the end of the first grace
+/// period, which began when stdin was being closed), sends SIGTERM to its process group,
 /// waits `grace`, sends SIGKILL, then reaps it. Returns its exit status.
 pub(crate) fn shutdown(
     child: &mut Child,
     stdin: Option<ChildStdin>,
+    first: Instant,
     grace: Duration,
 ) -> io::Result<ExitStatus> {
     drop(stdin);
-    if let Some(status) = wait_until(child, Instant::now() + grace)? {
+    if let Some(status) = wait_until(child, first)? {
         return Ok(status);
     }
     signal_group(child, Signal::TERM);

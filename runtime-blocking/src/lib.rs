@@ -11,9 +11,10 @@
 //! thread that has an input feeds it and drains it: a caller sends its own request and writes
 //! the frame to the child's stdin; the thread reading the peer's stream feeds the bytes and
 //! completes the waiting callers; a server handler's thread feeds its answer and writes it.
-//! One supervisor thread per session sleeps until the machine's `poll_timeout`, writes for
-//! the reader (which never blocks on a write), and ends the session (the client's supervisor
-//! owns the child and reaps it; the server's is the thread that called [`serve`]).
+//! One supervisor thread per session sleeps until the machine's `poll_timeout`, has a worker
+//! thread write for the reader (neither ever blocks on a write), and ends the session (the
+//! client's supervisor owns the child and reaps it; the server's is the thread that called
+//! [`serve`]).
 //!
 //! ```no_run
 //! use serde_json::json;
@@ -41,10 +42,10 @@ pub use zest_core::api::{CallError, ClientApi, PeerApi};
 pub use zest_core::schema;
 
 pub use client::{
-    CancelHandle, Client, ClientOptions, ConnectError, Notifications, PendingCall,
-    NOTIFICATION_QUEUE,
+    CancelHandle, Client, ClientOptions, Notifications, PendingCall, NOTIFICATION_QUEUE,
 };
-pub use server::{serve, serve_stdio, Registry, RequestContext};
+pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::runtime::ConnectError;
 pub use zest_core::stdio::StdioCommand;
 
 // Handles cross threads: checked at compile time.

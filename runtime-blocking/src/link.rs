@@ -3,14 +3,17 @@
 //! handler with its answer, the supervisor with a due deadline) locks the machine, feeds it
 //! and drains it. This module holds what the machine lock does not:
 //!
-//! - [`Outbox`]: frames drained from the machine wait here, in order, and are written outside
-//!   the machine lock by one thread at a time (the first that finds nobody writing writes
-//!   everything queued, batched into one `write_all` per round). The stream's reader thread
-//!   never writes (a full pipe must never stop us reading, or two peers could block each
-//!   other): it asks the supervisor to write instead.
+//! - [`Outbox`]: frames drained from the machine wait in zest-core's [`WriteQueue`], in order,
+//!   and are written outside the machine lock by one thread at a time (the first that finds
+//!   nobody writing performs the queue's steps until it is idle; the frames of one drain go
+//!   in one `write_all`). The stream's reader thread never writes (a full pipe must never
+//!   stop us reading, or two peers could block each other): it asks the supervisor, which
+//!   has a worker thread write instead (so that it never blocks on a write itself). At the end, [`Outbox::finish`] writes what is left and closes the stream, but
+//!   waits no longer than a deadline.
 //! - the supervisor's bell: the one thread that sleeps until the machine's `poll_timeout`
-//!   (the only timer), writes for the reader, and ends the session.
-//! - [`Slot`]: where a blocked thread waits for its one outcome.
+//!   (the only timer), has the reader's frames written, and ends the session.
+//! - [`Slot`]: where a blocked thread waits for its one outcome ([`CallSlot`] files one in
+//!   zest-core's calls table).
 //!
 //! Lock order: machine lock → outbox control → slot. The writer lock is taken only by the
 //! active writer (or, with `try_lock`, by the supervisor at the end) and never while holding
@@ -18,8 +21,12 @@
 
 use std::cell::Cell;
 use std::io::{self, Write};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
 use std::time::Instant;
+
+use bytes::Bytes;
+use zest_core::runtime::{Outcome, ReplySlot, WriteQueue, WriteStep};
 
 thread_local! {
     /// Set while this thread holds a session's machine lock, or is one of its threads: a
@@ -77,6 +84,15 @@ impl<T> Slot<T> {
     }
 }
 
+/// A blocked caller's slot, as zest-core's calls table files it.
+pub(crate) struct CallSlot(pub(crate) Arc<Slot<Outcome>>);
+
+impl ReplySlot for CallSlot {
+    fn deliver(self, outcome: Outcome) {
+        self.0.set(outcome);
+    }
+}
+
 /// What the supervisor is woken for.
 pub(crate) enum Wake {
     /// The reader queued frames and nobody is writing them.
@@ -98,12 +114,8 @@ pub(crate) struct Outbox<W> {
 
 #[derive(Default)]
 struct Ctl {
-    /// Queued frames, in the order the machine produced them.
-    out: Vec<u8>,
-    /// The buffer the active writer hands back, reused for the next round.
-    spare: Vec<u8>,
-    /// Close the stream once `out` is written.
-    close: bool,
+    /// Queued frames, in the order the machine produced them, and whether to close after.
+    queue: WriteQueue,
     /// A thread is writing; others only queue.
     writing: bool,
     /// The reader asked the supervisor to write.
@@ -114,24 +126,25 @@ struct Ctl {
     closed: bool,
 }
 
-impl<W: Write> Outbox<W> {
-    pub(crate) fn new(writer: W) -> Self {
-        Self { ctl: Mutex::default(), bell: Condvar::new(), writer: Mutex::new(Some(writer)) }
+impl<W: Write + Send + 'static> Outbox<W> {
+    pub(crate) fn new(writer: W) -> Arc<Self> {
+        let writer = Mutex::new(Some(writer));
+        Arc::new(Self { ctl: Mutex::default(), bell: Condvar::new(), writer })
     }
 
-    /// Queues frames (called with the machine lock held, in production order). `pending` is
-    /// left empty.
-    pub(crate) fn queue(&self, pending: &mut Vec<u8>, close: bool) {
-        if pending.is_empty() && !close {
+    /// Queues frames (called with the machine lock held, in production order), and the
+    /// stream's close after them if `close`. `frames` is left empty.
+    pub(crate) fn queue(&self, frames: &mut Vec<Bytes>, close: bool) {
+        if frames.is_empty() && !close {
             return;
         }
         let mut ctl = lock(&self.ctl);
-        if ctl.out.is_empty() {
-            std::mem::swap(&mut ctl.out, pending);
-        } else {
-            ctl.out.append(pending);
+        for frame in frames.drain(..) {
+            ctl.queue.push(frame);
         }
-        ctl.close |= close;
+        if close {
+            ctl.queue.close();
+        }
     }
 
     /// Makes sure the supervisor wakes by `deadline` (called with the machine lock held after
@@ -150,7 +163,7 @@ impl<W: Write> Outbox<W> {
     /// Returns the write error, once; the stream is then dropped and later frames discarded.
     pub(crate) fn flush(&self, may_block: bool) -> Option<io::Error> {
         let mut ctl = lock(&self.ctl);
-        if ctl.writing || (ctl.out.is_empty() && !ctl.close) {
+        if ctl.writing || !ctl.queue.is_busy() {
             return None;
         }
         if !may_block {
@@ -159,37 +172,47 @@ impl<W: Write> Outbox<W> {
             return None;
         }
         ctl.writing = true;
-        let mut buf = std::mem::take(&mut ctl.spare);
-        loop {
-            std::mem::swap(&mut buf, &mut ctl.out);
-            let close = std::mem::take(&mut ctl.close);
-            drop(ctl);
-            let result = {
-                let mut writer = lock(&self.writer);
-                let result = match writer.as_mut() {
-                    Some(w) if !buf.is_empty() => w.write_all(&buf).and_then(|()| w.flush()),
-                    _ => Ok(()),
-                };
-                if close || result.is_err() {
-                    *writer = None;
-                }
-                result
-            };
-            buf.clear();
-            ctl = lock(&self.ctl);
-            if result.is_err() || (ctl.out.is_empty() && !ctl.close) {
-                if result.is_err() {
-                    ctl.out.clear();
-                }
-                ctl.writing = false;
-                ctl.spare = buf;
-                if ctl.closed {
-                    // The supervisor may be waiting in `finish` for this last write.
-                    self.bell.notify_all();
-                }
-                return result.err();
+        let failure = loop {
+            let step = ctl.queue.poll_step();
+            if matches!(step, WriteStep::Idle) {
+                break None;
             }
+            drop(ctl);
+            let result = self.perform(&step);
+            ctl = lock(&self.ctl);
+            match (step, result) {
+                (_, Err(e)) => {
+                    ctl.queue.handle_failed();
+                    break Some(e);
+                }
+                (WriteStep::Write(bytes), Ok(())) => ctl.queue.handle_written(bytes.len()),
+                (WriteStep::Flush, Ok(())) => ctl.queue.handle_flushed(),
+                (WriteStep::Close, Ok(())) => ctl.queue.handle_closed(),
+                (WriteStep::Done | WriteStep::Idle, Ok(())) => break None,
+            }
+        };
+        ctl.writing = false;
+        if ctl.closed {
+            // The supervisor may be waiting in `finish` for this last write.
+            self.bell.notify_all();
         }
+        failure
+    }
+
+    /// Performs one step on the stream (outside the control lock). A stream already taken
+    /// or closed takes nothing more: its frames are discarded.
+    fn perform(&self, step: &WriteStep) -> io::Result<()> {
+        let mut writer = lock(&self.writer);
+        let Some(w) = writer.as_mut() else { return Ok(()) };
+        let result = match step {
+            WriteStep::Write(bytes) => w.write_all(bytes),
+            WriteStep::Flush => w.flush(),
+            WriteStep::Close | WriteStep::Done | WriteStep::Idle => Ok(()),
+        };
+        if result.is_err() || matches!(step, WriteStep::Close | WriteStep::Done) {
+            *writer = None;
+        }
+        result
     }
 
     /// Asks the supervisor to end the session.
@@ -231,16 +254,38 @@ impl<W: Write> Outbox<W> {
         }
     }
 
-    /// After the session closed: writes what is still queued (unless another thread is
-    /// writing: then waits for it), and returns the stream if no writer holds it.
-    pub(crate) fn finish(&self) -> Option<W> {
-        let _ = self.flush(true);
+    /// After the session closed: writes what is still queued and closes the stream, waiting
+    /// no later than `deadline` (the writing happens on a thread of its own, so that a peer
+    /// that stopped reading cannot hold the caller: past the deadline that thread is left to
+    /// its blocked write and the rest is dropped). Returns the stream if it is still open and
+    /// no writer holds it.
+    pub(crate) fn finish(self: &Arc<Self>, deadline: Instant) -> Option<W> {
         let mut ctl = lock(&self.ctl);
-        while ctl.writing {
-            ctl = self.bell.wait(ctl).unwrap_or_else(PoisonError::into_inner);
+        ctl.queue.finish(deadline);
+        if !ctl.writing && ctl.queue.is_busy() {
+            let bytes_left = !ctl.queue.is_empty();
+            drop(ctl);
+            let out = self.clone();
+            let writer = thread::Builder::new().name("zest-writer".into());
+            // Only bytes can block; a flush after complete writes, or the close (a drop),
+            // cannot, and is done here.
+            if !bytes_left || writer.spawn(move || drop(out.flush(true))).is_err() {
+                // (Without a thread to spare: written here, unbounded, rather than lost.)
+                let _ = self.flush(true);
+            }
+            ctl = lock(&self.ctl);
+        }
+        while ctl.writing || ctl.queue.is_busy() {
+            let now = Instant::now();
+            if now >= deadline {
+                ctl.queue.handle_timeout(now);
+                break;
+            }
+            let waited = self.bell.wait_timeout(ctl, deadline - now);
+            ctl = waited.unwrap_or_else(PoisonError::into_inner).0;
         }
         drop(ctl);
-        self.writer.try_lock().ok().and_then(|mut w| w.take())
+        self.take_writer()
     }
 
     /// Takes the stream without waiting for a writer that may be stuck on a full pipe.

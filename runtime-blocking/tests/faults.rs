@@ -130,13 +130,12 @@ fn a_child_that_exits_before_the_handshake_is_a_connect_error() {
     let err = Client::spawn(command.on_stderr(|_| {}), ClientOptions::new("faults", "0"))
         .expect_err("no handshake");
     // Which the driver notices first, stdout's EOF or stdin's broken pipe, is a race.
+    let ConnectError::Exited { reason, status } = &err else { panic!("{err:?}") };
     assert!(
-        matches!(
-            err,
-            ConnectError::Died(CloseReason::TransportEnded | CloseReason::TransportFailed(_))
-        ),
+        matches!(reason, CloseReason::TransportEnded | CloseReason::TransportFailed(_)),
         "{err:?}"
     );
+    assert_eq!(status.and_then(|s| s.code()), Some(7), "reaped before spawn returned");
 }
 
 #[test]

@@ -137,3 +137,40 @@ fn progress_and_logs_leave_before_the_answer() {
     peer.writer.shutdown(std::net::Shutdown::Write).unwrap();
     assert_eq!(server.join().unwrap(), CloseReason::TransportEnded);
 }
+
+/// A client that never reads: every write blocks for ever.
+struct NeverReads;
+
+impl Write for NeverReads {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        loop {
+            thread::park();
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn serve_returns_at_the_drain_deadline_when_the_client_never_reads() {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hand", "version": "1"}}});
+    let mut input = serde_json::to_vec(&init).unwrap();
+    input.push(b'\n');
+    let (done_tx, done) = mpsc::channel();
+    let started = std::time::Instant::now();
+    // The answer to `initialize` can never be written; EOF ends the session, and the final
+    // drain gives up after its 5 s deadline instead of waiting for ever.
+    thread::spawn(move || {
+        let config = ServerConfig::new("socket-server", "1");
+        let reason = serve(config, Registry::default(), std::io::Cursor::new(input), NeverReads);
+        let _ = done_tx.send(reason);
+    });
+    let reason = done.recv_timeout(Duration::from_secs(30)).expect("serve returned");
+    assert_eq!(reason, CloseReason::TransportEnded);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(15), "{took:?}");
+}

@@ -49,9 +49,10 @@ pub use zest_core::handler::{AsyncClientHandlers, AsyncHandler, BoxFuture, Handl
 pub use zest_core::schema;
 pub use zest_core::RequestOptions;
 
-pub use client::{Client, ConnectError};
+pub use client::Client;
 pub use command::{ClientOptions, StdioCommand};
-pub use server::{serve, serve_stdio, Registry, RequestContext};
+pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::runtime::ConnectError;
 
 /// The handles are shared across threads and tasks.
 const _: () = {

@@ -4,36 +4,37 @@
 //! is cancelled.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::future::Future as _;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::{future, Executor, Task};
-use zest_core::api::{CallError, PeerApi};
+use zest_core::api::CallError;
 use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::schema::methods::Method;
-use zest_core::schema::LoggingLevel;
+use zest_core::runtime::{CallKey, Calls, CancelFlag, Link, PeerCall, Report};
 use zest_core::server::{Event, Server, ServerConfig};
 use zest_core::RequestOptions;
 
-use crate::call::{self, Calls, Outgoing, Submit};
+use crate::call::{self, Outgoing, ReplyTx, Submit};
 use crate::stdio;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
 
 /// What a server offers, with async handlers that get a [`RequestContext`].
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
+
+/// How long the last frames may take to reach the client once the session is over.
+const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
 /// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
 /// the session ended. Stdout carries only protocol frames; log to stderr.
@@ -68,12 +69,12 @@ where
 {
     let (commands, queue) = channel::unbounded();
     let executor = Executor::new();
+    let link = SessionLink { commands, closed: Arc::new(OnceLock::new()) };
     let driver = Driver {
         core: Server::new(config, registry, Instant::now()),
         executor: &executor,
-        commands,
-        closed: Arc::new(OnceLock::new()),
-        calls: Calls::default(),
+        link,
+        calls: Calls::new(),
         running: HashMap::new(),
         writer: Writer::new(writer),
     };
@@ -85,22 +86,9 @@ enum Command {
     /// A handler's request to the client, made while serving the client's request `related`.
     Call { out: Outgoing, related: RequestId },
     /// A handler dropped the future of its request to the client.
-    Cancel(u64),
-    /// A handler sends a log record.
-    Log {
-        related: RequestId,
-        level: LoggingLevel,
-        data: Value,
-        reply: Sender<Result<(), UsageError>>,
-    },
-    /// A handler reports progress on its call.
-    Progress {
-        id: RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-        reply: Sender<Result<(), UsageError>>,
-    },
+    Cancel(CallKey),
+    /// A handler reports progress or sends a log record; the machine's verdict goes to `reply`.
+    Report { report: Report, reply: Sender<Result<(), UsageError>> },
     /// A handler finished.
     Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
 }
@@ -109,12 +97,12 @@ struct Driver<'e, W> {
     core: Server<AsyncHandler<RequestContext>>,
     /// Runs the handlers.
     executor: &'e Executor<'static>,
-    commands: Sender<Command>,
-    closed: Arc<OnceLock<CloseReason>>,
+    /// What every handler's context holds; its `closed` is set once the session closes.
+    link: SessionLink,
     /// Handlers' requests to the client.
-    calls: Calls,
+    calls: Calls<ReplyTx>,
     /// Running handler tasks by the client's request id; dropping one cancels it.
-    running: HashMap<RequestId, (Task<()>, Arc<AtomicBool>)>,
+    running: HashMap<RequestId, (Task<()>, CancelFlag)>,
     writer: Writer<W>,
 }
 
@@ -142,7 +130,7 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                 // Requests, progress and logs from handlers still running fail at once.
                 wire::close_queue(&queue);
                 self.running.clear();
-                self.writer.finish().await;
+                self.writer.finish(Instant::now() + FINAL_FLUSH_LIMIT).await;
                 return reason;
             }
             self.writer.try_progress();
@@ -200,19 +188,19 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
 
     fn apply(&mut self, now: Instant, command: Command) {
         match command {
-            Command::Call { out, related } => self.calls.start(out, |method, params, opts| {
-                self.core.request(now, Some(&related), method, params, opts)
-            }),
+            Command::Call { out, related } => {
+                let Outgoing { key, method, params, opts, on_progress, reply } = out;
+                let core = &mut self.core;
+                let send = || core.request(now, Some(&related), method, params, opts);
+                self.calls.start(Some(key), reply, on_progress, send);
+            }
             Command::Cancel(key) => {
-                if let Some(id) = self.calls.take_key(key) {
+                if let Some(id) = self.calls.abandon(key) {
                     let _ = self.core.cancel(now, &id, None);
                 }
             }
-            Command::Log { related, level, data, reply } => {
-                let _ = reply.try_send(self.core.log(now, Some(&related), level, None, data));
-            }
-            Command::Progress { id, progress, total, message, reply } => {
-                let _ = reply.try_send(self.core.progress(now, &id, progress, total, message));
+            Command::Report { report, reply } => {
+                let _ = reply.try_send(report.apply(now, &mut self.core));
             }
             Command::Respond { id, result } => {
                 self.running.remove(&id);
@@ -231,18 +219,14 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
             while let Some(output) = self.core.poll_output() {
                 match output {
                     Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => self.writer.send(&bytes),
+                        Ok(StdioTransmit::Write(bytes)) => self.writer.send(bytes),
                         Ok(StdioTransmit::Close) => self.writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
                     Output::Event(Event::Call { id, handler, call, .. }) => {
-                        let cancelled = Arc::new(AtomicBool::new(false));
-                        let ctx = RequestContext {
-                            id: id.clone(),
-                            commands: self.commands.clone(),
-                            cancelled: cancelled.clone(),
-                            closed: self.closed.clone(),
-                        };
+                        let cancelled = CancelFlag::new();
+                        let ctx =
+                            RequestContext::new(id.clone(), cancelled.clone(), self.link.clone());
                         let mut answer = wire::answering(handler.run(ctx, call));
                         // Most handlers finish in their first poll: those are answered in this
                         // drain, with no task, no command and no wake-up. The others become a
@@ -253,7 +237,7 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                             let _ = self.core.respond(Instant::now(), id, wire::answer_of(outcome));
                             continue;
                         }
-                        let commands = self.commands.clone();
+                        let commands = self.link.commands.clone();
                         let task_id = id.clone();
                         let task = self.executor.spawn(async move {
                             let result = wire::answer_of(answer.await);
@@ -263,22 +247,22 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                     }
                     Output::Event(Event::Cancelled { id }) => {
                         if let Some((task, cancelled)) = self.running.remove(&id) {
-                            cancelled.store(true, Ordering::Release);
+                            cancelled.cancel();
                             drop(task);
                         }
                     }
                     Output::Event(Event::Response { id, result }) => {
                         // `Closed` follows these: record it first (see the client driver).
                         if let Err(RequestError::Closed(reason)) = &result {
-                            let _ = self.closed.set(reason.clone());
+                            let _ = self.link.closed.set(reason.clone());
                         }
-                        self.calls.complete(&id, result)
+                        self.calls.complete(&id, result);
                     }
                     Output::Event(Event::Progress { id, progress }) => {
-                        self.calls.progress(&id, progress)
+                        self.calls.progress(&id, progress);
                     }
                     Output::Event(Event::Closed(reason)) => {
-                        let _ = self.closed.set(reason.clone());
+                        let _ = self.link.closed.set(reason.clone());
                         closed = Some(reason);
                     }
                     Output::Event(_) => {}
@@ -294,91 +278,72 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
 }
 
 /// What a handler gets: its request's id, cancellation, progress, logging, and requests to
-/// the client ([`PeerApi`]: sampling, elicitation, roots).
+/// the client ([`PeerApi`](crate::PeerApi): sampling, elicitation, roots); zest-core's
+/// [`RequestContext`](zest_core::runtime::RequestContext), the same on every runtime.
+///
+/// Its methods return futures: `ctx.progress(1.0, None, None).await`. A cancelled request's
+/// task is dropped at its next await; `is_cancelled()` is for work handed elsewhere, such as
+/// a blocking thread. A request to the client is cancelled when its future is dropped.
+pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
+
+/// The session end of this runtime's [`RequestContext`]: carries a handler's reports and
+/// requests to the client to the session's driver. Handlers never need to name it.
 #[derive(Clone)]
-pub struct RequestContext {
-    id: RequestId,
+pub struct SessionLink {
     commands: Sender<Command>,
-    cancelled: Arc<AtomicBool>,
     closed: Arc<OnceLock<CloseReason>>,
 }
 
-impl RequestContext {
-    /// The client's id for the request being served.
-    pub fn request_id(&self) -> &RequestId {
-        &self.id
-    }
-
-    /// True once the client cancelled this request (the handler's task is then dropped at
-    /// its next await; this is for work handed elsewhere, such as a blocking thread).
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
-    }
-
-    /// Reports progress, if the client asked for it (otherwise nothing is sent). `progress`
-    /// must increase from one report to the next.
-    pub async fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), UsageError> {
-        let (reply, answer) = channel::bounded(1);
-        let id = self.id.clone();
-        self.ask(Command::Progress { id, progress, total, message, reply }, answer).await
-    }
-
-    /// Sends a log record (`notifications/message`) if `level` is at or above the level the
-    /// client set.
-    pub async fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        let (reply, answer) = channel::bounded(1);
-        let related = self.id.clone();
-        self.ask(Command::Log { related, level, data, reply }, answer).await
-    }
-
-    async fn ask(
-        &self,
-        command: Command,
-        answer: Receiver<Result<(), UsageError>>,
-    ) -> Result<(), UsageError> {
-        if self.commands.try_send(command).is_err() {
-            return Err(UsageError::Closed);
-        }
-        answer.recv().await.unwrap_or(Err(UsageError::Closed))
+impl fmt::Debug for SessionLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionLink").field("closed", &self.closed.get()).finish()
     }
 }
 
-impl std::fmt::Debug for RequestContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestContext")
-            .field("id", &self.id)
-            .field("cancelled", &self.is_cancelled())
-            .finish()
+impl Link for SessionLink {
+    type Reply<'a, T: 'a> = BoxFuture<'a, T>;
+
+    fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
+        Box::pin(async move {
+            let (reply, answer) = channel::bounded(1);
+            if self.commands.try_send(Command::Report { report, reply }).is_err() {
+                return Err(UsageError::Closed);
+            }
+            answer.recv().await.unwrap_or(Err(UsageError::Closed))
+        })
+    }
+
+    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
+        Box::pin(async move {
+            let peer = Peer { link: self, related: call.related };
+            let opts = RequestOptions::default();
+            call::call_raw(&peer, call.method, call.params, opts, None).await
+        })
+    }
+
+    fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
+        Box::pin(async move { f(reply.await) })
     }
 }
 
-impl Submit for RequestContext {
+/// A handler's request to the client on its way: the link and the request it serves.
+struct Peer<'a> {
+    link: &'a SessionLink,
+    related: RequestId,
+}
+
+impl Submit for Peer<'_> {
     fn submit(&self, out: Outgoing) -> bool {
-        self.closed.get().is_none()
-            && self.commands.try_send(Command::Call { out, related: self.id.clone() }).is_ok()
+        let related = self.related.clone();
+        self.link.closed.get().is_none()
+            && self.link.commands.try_send(Command::Call { out, related }).is_ok()
     }
 
-    fn cancel(&self, key: u64) {
-        let _ = self.commands.try_send(Command::Cancel(key));
+    fn cancel(&self, key: CallKey) {
+        let _ = self.link.commands.try_send(Command::Cancel(key));
     }
 
     fn close_reason(&self) -> Option<CloseReason> {
-        self.closed.get().cloned()
-    }
-}
-
-impl PeerApi for RequestContext {
-    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
-
-    fn peer_request<M: Method>(&self, params: M::Params) -> Self::Call<'_, M::Result>
-    where
-        M::Result: 'static,
-    {
-        call::call::<M, _>(self, &params, RequestOptions::default(), None)
+        self.link.closed.get().cloned()
     }
 }

@@ -1,69 +1,54 @@
-//! The write half of a session, driven by the session's own loop (no writer task).
+//! The write half of a session, driven by the session's own loop (no writer task):
+//! zest-core's [`WriteQueue`] says what to write, flush or close next; this performs it on an
+//! async sink.
 //!
-//! The frames of one drain are queued into one buffer ([`Writer::send`]) and written with one
-//! write as soon as the drain is over ([`Writer::try_progress`], which never waits). What the
-//! sink does not take at once (a peer that stops reading fills the pipe) is written later
-//! from the loop's race, beside reading ([`Writer::progress`]): writing never stops the loop
-//! from reading (the classic pipe deadlock), and a frame costs no channel and no task hop.
-//! Every batch is flushed once written, so a buffering sink passes each frame on at once.
+//! The frames of one drain leave in one write as soon as the drain is over
+//! ([`Writer::try_progress`], which never waits). What the sink does not take at once (a peer
+//! that stops reading fills the pipe) is written later from the loop's race, beside reading
+//! ([`Writer::progress`]): writing never stops the loop from reading (the classic pipe
+//! deadlock), and a frame costs no channel and no task hop.
 
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
+use std::time::Instant;
 
 use bytes::Bytes;
+use smol::future::FutureExt as _;
 use smol::io::AsyncWrite;
-
-/// Past this capacity an emptied queue gives its memory back (after a huge frame).
-const KEEP_CAPACITY: usize = 64 * 1024;
+use smol::Timer;
+use zest_core::runtime::{WriteQueue, WriteStep};
 
 /// The sink and the bytes queued for it.
 pub(crate) struct Writer<W> {
-    /// `None` once closed or failed: later frames are dropped.
+    /// `None` once closed, failed or given up: later frames are dropped.
     sink: Option<W>,
-    queue: Vec<u8>,
-    /// How much of `queue` the sink has taken.
-    written: usize,
-    /// Bytes were written since the last flush.
-    unflushed: bool,
-    /// Close the sink once the queue is written.
-    closing: bool,
+    queue: WriteQueue,
     /// A write failure not yet reported by [`progress`](Self::progress).
     failure: Option<io::Error>,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<W> {
     pub(crate) fn new(sink: W) -> Self {
-        Self {
-            sink: Some(sink),
-            queue: Vec::new(),
-            written: 0,
-            unflushed: false,
-            closing: false,
-            failure: None,
-        }
+        Self { sink: Some(sink), queue: WriteQueue::new(), failure: None }
     }
 
     /// Queues one frame. After [`close`](Self::close) or a write failure it is dropped (the
     /// failure is reported once, by [`progress`](Self::progress)).
-    pub(crate) fn send(&mut self, frame: &Bytes) {
-        if self.sink.is_some() && !self.closing {
-            self.queue.extend_from_slice(frame);
-        }
+    pub(crate) fn send(&mut self, frame: Bytes) {
+        self.queue.push(frame);
     }
 
     /// Closes the sink once what is queued is written.
     pub(crate) fn close(&mut self) {
-        self.closing = true;
+        self.queue.close();
     }
 
     /// True while [`progress`](Self::progress) has something to do: bytes to write, a flush
     /// or a close pending, or a failure to report. The loop waits on it only then.
     pub(crate) fn busy(&self) -> bool {
-        self.failure.is_some()
-            || (self.sink.is_some()
-                && (self.written < self.queue.len() || self.unflushed || self.closing))
+        self.failure.is_some() || (self.sink.is_some() && self.queue.is_busy())
     }
 
     /// Writes what the sink takes without waiting; the rest is left to
@@ -87,74 +72,60 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         poll_fn(|cx| self.poll_work(cx)).await
     }
 
-    /// Writes what is queued, then closes the sink; on a write failure the sink is dropped
-    /// (closed) with bytes unwritten. Not bounded in time: the caller bounds it if it must.
-    pub(crate) async fn finish(&mut self) {
-        self.closing = true;
+    /// Writes what is queued, then closes the sink, giving up at `deadline`; on a write
+    /// failure or past the deadline the sink is dropped (closed) with bytes unwritten.
+    pub(crate) async fn finish(&mut self, deadline: Instant) {
+        self.queue.finish(deadline);
         self.failure = None;
-        // A failure ends the attempt like success does: the sink is dropped below either way.
-        let _ = poll_fn(|cx| self.poll_work(cx)).await;
+        if let Some(at) = self.queue.poll_timeout() {
+            // A failure ends the attempt like success does: the sink is dropped below.
+            let drained = async {
+                let _ = poll_fn(|cx| self.poll_work(cx)).await;
+                true
+            };
+            let timed_out = async {
+                Timer::at(at).await;
+                false
+            };
+            if !drained.or(timed_out).await {
+                self.queue.handle_timeout(Instant::now());
+            }
+        }
         self.sink = None;
     }
 
+    /// Performs the queue's steps until it is idle or done, or the sink is not ready.
     fn poll_work(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
-        let outcome = poll_sink(
-            Pin::new(sink),
-            cx,
-            &self.queue,
-            &mut self.written,
-            &mut self.unflushed,
-            self.closing,
-        );
-        if self.written == self.queue.len() {
-            self.queue.clear();
-            self.written = 0;
-            if self.queue.capacity() > KEEP_CAPACITY {
-                self.queue = Vec::new();
-            }
-        }
-        match outcome {
-            Poll::Ready(Ok(())) if self.closing => {
+        loop {
+            let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
+            let mut sink = Pin::new(sink);
+            let step = match self.queue.poll_step() {
+                WriteStep::Write(bytes) => match ready!(sink.as_mut().poll_write(cx, &bytes)) {
+                    Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => {
+                        self.queue.handle_written(n);
+                        Ok(())
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+                    Err(e) => Err(e),
+                },
+                WriteStep::Flush => {
+                    ready!(sink.poll_flush(cx)).map(|()| self.queue.handle_flushed())
+                }
+                WriteStep::Close => {
+                    ready!(sink.poll_close(cx)).map(|()| self.queue.handle_closed())
+                }
+                WriteStep::Idle => return Poll::Ready(Ok(())),
+                WriteStep::Done => {
+                    self.sink = None;
+                    return Poll::Ready(Ok(()));
+                }
+            };
+            if let Err(e) = step {
+                self.queue.handle_failed();
                 self.sink = None;
-                Poll::Ready(Ok(()))
+                return Poll::Ready(Err(e));
             }
-            Poll::Ready(Err(e)) => {
-                self.sink = None;
-                Poll::Ready(Err(e))
-            }
-            other => other,
         }
     }
-}
-
-/// Writes `queue[written..]`, then flushes, then (when `closing`) closes the sink.
-fn poll_sink<W: AsyncWrite>(
-    mut sink: Pin<&mut W>,
-    cx: &mut Context<'_>,
-    queue: &[u8],
-    written: &mut usize,
-    unflushed: &mut bool,
-    closing: bool,
-) -> Poll<io::Result<()>> {
-    while *written < queue.len() {
-        match sink.as_mut().poll_write(cx, &queue[*written..]) {
-            Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-            Poll::Ready(Ok(n)) => {
-                *written += n;
-                *unflushed = true;
-            }
-            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => return Poll::Pending,
-        }
-    }
-    if *unflushed {
-        std::task::ready!(sink.as_mut().poll_flush(cx))?;
-        *unflushed = false;
-    }
-    if closing {
-        std::task::ready!(sink.as_mut().poll_close(cx))?;
-    }
-    Poll::Ready(Ok(()))
 }

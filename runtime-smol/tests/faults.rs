@@ -126,9 +126,9 @@ fn a_missing_command_is_a_spawn_error_naming_the_program() {
     run(10, async {
         for program in ["zest-smol-no-such-server", "/nonexistent/zest-smol-no-such-server"] {
             let err = Client::spawn(StdioCommand::new(program), options()).await.unwrap_err();
-            let ConnectError::Spawn { program: named, source } = &err else { panic!("{err:?}") };
+            let ConnectError::Spawn { program: named, kind, .. } = &err else { panic!("{err:?}") };
             assert_eq!(named, program);
-            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            assert_eq!(*kind, std::io::ErrorKind::NotFound);
             assert!(err.to_string().contains(program), "{err}");
         }
     });

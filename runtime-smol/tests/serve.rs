@@ -201,3 +201,48 @@ fn serve_over_a_socket_pair() {
     let late = common::run(5, ctx.log(LoggingLevel::Info, json!("after the end")));
     assert!(late.is_err(), "a context outliving its session reports it: {late:?}");
 }
+
+/// A client that never reads: every write stays pending.
+struct NeverReads;
+
+impl smol::io::AsyncWrite for NeverReads {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Pending
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Pending
+    }
+
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Pending
+    }
+}
+
+#[test]
+fn serve_returns_at_the_drain_deadline_when_the_client_never_reads() {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let mut input = serde_json::to_vec(&init).unwrap();
+    input.push(b'\n');
+    let config = ServerConfig::new("serve-test", "1.0");
+    let reader = smol::io::Cursor::new(input);
+    let started = std::time::Instant::now();
+    // The answer to `initialize` can never be written; EOF ends the session, and the final
+    // drain gives up after its 5 s deadline instead of waiting for ever.
+    let reason = common::run(30, serve(config, registry(Held::default()), reader, NeverReads));
+    assert_eq!(reason, CloseReason::TransportEnded);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(15), "{took:?}");
+}

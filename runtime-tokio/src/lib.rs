@@ -60,9 +60,10 @@ pub use zest_core as core;
 pub use zest_core::api::{CallError, ClientApi, PeerApi};
 pub use zest_core::schema;
 
-pub use client::{Client, ConnectError};
+pub use client::Client;
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
-pub use server::{serve, serve_stdio, Registry, RequestContext};
+pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::runtime::ConnectError;
 
 #[cfg(test)]
 mod tests {

@@ -1,72 +1,51 @@
-//! The write half of a stdio connection, driven by the session's own loop.
+//! The write half of a stdio connection, driven by the session's own loop: zest-core's
+//! [`WriteQueue`] says what to write, flush or close next; this performs it on a tokio sink.
 //!
-//! Frames a drain produces are queued into one buffer and written with one write as soon as
-//! the drain is over ([`Writer::try_progress`]); whatever the sink does not take at once (a
-//! peer that stops reading fills the pipe) is written later from the loop's `select!`
-//! ([`Writer::progress`]), beside reading. Writing therefore never stops the driver from
-//! reading (the classic pipe deadlock), and a frame costs no task hop. Every batch is flushed
-//! once written, so sinks that buffer (tokio's stdout) pass each frame on at once.
+//! The frames of one drain leave in one write as soon as the drain is over
+//! ([`Writer::try_progress`]); whatever the sink does not take at once (a peer that stops
+//! reading fills the pipe) is written later from the loop's `select!` ([`Writer::progress`]),
+//! beside reading. Writing therefore never stops the driver from reading (the classic pipe
+//! deadlock), and a frame costs no task hop.
 
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::task::{ready, Context, Poll, Waker};
+use std::time::Instant;
 
 use bytes::Bytes;
 use tokio::io::AsyncWrite;
-
-/// Past this capacity an emptied queue gives its memory back (after a huge frame).
-const KEEP_CAPACITY: usize = 64 * 1024;
+use zest_core::runtime::{WriteQueue, WriteStep};
 
 /// The sink and the bytes queued for it.
 pub(crate) struct Writer<W> {
-    /// `None` once closed or failed: later frames are dropped.
+    /// `None` once closed, failed or given up: later frames are dropped.
     sink: Option<W>,
-    queue: Vec<u8>,
-    /// How much of `queue` the sink has taken.
-    written: usize,
-    /// Bytes were written since the last flush.
-    unflushed: bool,
-    /// Close the sink once the queue is written.
-    closing: bool,
+    queue: WriteQueue,
     /// A write failure not yet reported by [`progress`](Self::progress).
     failure: Option<io::Error>,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<W> {
     pub(crate) fn new(sink: W) -> Self {
-        Self {
-            sink: Some(sink),
-            queue: Vec::new(),
-            written: 0,
-            unflushed: false,
-            closing: false,
-            failure: None,
-        }
+        Self { sink: Some(sink), queue: WriteQueue::new(), failure: None }
     }
 
     /// Queues one frame. After [`close`](Self::close) or a write failure it is dropped: the
     /// failure is reported once by [`progress`](Self::progress).
     pub(crate) fn send(&mut self, frame: Bytes) {
-        if self.sink.is_some() && !self.closing {
-            self.queue.extend_from_slice(&frame);
-        }
+        self.queue.push(frame);
     }
 
     /// Closes the sink (for a child: its stdin) once what is queued is written.
     pub(crate) fn close(&mut self) {
-        self.closing = true;
+        self.queue.close();
     }
 
     /// True while [`progress`](Self::progress) has something to do: bytes to write, a flush
     /// or a close pending, or a failure to report. The loop polls it only then.
     pub(crate) fn busy(&self) -> bool {
-        self.failure.is_some() || (self.sink.is_some() && self.has_work())
-    }
-
-    fn has_work(&self) -> bool {
-        self.written < self.queue.len() || self.unflushed || self.closing
+        self.failure.is_some() || (self.sink.is_some() && self.queue.is_busy())
     }
 
     /// Writes what the sink takes without waiting; the rest is left to
@@ -90,73 +69,53 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         poll_fn(|cx| self.poll_work(cx)).await
     }
 
-    /// Closes the sink after writing what is queued, waiting at most `limit`; past it the
-    /// sink is dropped (closed) with bytes unwritten.
-    pub(crate) async fn finish(&mut self, limit: Duration) {
-        self.closing = true;
+    /// Closes the sink after writing what is queued, giving up at `deadline`: then the sink
+    /// is dropped (closed) with bytes unwritten.
+    pub(crate) async fn finish(&mut self, deadline: Instant) {
+        self.queue.finish(deadline);
         self.failure = None;
-        // A failure or the limit ends the attempt alike: the sink is dropped below.
-        let _ = tokio::time::timeout(limit, poll_fn(|cx| self.poll_work(cx))).await;
+        if let Some(at) = self.queue.poll_timeout() {
+            let drained = poll_fn(|cx| self.poll_work(cx));
+            // A failure ends the attempt like success does: the sink is dropped below.
+            if tokio::time::timeout_at(at.into(), drained).await.is_err() {
+                self.queue.handle_timeout(Instant::now());
+            }
+        }
         self.sink = None;
     }
 
+    /// Performs the queue's steps until it is idle or done, or the sink is not ready.
     fn poll_work(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
-        let outcome = poll_sink(
-            Pin::new(sink),
-            cx,
-            &self.queue,
-            &mut self.written,
-            &mut self.unflushed,
-            self.closing,
-        );
-        if self.written == self.queue.len() {
-            self.queue.clear();
-            self.written = 0;
-            if self.queue.capacity() > KEEP_CAPACITY {
-                self.queue = Vec::new();
-            }
-        }
-        match outcome {
-            Poll::Ready(Ok(())) if self.closing => {
+        loop {
+            let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
+            let mut sink = Pin::new(sink);
+            let step = match self.queue.poll_step() {
+                WriteStep::Write(bytes) => match ready!(sink.as_mut().poll_write(cx, &bytes)) {
+                    Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => {
+                        self.queue.handle_written(n);
+                        Ok(())
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+                    Err(e) => Err(e),
+                },
+                WriteStep::Flush => {
+                    ready!(sink.poll_flush(cx)).map(|()| self.queue.handle_flushed())
+                }
+                WriteStep::Close => {
+                    ready!(sink.poll_shutdown(cx)).map(|()| self.queue.handle_closed())
+                }
+                WriteStep::Idle => return Poll::Ready(Ok(())),
+                WriteStep::Done => {
+                    self.sink = None;
+                    return Poll::Ready(Ok(()));
+                }
+            };
+            if let Err(e) = step {
+                self.queue.handle_failed();
                 self.sink = None;
-                Poll::Ready(Ok(()))
+                return Poll::Ready(Err(e));
             }
-            Poll::Ready(Err(e)) => {
-                self.sink = None;
-                Poll::Ready(Err(e))
-            }
-            other => other,
         }
     }
-}
-
-/// Writes `queue[written..]`, then flushes, then (when `closing`) shuts the sink down.
-fn poll_sink<W: AsyncWrite>(
-    mut sink: Pin<&mut W>,
-    cx: &mut Context<'_>,
-    queue: &[u8],
-    written: &mut usize,
-    unflushed: &mut bool,
-    closing: bool,
-) -> Poll<io::Result<()>> {
-    while *written < queue.len() {
-        match sink.as_mut().poll_write(cx, &queue[*written..]) {
-            Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-            Poll::Ready(Ok(n)) => {
-                *written += n;
-                *unflushed = true;
-            }
-            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => return Poll::Pending,
-        }
-    }
-    if *unflushed {
-        std::task::ready!(sink.as_mut().poll_flush(cx))?;
-        *unflushed = false;
-    }
-    if closing {
-        std::task::ready!(sink.as_mut().poll_shutdown(cx))?;
-    }
-    Poll::Ready(Ok(()))
 }

@@ -119,7 +119,8 @@ async fn a_missing_command_is_a_spawn_error_naming_it() {
 async fn a_child_that_exits_before_the_handshake_is_a_handshake_error() {
     let command = StdioCommand::new("sh").arg("-c").arg("echo not an MCP server; exit 1");
     let err = Client::spawn(command.on_stderr(|_| {}), options()).await.unwrap_err();
-    assert_eq!(err, ConnectError::Handshake(CloseReason::TransportEnded));
+    let ended = ConnectError::Exited { reason: CloseReason::TransportEnded, status: None };
+    assert_eq!(err, ended);
 }
 
 #[tokio::test]

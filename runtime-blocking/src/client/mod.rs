@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{self as machine, Negotiated, ServerNotification};
-use zest_core::error::{CloseReason, RequestError};
+use zest_core::error::RequestError;
 use zest_core::handler::SyncClientHandlers;
-use zest_core::jsonrpc::{ErrorObject, RawJson};
+use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::ConnectError;
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
 use zest_core::RequestOptions;
@@ -33,58 +34,6 @@ pub const NOTIFICATION_QUEUE: usize = 1024;
 /// The client's configuration and its handlers for server requests (sampling, elicitation,
 /// roots); each such request runs on a thread of its own.
 pub type ClientOptions = zest_core::stdio::ClientOptions<SyncClientHandlers>;
-
-/// Why [`Client::spawn`] failed. The child, if it started, has been shut down and reaped.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// The program could not be started (not found, not executable, …).
-    Spawn {
-        /// The program as given.
-        program: String,
-        /// What the OS said.
-        kind: io::ErrorKind,
-        /// The OS error, as text.
-        message: String,
-    },
-    /// The child closed the connection or died before the handshake finished.
-    Died(CloseReason),
-    /// The server answered `initialize` with an error.
-    Rejected(ErrorObject),
-    /// No `initialize` result within `init_timeout`.
-    TimedOut,
-    /// The `initialize` result was unusable (bad shape or unsupported revision).
-    Invalid(String),
-}
-
-impl ConnectError {
-    fn from_close(reason: CloseReason) -> Self {
-        match reason {
-            CloseReason::InitializeRejected(e) => Self::Rejected(e),
-            CloseReason::InitializeTimedOut => Self::TimedOut,
-            CloseReason::InitializeInvalid(d) => Self::Invalid(d),
-            other => Self::Died(other),
-        }
-    }
-
-    fn spawn(program: String, e: &io::Error) -> Self {
-        Self::Spawn { program, kind: e.kind(), message: e.to_string() }
-    }
-}
-
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Spawn { program, message, .. } => write!(f, "cannot run {program}: {message}"),
-            Self::Died(reason) => write!(f, "the server ended before the handshake: {reason}"),
-            Self::Rejected(e) => write!(f, "the server rejected initialize: {e}"),
-            Self::TimedOut => f.write_str("the server did not answer initialize in time"),
-            Self::Invalid(d) => write!(f, "unusable initialize result: {d}"),
-        }
-    }
-}
-
-impl std::error::Error for ConnectError {}
 
 /// A connected MCP client over a child's stdio. Cheap to clone, `Send + Sync`; calls block
 /// the calling thread and may be made from many threads at once.
@@ -162,7 +111,8 @@ impl Client {
             Ok(handle) => handle,
             Err(e) => {
                 if let Some(mut child) = link::lock(&cell).take() {
-                    let _ = child::shutdown(&mut child, session.take_stdin(), grace);
+                    let first = Instant::now() + grace;
+                    let _ = child::shutdown(&mut child, session.take_stdin(), first, grace);
                 }
                 session.ask_close();
                 return Err(ConnectError::spawn(program, &e));
@@ -180,9 +130,12 @@ impl Client {
                     exit,
                 }),
             }),
-            Err(e) => {
+            Err(mut e) => {
                 // The session is closed; the supervisor reaps the child.
                 let _ = supervisor.join();
+                if let ConnectError::Exited { status, .. } = &mut e {
+                    *status = exit.get().and_then(Result::ok);
+                }
                 Err(e)
             }
         }
@@ -327,6 +280,11 @@ impl Drop for Inner {
 }
 
 impl ExitSlot {
+    /// The status, if the supervisor has set it.
+    fn get(&self) -> Option<Result<ExitStatus, String>> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     fn set(&self, status: Result<ExitStatus, String>) {
         *self.status.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
         self.set.notify_all();

@@ -6,13 +6,13 @@
 //! - the stdout reader feeds bytes, drains, and completes the callers' slots directly;
 //! - a handler thread (a server request) feeds its answer and writes it;
 //! - the supervisor feeds due deadlines (`poll_timeout`, and the grace after stdin broke),
-//!   writes what the reader queued, and ends the session: it owns the child and reaps it.
+//!   has what the reader queued written on a worker thread, and ends the session: it owns
+//!   the child and reaps it.
 //!
 //! Every lock holder drains the machine before unlocking. App code that runs under the lock:
 //! progress callbacks (on whichever thread drained the report). Outcomes are delivered and
 //! dropped waiters released after unlocking.
 
-use std::collections::HashMap;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Child, ChildStdin};
@@ -20,18 +20,19 @@ use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use zest_core::api::{CallError, ProgressFn};
 use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerRequest};
-use zest_core::error::{CloseReason, ProtocolViolation, Rejection, RequestError};
+use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::{Calls, ConnectError, Delivery};
 use zest_core::RequestOptions;
 
-use super::ConnectError;
-use crate::link::{self, lock, Outbox, Slot, Wake};
+use crate::link::{self, lock, CallSlot, Outbox, Slot, Wake};
 use crate::workers::Workers;
 
 /// Where one call's outcome is delivered.
@@ -50,7 +51,7 @@ enum Role {
 pub(crate) struct Session {
     me: Weak<Self>,
     state: Mutex<State>,
-    out: Outbox<ChildStdin>,
+    out: Arc<Outbox<ChildStdin>>,
     grace: Duration,
 }
 
@@ -60,26 +61,22 @@ struct State {
     /// Dropped once the session closes, so readers of notifications see the end.
     notifications: Option<SyncSender<ServerNotification>>,
     ready: Option<ReadySlot>,
-    waiters: HashMap<RequestId, Waiter>,
+    /// Our requests in flight.
+    calls: Calls<CallSlot>,
     /// Why writing to the child failed, and until when we wait for its stdout to end so the
     /// answers it wrote are not lost.
     broken: Option<(String, Instant)>,
     /// Frames drained but not yet queued in the outbox.
-    pending: Vec<u8>,
+    pending: Vec<Bytes>,
     closed: bool,
     workers: Workers,
-}
-
-struct Waiter {
-    slot: Outcome,
-    on_progress: Option<ProgressFn>,
 }
 
 /// Outcomes to deliver once the lock is released (and waiters to drop there: a progress
 /// callback may hold the last `Client`).
 #[derive(Default)]
 struct Deliveries {
-    outcomes: Vec<(Waiter, Result<RawJson, CallError>)>,
+    outcomes: Vec<Delivery<CallSlot>>,
     ready: Option<(ReadySlot, Result<Negotiated, ConnectError>)>,
     /// Reported to the handlers' violation sink once the lock is released.
     violations: Vec<(SyncClientHandlers, ProtocolViolation)>,
@@ -99,7 +96,7 @@ impl Session {
             handlers,
             notifications: Some(notifications),
             ready: Some(ready),
-            waiters: HashMap::new(),
+            calls: Calls::new(),
             broken: None,
             pending: Vec::new(),
             closed: false,
@@ -125,7 +122,7 @@ impl Session {
         self.drive(Role::Other, |st, now| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
-            st.waiters.insert(id.clone(), Waiter { slot, on_progress });
+            st.calls.insert(id.clone(), None, CallSlot(slot), on_progress);
             Ok(id)
         })
     }
@@ -168,7 +165,7 @@ impl Session {
     pub(crate) fn supervise(&self, child: &mut Child) -> io::Result<std::process::ExitStatus> {
         loop {
             match self.out.next() {
-                Wake::Write => self.write(Role::Other),
+                Wake::Write => self.write_aside(),
                 Wake::Due => self.drive(Role::Other, |st, now| {
                     if st.broken.as_ref().is_some_and(|(_, at)| *at <= now) {
                         // The child's stdout did not end in time after its stdin broke.
@@ -186,7 +183,10 @@ impl Session {
                 Wake::Closed => break,
             }
         }
-        crate::child::shutdown(child, self.out.take_writer(), self.grace)
+        // What is still queued is written, then stdin closed, within the first grace period.
+        let deadline = Instant::now() + self.grace;
+        let stdin = self.out.finish(deadline);
+        crate::child::shutdown(child, stdin, deadline, self.grace)
     }
 
     /// Locks the machine, runs `f`, drains, unlocks; then delivers outcomes and writes the
@@ -199,8 +199,8 @@ impl Session {
             self.drain(&mut st, &mut deliveries);
             out
         });
-        for (waiter, result) in deliveries.outcomes {
-            waiter.slot.set(result);
+        for delivery in deliveries.outcomes {
+            delivery.deliver();
         }
         if let Some((slot, result)) = deliveries.ready {
             slot.set(result);
@@ -210,6 +210,16 @@ impl Session {
         }
         self.write(role);
         out
+    }
+
+    /// Writes what the reader queued on a worker thread: a peer that stopped reading then
+    /// blocks that thread, never the supervisor, which must stay free to end the session.
+    fn write_aside(&self) {
+        let workers = lock(&self.state).workers.clone();
+        let Some(me) = self.me.upgrade() else { return };
+        if workers.run(move || me.write(Role::Other)).is_err() {
+            self.write(Role::Other);
+        }
     }
 
     fn write(&self, role: Role) {
@@ -236,7 +246,7 @@ impl Session {
             while let Some(out) = st.machine.poll_output() {
                 match out {
                     Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => st.pending.extend_from_slice(&bytes),
+                        Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
                         Ok(StdioTransmit::Close) => close = true,
                         Err(failure) => unsupported = Some(failure),
                     },
@@ -266,17 +276,11 @@ impl Session {
                 }
             }
             Event::Response { id, result } => {
-                if let Some(w) = st.waiters.remove(&id) {
-                    deliveries.outcomes.push((w, result.map_err(CallError::Request)));
-                }
+                deliveries.outcomes.extend(st.calls.settle(&id, result));
             }
             Event::Progress { id, progress } => {
-                let Some(waiter) = st.waiters.get_mut(&id) else { return };
-                let Some(f) = waiter.on_progress.as_mut() else { return };
                 // A callback that panics gets no more reports; the call goes on.
-                if catch_unwind(AssertUnwindSafe(|| f(progress))).is_err() {
-                    waiter.on_progress = None;
-                }
+                st.calls.progress(&id, progress);
             }
             Event::Request { id, request } => self.serve_request(st, id, request),
             Event::Notification(n) => {
@@ -315,13 +319,11 @@ impl Session {
         st.closed = true;
         st.notifications = None;
         if let Some(ready) = st.ready.take() {
-            deliveries.ready = Some((ready, Err(ConnectError::from_close(reason.clone()))));
+            let error = ConnectError::from_close(reason.clone(), None);
+            deliveries.ready = Some((ready, Err(error)));
         }
         // The machine has already answered every request; this only covers a broken promise.
-        for (_, w) in st.waiters.drain() {
-            let error = CallError::Request(RequestError::Closed(reason.clone()));
-            deliveries.outcomes.push((w, Err(error)));
-        }
+        deliveries.outcomes.extend(st.calls.close(reason));
         self.out.set_closed();
     }
 }

@@ -1,84 +1,55 @@
-//! What a handler gets: its request's id, cancellation flag, and a link to the session for
-//! progress, logging and requests to the client (fed to the machine on the handler's thread).
+//! What a handler gets: zest-core's [`RequestContext`](zest_core::runtime::RequestContext)
+//! with this runtime's [`SessionLink`], which feeds progress, logs and requests to the client
+//! to the machine on the handler's own thread.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use serde_json::Value;
-use zest_core::api::{CallError, PeerApi};
-use zest_core::error::{RequestError, UsageError};
-use zest_core::jsonrpc::{RawJson, RequestId};
-use zest_core::schema::methods::Method;
-use zest_core::schema::LoggingLevel;
+use zest_core::api::CallError;
+use zest_core::error::UsageError;
+use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::{Link, PeerCall, Report};
 
-use super::driver::Link;
-
-/// The context of one client request, passed to its handler (which runs on its own thread).
+/// The context of one client request, passed to its handler (which runs on its own thread):
+/// `request_id()`, `is_cancelled()`, `progress(..)`, `log(..)`, `log_as(..)` and the client
+/// requests of [`PeerApi`](crate::PeerApi), the same methods as on every runtime.
 ///
-/// Asking the client (`create_message`, `elicit`, `list_roots`, through [`PeerApi`]) blocks
-/// this thread until the client answers.
-pub struct RequestContext {
-    id: RequestId,
-    cancelled: Arc<AtomicBool>,
-    link: Arc<dyn Link>,
+/// Every method returns its result at once: asking the client (`create_message`, `elicit`,
+/// `list_roots`) blocks this thread until the client answers. A cancelled request's handler
+/// sees `is_cancelled()` and SHOULD stop soon; its answer will not be sent.
+pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
+
+/// The session end of this runtime's [`RequestContext`]: feeds a handler's reports and
+/// requests to the client to the session's machine. Handlers never need to name it.
+#[derive(Clone)]
+pub struct SessionLink(pub(super) Arc<dyn Feed>);
+
+/// What a handler's context asks of the session (implemented by the session itself).
+pub(crate) trait Feed: Send + Sync {
+    /// Applies a progress report or a log record to the machine.
+    fn report(&self, report: Report) -> Result<(), UsageError>;
+    /// Sends a request to the client and blocks until its outcome.
+    fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError>;
 }
 
-impl RequestContext {
-    pub(super) fn new(id: RequestId, cancelled: Arc<AtomicBool>, link: Arc<dyn Link>) -> Self {
-        Self { id, cancelled, link }
+impl Link for SessionLink {
+    type Reply<'a, T: 'a> = T;
+
+    fn report(&self, report: Report) -> Result<(), UsageError> {
+        self.0.report(report)
     }
 
-    /// The client's id for this request.
-    pub fn request_id(&self) -> &RequestId {
-        &self.id
+    fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
+        self.0.peer_request(call)
     }
 
-    /// True once the client cancelled this request (or the session ended). The handler
-    /// SHOULD stop soon; its answer will not be sent.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
-    }
-
-    /// Reports progress, if the client asked for it (otherwise nothing is sent). `progress`
-    /// MUST increase from one report to the next. Reports and the answer leave in the order
-    /// they were made.
-    pub fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), UsageError> {
-        self.link.progress(&self.id, progress, total, message)
-    }
-
-    /// Sends a log record (`notifications/message`) if `level` is at or above the level the
-    /// client set.
-    pub fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        self.link.log(&self.id, level, data)
+    fn map<'a, T: 'a, U: 'a>(reply: T, f: fn(T) -> U) -> U {
+        f(reply)
     }
 }
 
-impl PeerApi for RequestContext {
-    type Call<'a, T: 'a>
-        = Result<T, CallError>
-    where
-        Self: 'a;
-
-    fn peer_request<M: Method>(&self, params: M::Params) -> Result<M::Result, CallError>
-    where
-        M::Result: 'static,
-    {
-        let raw = self.link.peer(&self.id, M::NAME, RawJson::from_serialize(&params))?;
-        raw.parse().map_err(|e| CallError::Request(RequestError::InvalidResult(e)))
-    }
-}
-
-impl fmt::Debug for RequestContext {
+impl fmt::Debug for SessionLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestContext")
-            .field("id", &self.id)
-            .field("cancelled", &self.is_cancelled())
-            .finish()
+        f.write_str("SessionLink")
     }
 }

@@ -5,52 +5,34 @@
 //!   thread of its own;
 //! - that handler thread feeds its answer (and its progress, logs and requests to the client)
 //!   and writes the resulting frames itself;
-//! - the supervisor (the thread that called `serve`) feeds due deadlines, writes what the
-//!   reader queued (the reader never writes), and returns once the session has closed.
+//! - the supervisor (the thread that called `serve`) feeds due deadlines, has what the
+//!   reader queued written on a worker thread (the reader never writes), and returns once the
+//!   session has closed and its last frames are written (or 5 s have passed).
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use bytes::Bytes;
 use zest_core::api::CallError;
-use zest_core::error::{CloseReason, Rejection, RequestError, UsageError};
+use zest_core::error::{CloseReason, Rejection, UsageError};
 use zest_core::handler::SyncHandler;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::schema::LoggingLevel;
+use zest_core::runtime::{Calls, CancelFlag, Delivery, PeerCall, Report};
 use zest_core::server::{Call, Event, Server};
-use zest_core::RequestOptions;
 
+use super::context::{Feed, SessionLink};
 use super::RequestContext;
-use crate::link::{self, lock, Outbox, Slot, Wake};
+use crate::link::{self, lock, CallSlot, Outbox, Slot, Wake};
 use crate::workers::Workers;
 
-/// What a handler's [`RequestContext`] asks of the session.
-pub(crate) trait Link: Send + Sync {
-    fn progress(
-        &self,
-        id: &RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), UsageError>;
-    fn log(&self, related: &RequestId, level: LoggingLevel, data: Value) -> Result<(), UsageError>;
-    /// Sends a request to the client and blocks until its outcome.
-    fn peer(
-        &self,
-        related: &RequestId,
-        method: &'static str,
-        params: RawJson,
-    ) -> Result<RawJson, CallError>;
-}
-
-type PeerSlot = Arc<Slot<Result<RawJson, CallError>>>;
+/// How long the last frames may take to reach the client once the session is over.
+const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
 /// Which thread drives: the reader must never block on writing.
 #[derive(Clone, Copy, PartialEq)]
@@ -62,17 +44,17 @@ enum Role {
 pub(crate) struct ServerSession<W> {
     me: Weak<Self>,
     state: Mutex<State>,
-    out: Outbox<W>,
+    out: Arc<Outbox<W>>,
 }
 
 struct State {
     machine: Server<SyncHandler<RequestContext>>,
     /// The cancellation flag of each call whose handler is running.
-    running: HashMap<RequestId, Arc<AtomicBool>>,
+    running: HashMap<RequestId, CancelFlag>,
     /// Handler threads waiting for the client's answer to our requests.
-    peer_waiters: HashMap<RequestId, PeerSlot>,
+    calls: Calls<CallSlot>,
     /// Frames drained but not yet queued in the outbox.
-    pending: Vec<u8>,
+    pending: Vec<Bytes>,
     closed: Option<CloseReason>,
     workers: Workers,
 }
@@ -82,7 +64,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         let state = State {
             machine,
             running: HashMap::new(),
-            peer_waiters: HashMap::new(),
+            calls: Calls::new(),
             pending: Vec::new(),
             closed: None,
             workers: Workers::new("zest-handler"),
@@ -109,7 +91,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         self.drive(Role::Other, |_, _| ());
         loop {
             match self.out.next() {
-                Wake::Write => self.write(Role::Other),
+                Wake::Write => self.write_aside(),
                 Wake::Due => self.drive(Role::Other, |st, now| {
                     if st.machine.poll_timeout().is_some_and(|at| at <= now) {
                         st.machine.handle_input(Input::Timeout(now));
@@ -119,7 +101,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
                 Wake::Closed => break,
             }
         }
-        drop(self.out.finish());
+        drop(self.out.finish(Instant::now() + FINAL_FLUSH_LIMIT));
         let closed = lock(&self.state).closed.clone();
         // Invariant: `Closed` is set before the supervisor is told the session closed.
         closed.unwrap_or_else(|| {
@@ -137,11 +119,21 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             self.drain(&mut st, &mut answered);
             out
         });
-        for (slot, result) in answered {
-            slot.set(result);
+        for delivery in answered {
+            delivery.deliver();
         }
         self.write(role);
         out
+    }
+
+    /// Writes what the reader queued on a worker thread: a peer that stopped reading then
+    /// blocks that thread, never the supervisor, which must stay free to end the session.
+    fn write_aside(&self) {
+        let workers = lock(&self.state).workers.clone();
+        let Some(me) = self.me.upgrade() else { return };
+        if workers.run(move || me.write(Role::Other)).is_err() {
+            self.write(Role::Other);
+        }
     }
 
     fn write(&self, role: Role) {
@@ -157,7 +149,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         }
     }
 
-    fn drain(&self, st: &mut State, answered: &mut Vec<(PeerSlot, Result<RawJson, CallError>)>) {
+    fn drain(&self, st: &mut State, answered: &mut Vec<Delivery<CallSlot>>) {
         let mut close = false;
         // A transmit a pipe cannot carry fails the session, fed back once drained.
         let mut unsupported = None;
@@ -165,20 +157,17 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             while let Some(out) = st.machine.poll_output() {
                 match out {
                     Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => st.pending.extend_from_slice(&bytes),
+                        Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
                         Ok(StdioTransmit::Close) => close = true,
                         Err(failure) => unsupported = Some(failure),
                     },
                     Output::Event(Event::Closed(reason)) => {
                         for (_, flag) in st.running.drain() {
-                            flag.store(true, Ordering::Release);
+                            flag.cancel();
                         }
                         // The machine has already answered each of our requests; this covers a
                         // broken promise.
-                        for (_, slot) in st.peer_waiters.drain() {
-                            let error = RequestError::Closed(reason.clone());
-                            answered.push((slot, Err(CallError::Request(error))));
-                        }
+                        answered.extend(st.calls.close(&reason));
                         st.closed = Some(reason);
                         self.out.set_closed();
                     }
@@ -187,13 +176,11 @@ impl<W: Write + Send + 'static> ServerSession<W> {
                     }
                     Output::Event(Event::Cancelled { id }) => {
                         if let Some(flag) = st.running.remove(&id) {
-                            flag.store(true, Ordering::Release);
+                            flag.cancel();
                         }
                     }
                     Output::Event(Event::Response { id, result }) => {
-                        if let Some(slot) = st.peer_waiters.remove(&id) {
-                            answered.push((slot, result.map_err(CallError::Request)));
-                        }
+                        answered.extend(st.calls.settle(&id, result));
                     }
                     Output::Event(_) => {}
                 }
@@ -217,8 +204,8 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         call: Call,
     ) {
         let Some(me) = self.me.upgrade() else { return };
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let link: Arc<dyn Link> = me.clone();
+        let cancelled = CancelFlag::new();
+        let link = SessionLink(me.clone());
         let ctx = RequestContext::new(id.clone(), cancelled.clone(), link);
         let done_id = id.clone();
         let spawned = st.workers.run(move || {
@@ -243,32 +230,16 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     }
 }
 
-impl<W: Write + Send + 'static> Link for ServerSession<W> {
-    fn progress(
-        &self,
-        id: &RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), UsageError> {
-        self.drive(Role::Other, |st, now| st.machine.progress(now, id, progress, total, message))
+impl<W: Write + Send + 'static> Feed for ServerSession<W> {
+    fn report(&self, report: Report) -> Result<(), UsageError> {
+        self.drive(Role::Other, |st, now| report.apply(now, &mut st.machine))
     }
 
-    fn log(&self, related: &RequestId, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        self.drive(Role::Other, |st, now| st.machine.log(now, Some(related), level, None, data))
-    }
-
-    fn peer(
-        &self,
-        related: &RequestId,
-        method: &'static str,
-        params: RawJson,
-    ) -> Result<RawJson, CallError> {
-        let slot: PeerSlot = Arc::new(Slot::new());
+    fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
+        let slot = Arc::new(Slot::new());
         self.drive(Role::Other, |st, now| {
-            let opts = RequestOptions::default();
-            let id = st.machine.request(now, Some(related), method, Some(params), opts)?;
-            st.peer_waiters.insert(id, slot.clone());
+            let id = call.send(now, &mut st.machine)?;
+            st.calls.insert(id, None, CallSlot(slot.clone()), None);
             Ok(())
         })
         .map_err(CallError::Usage)?;

@@ -14,7 +14,7 @@ use zest_core::io::TransportFailure;
 use zest_core::server::{Server, ServerConfig};
 
 use crate::{child, link};
-pub use context::RequestContext;
+pub use context::{RequestContext, SessionLink};
 use driver::ServerSession;
 
 /// What a blocking server serves: tools, resources, templates, prompts and completion, each
@@ -33,7 +33,9 @@ pub fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
 /// why the session closed. `reader` is read on a thread of its own, which may outlive this
 /// call if the session ends before `reader` does; `writer` is written by whichever thread
 /// produced the frames (hence `'static`). The calling thread sleeps until the machine's next
-/// deadline and returns once the session has closed and its last frames are written.
+/// deadline and returns once the session has closed and its last frames are written, or 5 s
+/// after it closed if the client stopped reading (a thread blocked writing to it is left
+/// behind, and so is the writer).
 pub fn serve<R, W>(config: ServerConfig, registry: Registry, reader: R, writer: W) -> CloseReason
 where
     R: Read + Send + 'static,

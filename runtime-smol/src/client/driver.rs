@@ -4,7 +4,8 @@
 //!  loop { drain poll_output ─▶ race { stdout read | command | poll_timeout } ─▶ feed one }
 //!           (drain's frames: one write) ─▶ race { … | the rest of that write, if any }
 //!  on Closed: drop the command queue (later calls fail at once), cancel handler tasks,
-//!             finish writing and close stdin, shut the child down, reap it, wake close() waiters
+//!             finish writing and close stdin (within the grace period), shut the child down,
+//!             reap it, wake close() waiters
 //! ```
 
 use std::collections::HashMap;
@@ -21,9 +22,10 @@ use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::{CallKey, Calls};
 
 use super::Shared;
-use crate::call::{Calls, Outgoing};
+use crate::call::{Outgoing, ReplyTx};
 use crate::pipe::Pipe;
 use crate::process::Spawned;
 use crate::wire::{self, Alarm, ReadOutcome};
@@ -34,7 +36,7 @@ pub(super) enum Command {
     /// Send a request.
     Call(Outgoing),
     /// The caller of the request with this key dropped its future.
-    Cancel(u64),
+    Cancel(CallKey),
     /// Close the session (close(), or the last handle was dropped).
     Close,
     /// A client handler answered a server request.
@@ -59,7 +61,7 @@ pub(super) struct Driver {
 
 /// What changes while the loop runs.
 struct Session {
-    calls: Calls,
+    calls: Calls<ReplyTx>,
     /// Server requests being answered by client handlers, by the server's request id.
     serving: HashMap<RequestId, Task<()>>,
     /// The child's stdin.
@@ -80,7 +82,7 @@ impl Driver {
     pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
         let Spawned { supervisor, stdin, mut stdout } = spawned;
         let mut session = Session {
-            calls: Calls::default(),
+            calls: Calls::new(),
             serving: HashMap::new(),
             writer: Writer::new(stdin),
             stdin_broken: None,
@@ -91,7 +93,8 @@ impl Driver {
         // future closes stdin).
         wire::close_queue(&commands);
         let Session { mut writer, .. } = session;
-        let exit = supervisor.shutdown(async move { writer.finish().await }).await;
+        let deadline = Instant::now() + self.grace;
+        let exit = supervisor.shutdown(async move { writer.finish(deadline).await }).await;
         drop(stdout);
         let exit = exit.map_err(|e| (e.kind(), e.to_string()));
         *self.shared.exit.lock().expect("no panics while holding the lock") = Some(exit);
@@ -173,11 +176,13 @@ impl Driver {
 
     fn apply(&mut self, s: &mut Session, now: Instant, command: Command) {
         match command {
-            Command::Call(out) => s
-                .calls
-                .start(out, |method, params, opts| self.core.request(now, method, params, opts)),
+            Command::Call(out) => {
+                let Outgoing { key, method, params, opts, on_progress, reply } = out;
+                let send = || self.core.request(now, method, params, opts);
+                s.calls.start(Some(key), reply, on_progress, send);
+            }
             Command::Cancel(key) => {
-                if let Some(id) = s.calls.take_key(key) {
+                if let Some(id) = s.calls.abandon(key) {
                     let _ = self.core.cancel(now, &id, None);
                 }
             }
@@ -199,7 +204,7 @@ impl Driver {
             while let Some(output) = self.core.poll_output() {
                 match output {
                     Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => s.writer.send(&bytes),
+                        Ok(StdioTransmit::Write(bytes)) => s.writer.send(bytes),
                         Ok(StdioTransmit::Close) => s.writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
@@ -228,9 +233,11 @@ impl Driver {
                 if let Err(RequestError::Closed(reason)) = &result {
                     let _ = self.shared.closed.set(reason.clone());
                 }
-                s.calls.complete(&id, result)
+                s.calls.complete(&id, result);
             }
-            Event::Progress { id, progress } => s.calls.progress(&id, progress),
+            Event::Progress { id, progress } => {
+                s.calls.progress(&id, progress);
+            }
             Event::Request { id, request } => {
                 let answer = self.handlers.run(request);
                 let commands = self.commands.clone();

@@ -14,7 +14,8 @@ use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
 use zest_core::error::CloseReason;
 use zest_core::handler::BoxFuture;
-use zest_core::jsonrpc::{ErrorObject, RawJson};
+use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::{CallKey, ConnectError};
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
 use zest_core::RequestOptions;
@@ -63,59 +64,6 @@ impl Drop for CloseOnDrop {
     }
 }
 
-/// Why [`Client::spawn`] failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// The program could not be started (not found, not executable, bad directory).
-    Spawn {
-        /// The program as given.
-        program: String,
-        /// What the OS said.
-        source: io::Error,
-    },
-    /// The child closed the connection (usually: exited) before the handshake finished.
-    Exited {
-        /// How the connection ended.
-        reason: CloseReason,
-        /// The child's exit status, once reaped (`None` if waiting for it failed).
-        status: Option<ExitStatus>,
-    },
-    /// The server answered `initialize` with an error.
-    Rejected(ErrorObject),
-    /// No answer to `initialize` within the configured `init_timeout`.
-    TimedOut,
-    /// The handshake failed otherwise (an unusable `initialize` result or an unsupported
-    /// protocol version).
-    Handshake(CloseReason),
-}
-
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Spawn { program, source } => write!(f, "cannot start {program:?}: {source}"),
-            Self::Exited { reason, status: Some(status) } => {
-                write!(f, "server exited during the handshake ({status}): {reason}")
-            }
-            Self::Exited { reason, status: None } => {
-                write!(f, "server exited during the handshake: {reason}")
-            }
-            Self::Rejected(e) => write!(f, "server rejected initialize: {e}"),
-            Self::TimedOut => f.write_str("server did not answer initialize in time"),
-            Self::Handshake(reason) => write!(f, "handshake failed: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for ConnectError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Spawn { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
 impl Client {
     /// Starts `command`, performs the MCP handshake and returns once it is done.
     ///
@@ -126,8 +74,8 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let program = command.program_name();
-        let spawned = process::spawn(command)
-            .map_err(|source| ConnectError::Spawn { program: program.clone(), source })?;
+        let spawned =
+            process::spawn(command).map_err(|e| ConnectError::spawn(program.clone(), &e))?;
         let pid = spawned.supervisor.pid();
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
@@ -161,14 +109,7 @@ impl Client {
             Err(_) => {
                 let status = wait_done(&shared).await.ok();
                 let reason = shared.closed.get().cloned().unwrap_or(CloseReason::Local);
-                Err(match reason {
-                    CloseReason::InitializeRejected(e) => ConnectError::Rejected(e),
-                    CloseReason::InitializeTimedOut => ConnectError::TimedOut,
-                    r @ (CloseReason::TransportEnded | CloseReason::TransportFailed(_)) => {
-                        ConnectError::Exited { reason: r, status }
-                    }
-                    r => ConnectError::Handshake(r),
-                })
+                Err(ConnectError::from_close(reason, status))
             }
         }
     }
@@ -232,7 +173,7 @@ impl Submit for Inner {
         self.commands.0.try_send(Command::Call(out)).is_ok()
     }
 
-    fn cancel(&self, key: u64) {
+    fn cancel(&self, key: CallKey) {
         let _ = self.commands.0.try_send(Command::Cancel(key));
     }
 

@@ -10,18 +10,18 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
-use zest_core::api::{CallError, ProgressFn};
+use zest_core::api::ProgressFn;
 use zest_core::client::{self as core, ClientConfig, Event, Negotiated, ServerNotification};
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::{CallKey, Calls, ConnectError};
 use zest_core::RequestOptions;
 
 use super::process::{Child, Pipes};
-use super::ConnectError;
-use crate::calls::{Calls, CatchUnwind, Reply};
+use crate::calls::{CatchUnwind, Reply};
 use crate::writer::Writer;
 
 /// How the child ended, as recorded for [`Client::close`](super::Client::close).
@@ -31,7 +31,7 @@ pub(super) type Exit = Result<ExitStatus, (io::ErrorKind, String)>;
 pub(super) enum Command {
     /// Send a request; its outcome goes to `reply`.
     Request {
-        key: u64,
+        key: CallKey,
         method: &'static str,
         params: RawJson,
         opts: RequestOptions,
@@ -39,7 +39,7 @@ pub(super) enum Command {
         reply: Reply,
     },
     /// The caller of request `key` stopped waiting.
-    Cancel { key: u64 },
+    Cancel { key: CallKey },
     /// End the session.
     Close,
 }
@@ -51,7 +51,7 @@ type Answer = (RequestId, Result<RawJson, ErrorObject>);
 pub(super) struct Driver {
     core: core::Client,
     handlers: AsyncClientHandlers,
-    calls: Calls,
+    calls: Calls<Reply>,
     serving: HashMap<RequestId, AbortHandle>,
     answers: mpsc::UnboundedSender<Answer>,
     answer_rx: Option<mpsc::UnboundedReceiver<Answer>>,
@@ -70,7 +70,7 @@ impl Driver {
         Self {
             core: core::Client::new(config, Instant::now()),
             handlers,
-            calls: Calls::default(),
+            calls: Calls::new(),
             serving: HashMap::new(),
             answers,
             answer_rx: Some(answer_rx),
@@ -98,7 +98,7 @@ impl Driver {
             task.abort();
         }
         // stdout stays open until the child is gone, so that its last writes cannot fail.
-        let status = child.shutdown(grace, writer.finish(grace)).await;
+        let status = child.shutdown(grace, writer.finish(Instant::now() + grace)).await;
         drop(stdout);
         exit.send_replace(Some(status.map_err(|e| (e.kind(), e.to_string()))));
     }
@@ -192,11 +192,9 @@ impl Driver {
         let now = Instant::now();
         match command {
             Command::Request { key, method, params, opts, on_progress, reply } => {
-                match self.core.request(now, method, Some(params), opts) {
-                    Ok(id) => self.calls.insert(key, id, reply, on_progress),
-                    // The caller may have stopped waiting already.
-                    Err(e) => drop(reply.send(Err(CallError::Usage(e)))),
-                }
+                let core = &mut self.core;
+                let send = || core.request(now, method, Some(params), opts);
+                self.calls.start(Some(key), reply, on_progress, send);
             }
             Command::Cancel { key } => {
                 if let Some(id) = self.calls.abandon(key) {
@@ -242,9 +240,11 @@ impl Driver {
                 }
             }
             Event::Response { id, result } => {
-                self.calls.complete(&id, result.map_err(CallError::Request))
+                self.calls.complete(&id, result);
             }
-            Event::Progress { id, progress } => self.calls.progress(&id, progress),
+            Event::Progress { id, progress } => {
+                self.calls.progress(&id, progress);
+            }
             Event::Request { id, request } => {
                 let answers = self.answers.clone();
                 let work = CatchUnwind(self.handlers.run(request));
@@ -266,7 +266,7 @@ impl Driver {
             }
             Event::Closed(reason) => {
                 if let Some(ready) = self.ready.take() {
-                    let _ = ready.send(Err(ConnectError::Handshake(reason)));
+                    let _ = ready.send(Err(ConnectError::from_close(reason, None)));
                 }
                 return true;
             }

@@ -16,45 +16,17 @@ use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::BoxFuture;
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::{CallKeys, ConnectError};
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
 use zest_core::RequestOptions;
 
-use crate::calls::{self, Keys};
+use crate::calls;
 use crate::command::{ClientOptions, StdioCommand};
 use driver::{Command, Driver};
 
 /// How many notifications a slow [`Client::notifications`] receiver may fall behind.
 const NOTIFICATION_BACKLOG: usize = 1024;
-
-/// Why [`Client::spawn`] failed.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// The program could not be started (not found, not executable, bad directory).
-    Spawn {
-        /// The program as given.
-        program: String,
-        /// The OS error's kind.
-        kind: io::ErrorKind,
-        /// The OS error's message.
-        message: String,
-    },
-    /// The session ended before the handshake finished: the child exited or closed stdout,
-    /// `initialize` was rejected, timed out, or answered with something unusable.
-    Handshake(CloseReason),
-}
-
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Spawn { program, message, .. } => write!(f, "cannot start {program}: {message}"),
-            Self::Handshake(reason) => write!(f, "handshake failed: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for ConnectError {}
 
 /// A session with an MCP server running as a child process.
 ///
@@ -69,7 +41,7 @@ pub struct Client {
 
 struct Shared {
     commands: mpsc::UnboundedSender<Command>,
-    keys: Keys,
+    keys: CallKeys,
     negotiated: Negotiated,
     pid: u32,
     first_notifications: Mutex<Option<broadcast::Receiver<ServerNotification>>>,
@@ -107,7 +79,7 @@ impl Client {
         };
         let shared = Shared {
             commands,
-            keys: Keys::default(),
+            keys: CallKeys::new(),
             negotiated,
             pid,
             first_notifications: Mutex::new(Some(notes_rx)),
@@ -168,7 +140,7 @@ impl Client {
         on_progress: Option<ProgressFn>,
     ) -> Result<RawJson, CallError> {
         let key = self.shared.keys.next();
-        let (reply, rx) = oneshot::channel();
+        let (reply, rx) = calls::reply();
         let command = Command::Request { key, method, params, opts, on_progress, reply };
         if self.shared.commands.send(command).is_err() {
             return Err(CallError::Usage(zest_core::error::UsageError::Closed));

@@ -11,7 +11,7 @@ use rustix::process::{kill_process_group, Pid, Signal};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
-use super::ConnectError;
+use zest_core::runtime::ConnectError;
 use zest_core::stdio::{StderrFn, StdioCommand};
 
 /// Longest stderr line delivered whole; longer lines arrive in pieces of this size.
@@ -55,11 +55,7 @@ pub(crate) fn spawn(mut command: StdioCommand) -> Result<(Child, Pipes), Connect
     if let Some(dir) = command.working_dir() {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn().map_err(|e| ConnectError::Spawn {
-        program: program.clone(),
-        kind: e.kind(),
-        message: e.to_string(),
-    })?;
+    let mut child = cmd.spawn().map_err(|e| ConnectError::spawn(program.clone(), &e))?;
     let taken = (child.id(), child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(id), Some(stdin), Some(stdout), Some(stderr)) = taken else {
         unreachable!("a freshly spawned child with piped stdio has an id and all three pipes")

@@ -5,28 +5,24 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
-use zest_core::api::CallError;
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::AsyncHandler;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::schema::LoggingLevel;
+use zest_core::runtime::{CallKey, CallKeys, Calls, CancelFlag, PeerCall, Report};
 use zest_core::server::{Event, Server, ServerConfig};
-use zest_core::RequestOptions;
 
-use super::{Link, Registry, RequestContext};
-use crate::calls::{Calls, CatchUnwind, Keys, Reply};
+use super::{Registry, RequestContext, SessionLink};
+use crate::calls::{CatchUnwind, Reply};
 use crate::writer::Writer;
 
 /// How long the last frames may take to reach the client once the session is over.
@@ -36,39 +32,26 @@ const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 pub(super) enum Command {
     /// A handler finished.
     Answer { id: RequestId, result: Result<RawJson, ErrorObject> },
-    /// `RequestContext::progress`.
-    Progress {
-        id: RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-        reply: oneshot::Sender<Result<(), UsageError>>,
-    },
-    /// `RequestContext::log`.
-    Log {
-        related: RequestId,
-        level: LoggingLevel,
-        data: Value,
-        reply: oneshot::Sender<Result<(), UsageError>>,
-    },
-    /// A request to the client made while serving `related`; its outcome goes to `reply`.
-    Request { key: u64, related: RequestId, method: &'static str, params: RawJson, reply: Reply },
+    /// `RequestContext::progress` or `log`: the machine's verdict goes to `reply`.
+    Report { report: Report, reply: oneshot::Sender<Result<(), UsageError>> },
+    /// A request to the client made by a handler; its outcome goes to `reply`.
+    Request { key: CallKey, call: PeerCall, reply: Reply },
     /// The caller of request `key` stopped waiting.
-    Cancel { key: u64 },
+    Cancel { key: CallKey },
 }
 
 /// A handler task in flight.
 struct Running {
     task: AbortHandle,
-    cancelled: Arc<AtomicBool>,
+    cancelled: CancelFlag,
 }
 
 pub(super) struct Driver {
     core: Server<AsyncHandler<RequestContext>>,
-    link: Arc<Link>,
+    link: SessionLink,
     commands: mpsc::UnboundedReceiver<Command>,
     running: HashMap<RequestId, Running>,
-    calls: Calls,
+    calls: Calls<Reply>,
     /// True on a current-thread runtime: handlers get their first poll in the driver.
     inline_first_poll: bool,
 }
@@ -78,10 +61,10 @@ impl Driver {
         let (tx, commands) = mpsc::unbounded_channel();
         Self {
             core: Server::new(config, registry, Instant::now()),
-            link: Arc::new(Link { commands: tx, keys: Keys::default() }),
+            link: SessionLink { commands: tx, keys: Arc::new(CallKeys::new()) },
             commands,
             running: HashMap::new(),
-            calls: Calls::default(),
+            calls: Calls::new(),
             inline_first_poll: tokio::runtime::Handle::try_current()
                 .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
         }
@@ -134,10 +117,10 @@ impl Driver {
             }
         };
         for (_, running) in self.running.drain() {
-            running.cancelled.store(true, Ordering::Release);
+            running.cancelled.cancel();
             running.task.abort();
         }
-        writer.finish(FINAL_FLUSH_LIMIT).await;
+        writer.finish(Instant::now() + FINAL_FLUSH_LIMIT).await;
         reason
     }
 
@@ -154,18 +137,12 @@ impl Driver {
                 // Err only if the session closed meanwhile; the answer has nowhere to go.
                 let _ = self.core.respond(now, id, result);
             }
-            Command::Progress { id, progress, total, message, reply } => {
-                let _ = reply.send(self.core.progress(now, &id, progress, total, message));
+            Command::Report { report, reply } => {
+                let _ = reply.send(report.apply(now, &mut self.core));
             }
-            Command::Log { related, level, data, reply } => {
-                let _ = reply.send(self.core.log(now, Some(&related), level, None, data));
-            }
-            Command::Request { key, related, method, params, reply } => {
-                let opts = RequestOptions::default();
-                match self.core.request(now, Some(&related), method, Some(params), opts) {
-                    Ok(id) => self.calls.insert(key, id, reply, None),
-                    Err(e) => drop(reply.send(Err(CallError::Usage(e)))),
-                }
+            Command::Request { key, call, reply } => {
+                let core = &mut self.core;
+                self.calls.start(Some(key), reply, None, || call.send(now, core));
             }
             Command::Cancel { key } => {
                 if let Some(id) = self.calls.abandon(key) {
@@ -190,12 +167,9 @@ impl Driver {
                         Err(failure) => unsupported = Some(failure),
                     },
                     Output::Event(Event::Call { id, handler, call, .. }) => {
-                        let cancelled = Arc::new(AtomicBool::new(false));
-                        let ctx = RequestContext {
-                            id: id.clone(),
-                            cancelled: cancelled.clone(),
-                            link: self.link.clone(),
-                        };
+                        let cancelled = CancelFlag::new();
+                        let ctx =
+                            RequestContext::new(id.clone(), cancelled.clone(), self.link.clone());
                         let mut work = CatchUnwind(handler.run(ctx, call));
                         // On a current-thread runtime, where a task would not run in parallel
                         // anyway, a handler that is done at once is answered here, without a
@@ -212,23 +186,23 @@ impl Driver {
                             let _ = self.core.respond(Instant::now(), id, result);
                             continue;
                         }
-                        let link = self.link.clone();
+                        let link = self.link.commands.clone();
                         let answer_id = id.clone();
                         let task = tokio::spawn(async move {
                             let result = work.await;
                             // The driver may be gone; then the answer has nowhere to go.
-                            let _ = link.commands.send(Command::Answer { id: answer_id, result });
+                            let _ = link.send(Command::Answer { id: answer_id, result });
                         });
                         self.running.insert(id, Running { task: task.abort_handle(), cancelled });
                     }
                     Output::Event(Event::Cancelled { id }) => {
                         if let Some(running) = self.running.remove(&id) {
-                            running.cancelled.store(true, Ordering::Release);
+                            running.cancelled.cancel();
                             running.task.abort();
                         }
                     }
                     Output::Event(Event::Response { id, result }) => {
-                        self.calls.complete(&id, result.map_err(CallError::Request))
+                        self.calls.complete(&id, result);
                     }
                     Output::Event(Event::Closed(reason)) => closed = Some(reason),
                     // Progress on our requests has no taker; lifecycle events, notifications and

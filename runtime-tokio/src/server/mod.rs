@@ -5,22 +5,19 @@
 mod driver;
 mod stdio;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::fmt;
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
-use zest_core::api::{CallError, PeerApi};
-use zest_core::client::decode_result;
+use zest_core::api::CallError;
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
-use zest_core::jsonrpc::{RawJson, RequestId};
-use zest_core::schema::methods::Method;
-use zest_core::schema::LoggingLevel;
+use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::{CallKeys, Link, PeerCall, Report};
 use zest_core::server::ServerConfig;
 
-use crate::calls::{self, Keys};
+use crate::calls;
 use driver::{Command, Driver};
 
 /// What a server offers, with async handlers taking a [`RequestContext`]:
@@ -58,96 +55,64 @@ where
     Driver::new(config, registry).run(reader, writer).await
 }
 
-/// What a handler gets with its request: who it is, whether it was cancelled, and a line to
-/// the session for progress, logging and requests to the client.
+/// What a handler gets with its request: which request it is, whether it was cancelled, and
+/// a line to the session for progress, logging and requests to the client (zest-core's
+/// [`RequestContext`](zest_core::runtime::RequestContext), the same on every runtime).
+///
+/// Its methods return futures: `ctx.progress(1.0, None, None).await`. A cancelled request's
+/// task is aborted at its next `.await`; `is_cancelled()` is for work between awaits or in
+/// tasks the handler spawned. A request to the client is cancelled when its future is dropped.
+pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
+
+/// The session end of this runtime's [`RequestContext`]: carries a handler's reports and
+/// requests to the client to the session's driver. Handlers never need to name it.
 #[derive(Clone)]
-pub struct RequestContext {
-    id: RequestId,
-    cancelled: Arc<AtomicBool>,
-    link: Arc<Link>,
-}
-
-/// The session's command line, shared by every context of one session.
-struct Link {
+pub struct SessionLink {
     commands: mpsc::UnboundedSender<Command>,
-    keys: Keys,
+    keys: Arc<CallKeys>,
 }
 
-impl RequestContext {
-    /// The client's id for this request.
-    pub fn request_id(&self) -> &RequestId {
-        &self.id
-    }
-
-    /// True once the client cancelled this request (or the session ended). The handler's task
-    /// is aborted at its next `.await` as well; this is for work between awaits or in tasks
-    /// the handler spawned.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
-    }
-
-    /// Reports progress if the client asked for it (otherwise does nothing). `progress` must
-    /// increase from one report to the next.
-    pub async fn progress(
+impl SessionLink {
+    /// Sends a command that carries a reply sender, and awaits the reply.
+    async fn ask<T>(
         &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), UsageError> {
-        let id = self.id.clone();
-        self.ask(|reply| Command::Progress { id, progress, total, message, reply }).await
-    }
-
-    /// Sends a log record (`notifications/message`) if `level` is at or above what the
-    /// client set.
-    pub async fn log(&self, level: LoggingLevel, data: Value) -> Result<(), UsageError> {
-        let related = self.id.clone();
-        self.ask(|reply| Command::Log { related, level, data, reply }).await
-    }
-
-    async fn ask(
-        &self,
-        command: impl FnOnce(oneshot::Sender<Result<(), UsageError>>) -> Command,
-    ) -> Result<(), UsageError> {
+        command: impl FnOnce(oneshot::Sender<Result<T, UsageError>>) -> Command,
+    ) -> Result<T, UsageError> {
         let (reply, rx) = oneshot::channel();
-        self.link.commands.send(command(reply)).map_err(|_| UsageError::Closed)?;
+        self.commands.send(command(reply)).map_err(|_| UsageError::Closed)?;
         rx.await.unwrap_or(Err(UsageError::Closed))
     }
 }
 
-impl std::fmt::Debug for RequestContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestContext")
-            .field("id", &self.id)
-            .field("cancelled", &self.is_cancelled())
-            .finish()
+impl fmt::Debug for SessionLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionLink")
     }
 }
 
-impl PeerApi for RequestContext {
-    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
+impl Link for SessionLink {
+    type Reply<'a, T: 'a> = BoxFuture<'a, T>;
 
-    /// Sends a request to the client; dropping the future early (or the handler's task being
-    /// aborted) cancels it.
-    fn peer_request<M: Method>(&self, params: M::Params) -> Self::Call<'_, M::Result>
-    where
-        M::Result: 'static,
-    {
-        let params = RawJson::from_serialize(&params);
+    fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
+        Box::pin(self.ask(|reply| Command::Report { report, reply }))
+    }
+
+    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
         Box::pin(async move {
-            let key = self.link.keys.next();
-            let (reply, rx) = oneshot::channel();
-            let related = self.id.clone();
-            let command = Command::Request { key, related, method: M::NAME, params, reply };
-            if self.link.commands.send(command).is_err() {
+            let key = self.keys.next();
+            let (reply, rx) = calls::reply();
+            if self.commands.send(Command::Request { key, call, reply }).is_err() {
                 return Err(CallError::Usage(UsageError::Closed));
             }
-            let raw = calls::outcome(rx, || {
+            calls::outcome(rx, || {
                 // After the session ended there is nothing left to cancel.
-                let _ = self.link.commands.send(Command::Cancel { key });
+                let _ = self.commands.send(Command::Cancel { key });
             })
-            .await?;
-            decode_result::<M>(Ok(raw)).map_err(CallError::Request)
+            .await
         })
+    }
+
+    fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
+        Box::pin(async move { f(reply.await) })
     }
 }

@@ -1,0 +1,249 @@
+//! What a server handler gets with its request, defined once for every runtime.
+//!
+//! [`RequestContext<L>`] has the methods (`request_id`, `is_cancelled`, `progress`, `log`,
+//! `log_as`, and the client requests of [`PeerApi`]); a runtime supplies `L`, a [`Link`]
+//! that carries [`Report`]s and [`PeerCall`]s to its session's loop and says what a call
+//! returns there: a future in zest-tokio and zest-smol, the plain result in zest-blocking.
+//! The loop applies them to the server machine with [`Report::apply`] and
+//! [`PeerCall::send`], so each request's context always names its own request as the
+//! related one.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::api::{CallError, PeerApi};
+use crate::client::decode_result;
+use crate::error::UsageError;
+use crate::jsonrpc::{RawJson, RequestId};
+use crate::rpc::RequestOptions;
+use crate::schema::methods::Method;
+use crate::schema::LoggingLevel;
+use crate::server::Server;
+
+/// How a runtime's [`RequestContext`] reaches its session's loop.
+///
+/// The loop answers a [`report`](Self::report) with the machine's verdict (`Ok`, or the
+/// [`UsageError`] of [`Report::apply`]) and a [`peer_request`](Self::peer_request) with the
+/// request's one outcome. Dropping an async reply before it resolves SHOULD cancel the peer
+/// request (the loop calls the machine's `cancel`).
+pub trait Link: Clone + Send + Sync {
+    /// What a context method returns: a future of `T` (async runtimes) or `T` itself.
+    type Reply<'a, T: 'a>
+    where
+        Self: 'a;
+
+    /// Hands a progress report or a log record to the loop.
+    fn report(&self, report: Report) -> Self::Reply<'_, Result<(), UsageError>>;
+
+    /// Sends a request to the client through the loop and yields its raw outcome.
+    fn peer_request(&self, call: PeerCall) -> Self::Reply<'_, Result<RawJson, CallError>>;
+
+    /// Turns a reply of `T` into a reply of `U` (for a future: applies `f` to its output).
+    fn map<'a, T: 'a, U: 'a>(reply: Self::Reply<'a, T>, f: fn(T) -> U) -> Self::Reply<'a, U>
+    where
+        Self: 'a;
+}
+
+/// What a handler reports about the request it serves.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Report {
+    /// A log record (`notifications/message`), related to the request being served.
+    Log {
+        /// The request being served.
+        related: RequestId,
+        /// The record's severity.
+        level: LoggingLevel,
+        /// The name of the logger, if any.
+        logger: Option<String>,
+        /// The record.
+        data: Value,
+    },
+    /// A progress report on the request being served.
+    Progress {
+        /// The request being served.
+        id: RequestId,
+        /// How far along; must increase from one report to the next.
+        progress: f64,
+        /// The total, when known.
+        total: Option<f64>,
+        /// A human-readable status.
+        message: Option<String>,
+    },
+}
+
+impl Report {
+    /// Applies the report to the server machine ([`Server::log`] or [`Server::progress`]);
+    /// drain the machine afterwards.
+    pub fn apply<H: Clone>(self, now: Instant, server: &mut Server<H>) -> Result<(), UsageError> {
+        match self {
+            Self::Log { related, level, logger, data } => {
+                server.log(now, Some(&related), level, logger.as_deref(), data)
+            }
+            Self::Progress { id, progress, total, message } => {
+                server.progress(now, &id, progress, total, message)
+            }
+        }
+    }
+}
+
+/// A handler's request to the client (sampling, elicitation, roots, ping).
+#[derive(Clone, Debug)]
+pub struct PeerCall {
+    /// The client request being served, which this one is made for.
+    pub related: RequestId,
+    /// The method, e.g. `sampling/createMessage`.
+    pub method: &'static str,
+    /// The params.
+    pub params: RawJson,
+}
+
+impl PeerCall {
+    /// Issues the request on the server machine ([`Server::request`], default options) and
+    /// returns its id, which a [`Calls`](super::Calls) table then waits on; drain the machine
+    /// afterwards.
+    pub fn send<H: Clone>(
+        self,
+        now: Instant,
+        server: &mut Server<H>,
+    ) -> Result<RequestId, UsageError> {
+        let opts = RequestOptions::default();
+        server.request(now, Some(&self.related), self.method, Some(self.params), opts)
+    }
+}
+
+/// A request's cancellation flag: set by the loop when the client cancels the request or
+/// the session ends, read by its handler through [`RequestContext::is_cancelled`].
+#[derive(Clone, Debug, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// A flag not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the flag (for every clone).
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// True once [`cancel`](Self::cancel) was called on any clone.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// What a server handler gets with its request: which request it is, whether it was
+/// cancelled, and a line to the session for progress, logging and requests to the client
+/// ([`PeerApi`]: `create_message`, `elicit`, `list_roots`, `ping_client`).
+///
+/// Every runtime's `RequestContext` is this type with the runtime's [`Link`]; what a method
+/// returns is `L::Reply`: a future to `.await` in zest-tokio and zest-smol, the result itself
+/// in zest-blocking. Cheap to clone.
+pub struct RequestContext<L> {
+    id: RequestId,
+    cancelled: CancelFlag,
+    link: L,
+}
+
+impl<L: Link> RequestContext<L> {
+    /// The context of request `id`, whose loop holds `cancelled` and the other end of `link`.
+    pub fn new(id: RequestId, cancelled: CancelFlag, link: L) -> Self {
+        Self { id, cancelled, link }
+    }
+
+    /// Reports progress, if the client asked for it (otherwise nothing is sent). `progress`
+    /// MUST increase from one report to the next; reports and the answer leave in the order
+    /// they were made.
+    pub fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> L::Reply<'_, Result<(), UsageError>> {
+        let id = self.id.clone();
+        self.link.report(Report::Progress { id, progress, total, message })
+    }
+
+    /// Sends a log record (`notifications/message`) if `level` is at or above the level the
+    /// client set.
+    pub fn log(&self, level: LoggingLevel, data: Value) -> L::Reply<'_, Result<(), UsageError>> {
+        let related = self.id.clone();
+        self.link.report(Report::Log { related, level, logger: None, data })
+    }
+
+    /// [`log`](Self::log), naming the logger the record comes from.
+    pub fn log_as(
+        &self,
+        logger: &str,
+        level: LoggingLevel,
+        data: Value,
+    ) -> L::Reply<'_, Result<(), UsageError>> {
+        let related = self.id.clone();
+        let logger = Some(logger.to_owned());
+        self.link.report(Report::Log { related, level, logger, data })
+    }
+
+    /// The client's id for this request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// True once the client cancelled this request, or the session ended. The handler SHOULD
+    /// stop soon: its answer will not be sent. (An async runtime also drops the handler's
+    /// task at its next `.await`; this is for work between awaits, or handed elsewhere.)
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.is_cancelled()
+    }
+
+    /// The runtime's link to the session.
+    pub fn link(&self) -> &L {
+        &self.link
+    }
+}
+
+impl<L: Clone> Clone for RequestContext<L> {
+    fn clone(&self) -> Self {
+        Self { id: self.id.clone(), cancelled: self.cancelled.clone(), link: self.link.clone() }
+    }
+}
+
+impl<L> fmt::Debug for RequestContext<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", &self.id)
+            .field("cancelled", &self.cancelled.is_cancelled())
+            .finish()
+    }
+}
+
+impl<L: Link> PeerApi for RequestContext<L> {
+    type Call<'a, T: 'a>
+        = L::Reply<'a, Result<T, CallError>>
+    where
+        Self: 'a;
+
+    /// Sends a request to the client, related to this one, and yields its typed result. In
+    /// an async runtime, dropping the future early cancels the request.
+    fn peer_request<M: Method>(&self, params: M::Params) -> Self::Call<'_, M::Result>
+    where
+        M::Result: 'static,
+    {
+        let params = RawJson::from_serialize(&params);
+        let call = PeerCall { related: self.id.clone(), method: M::NAME, params };
+        L::map(self.link.peer_request(call), decode::<M>)
+    }
+}
+
+/// A raw outcome as `M`'s typed result.
+fn decode<M: Method>(outcome: Result<RawJson, CallError>) -> Result<M::Result, CallError> {
+    decode_result::<M>(Ok(outcome?)).map_err(CallError::Request)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,32 @@
+//! Support for runtime crates: the half of a runtime that is the same on every executor.
+//!
+//! Applications do not need this module. It is what zest-tokio, zest-smol and zest-blocking
+//! (and an embedder writing a runtime of its own) build on, so that each keeps only its IO,
+//! its one loop and its handles, and the three cannot drift apart:
+//!
+//! - [`WriteQueue`]: the bookkeeping of one outgoing byte stream. Frames go in as they are
+//!   drained from a machine; [`WriteQueue::poll_step`] says what to do next (write these
+//!   bytes, flush, close, nothing); the runtime performs the step on its sink and reports
+//!   back. Closing after the queue is drained, and giving up at a drain deadline, are the
+//!   queue's, not the runtime's.
+//! - [`Calls`]: the table of a session's own requests in flight, from the machine's
+//!   [`RequestId`](crate::jsonrpc::RequestId) to the runtime's reply sender (anything that is
+//!   a [`ReplySlot`]), with progress callbacks, abandonment by a caller's [`CallKey`], and
+//!   exactly one outcome per call.
+//! - [`RequestContext`]: what a server handler gets, with the same methods on every runtime;
+//!   the runtime supplies only the [`Link`] that carries a handler's [`Report`]s and
+//!   [`PeerCall`]s to its session's loop.
+//! - [`ConnectError`]: why spawning a stdio server and shaking hands with it failed.
+//!
+//! Nothing here does IO, reads a clock or needs an executor: deadlines are `Instant`
+//! arguments, and a runtime's future types appear only as an associated type of [`Link`].
+
+mod calls;
+mod connect;
+mod context;
+mod write;
+
+pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
+pub use connect::ConnectError;
+pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
+pub use write::{WriteEnd, WriteQueue, WriteStep};

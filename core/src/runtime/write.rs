@@ -1,0 +1,276 @@
+//! The bookkeeping of one outgoing byte stream, apart from the stream itself.
+//!
+//! ```text
+//!            push(frame)                     close() / finish(deadline)
+//!   Open ───────────────▶ Open ─────────────────────────────▶ Closing
+//!    │  poll_step: Write(bytes) → handle_written(n)             │ poll_step: Write…, Flush,
+//!    │             Flush        → handle_flushed()              │   then Close → handle_closed()
+//!    │             Idle (nothing queued)                        ▼
+//!    └─ handle_failed() ──────────────────────────────────▶ Done(Failed | Closed | TimedOut)
+//!                           handle_timeout(now ≥ deadline) ──▶  (poll_step: Done; drop the sink)
+//! ```
+//!
+//! A runtime's writer is then a small loop: ask [`WriteQueue::poll_step`], perform the step
+//! on its sink, report the result with the matching `handle_*`, until the step is
+//! [`WriteStep::Idle`] or the sink is not ready. Frames queued in one drain of a machine leave
+//! in one write (up to [`WriteQueue::COALESCE_LIMIT`] bytes), and every batch is flushed once
+//! written, so a buffering sink passes each frame on at once.
+
+use std::collections::VecDeque;
+use std::io::IoSlice;
+use std::time::Instant;
+
+use bytes::{Buf, Bytes, BytesMut};
+
+/// Frames queued for one byte stream, and whether and until when to close it.
+///
+/// Frames are never split or reordered; a partial write resumes where it stopped. After
+/// [`close`](Self::close) or [`finish`](Self::finish), and once the queue is done, frames
+/// pushed are dropped (the session is ending; nobody would read them).
+#[derive(Debug, Default)]
+pub struct WriteQueue {
+    /// Unwritten frames, oldest first; the front one may be partly written already. None is
+    /// empty.
+    frames: VecDeque<Bytes>,
+    /// Unwritten bytes across `frames`.
+    len: usize,
+    /// Where small frames are joined into one write (its memory is reused once written).
+    scratch: BytesMut,
+    /// Bytes were written since the sink was last flushed.
+    unflushed: bool,
+    phase: Phase,
+    /// Past this, [`handle_timeout`](Self::handle_timeout) gives up on the rest.
+    deadline: Option<Instant>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    #[default]
+    Open,
+    /// Close the sink once everything queued is written and flushed.
+    Closing,
+    Done(WriteEnd),
+}
+
+/// What the runtime does next with its sink, from [`WriteQueue::poll_step`].
+#[must_use]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteStep {
+    /// Close the sink (shut down its write side; for a pipe, dropping it is enough), then call
+    /// [`WriteQueue::handle_closed`].
+    Close,
+    /// The stream is over (closed, failed or given up at the deadline): drop the sink. Every
+    /// later step is `Done` too.
+    Done,
+    /// Flush the sink, then call [`WriteQueue::handle_flushed`].
+    Flush,
+    /// Nothing to do until a frame is pushed or the queue is closed.
+    Idle,
+    /// Write these bytes (one frame, or several joined), then report how many the sink took
+    /// with [`WriteQueue::handle_written`]. A vectored writer may use
+    /// [`WriteQueue::slices`] instead.
+    Write(Bytes),
+}
+
+/// How a [`WriteQueue`]'s stream ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteEnd {
+    /// Everything queued was written and the sink closed.
+    Closed,
+    /// A write, flush or close failed; what was queued is lost.
+    Failed,
+    /// The drain deadline passed first; what was queued is lost.
+    TimedOut,
+}
+
+impl WriteQueue {
+    /// Consecutive frames are joined into one write up to this many bytes; a frame at least
+    /// this large is written on its own, without a copy.
+    pub const COALESCE_LIMIT: usize = 64 * 1024;
+
+    /// An empty, open queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues one frame, unless the queue is closing or done (then the frame is dropped).
+    /// Poll [`poll_step`](Self::poll_step) afterwards.
+    pub fn push(&mut self, frame: Bytes) {
+        if self.phase == Phase::Open && !frame.is_empty() {
+            self.len += frame.len();
+            self.frames.push_back(frame);
+        }
+    }
+
+    /// Closes the sink once everything queued is written and flushed, however long that
+    /// takes. Later frames are dropped. Poll [`poll_step`](Self::poll_step) afterwards.
+    pub fn close(&mut self) {
+        if self.phase == Phase::Open {
+            self.phase = Phase::Closing;
+        }
+    }
+
+    /// Like [`close`](Self::close), but gives up at `deadline`: from then on
+    /// [`handle_timeout`](Self::handle_timeout) ends the stream with what is left unwritten.
+    /// An earlier deadline set before is kept. The runtime sleeps until
+    /// [`poll_timeout`](Self::poll_timeout) while it drains.
+    pub fn finish(&mut self, deadline: Instant) {
+        self.close();
+        if !self.is_done() {
+            self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
+        }
+    }
+
+    /// What to do next. A `Write` hands out the oldest unwritten bytes: the front frame, or
+    /// the front frames joined when they are small (see
+    /// [`COALESCE_LIMIT`](Self::COALESCE_LIMIT)). Asking again without reporting returns
+    /// the same bytes first (possibly with more joined after them).
+    pub fn poll_step(&mut self) -> WriteStep {
+        match self.phase {
+            Phase::Done(_) => WriteStep::Done,
+            _ if self.len > 0 => WriteStep::Write(self.coalesce()),
+            _ if self.unflushed => WriteStep::Flush,
+            Phase::Closing => WriteStep::Close,
+            Phase::Open => WriteStep::Idle,
+        }
+    }
+
+    /// The sink took `n` bytes of what [`poll_step`](Self::poll_step) or
+    /// [`slices`](Self::slices) handed out (a count beyond what is queued is taken as all of
+    /// it). Poll again afterwards: a flush is due once the queue is empty.
+    pub fn handle_written(&mut self, n: usize) {
+        let mut n = n.min(self.len);
+        self.len -= n;
+        self.unflushed |= n > 0;
+        while n > 0 {
+            let Some(front) = self.frames.front_mut() else { break };
+            if front.len() <= n {
+                n -= front.len();
+                self.frames.pop_front();
+            } else {
+                front.advance(n);
+                n = 0;
+            }
+        }
+    }
+
+    /// The sink was flushed.
+    pub fn handle_flushed(&mut self) {
+        self.unflushed = false;
+    }
+
+    /// The sink was closed: the stream is over ([`WriteEnd::Closed`]).
+    pub fn handle_closed(&mut self) {
+        self.end(WriteEnd::Closed);
+    }
+
+    /// Writing, flushing or closing failed: the stream is over and what is queued is dropped
+    /// ([`WriteEnd::Failed`]). Reporting the failure to the machine is the runtime's.
+    pub fn handle_failed(&mut self) {
+        self.end(WriteEnd::Failed);
+    }
+
+    /// Time passed. Once the deadline set by [`finish`](Self::finish) is reached, the stream
+    /// is over with what is left unwritten ([`WriteEnd::TimedOut`]); earlier, nothing
+    /// happens.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.deadline.is_some_and(|d| now >= d) && !self.is_done() {
+            self.end(WriteEnd::TimedOut);
+        }
+    }
+
+    /// The drain deadline, while the queue is not done. Set by [`finish`](Self::finish) and
+    /// cleared when the stream ends.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Fills `dst` with the unwritten frames, oldest first, for a vectored write; returns how
+    /// many slices it filled. Report the write with [`handle_written`](Self::handle_written).
+    pub fn slices<'a>(&'a self, dst: &mut [IoSlice<'a>]) -> usize {
+        if self.is_done() {
+            return 0;
+        }
+        let mut filled = 0;
+        for (slot, frame) in dst.iter_mut().zip(&self.frames) {
+            *slot = IoSlice::new(frame);
+            filled += 1;
+        }
+        filled
+    }
+
+    /// Unwritten bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no byte waits to be written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True while [`poll_step`](Self::poll_step) has work: bytes to write, a flush or a close
+    /// due. A runtime waits on its sink only then.
+    pub fn is_busy(&self) -> bool {
+        match self.phase {
+            Phase::Done(_) => false,
+            Phase::Closing => true,
+            Phase::Open => self.len > 0 || self.unflushed,
+        }
+    }
+
+    /// True when the queue was asked to close (or is done).
+    pub fn is_closing(&self) -> bool {
+        self.phase != Phase::Open
+    }
+
+    /// True once the stream is over; see [`ended`](Self::ended).
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done(_))
+    }
+
+    /// How the stream ended, once it has.
+    pub fn ended(&self) -> Option<WriteEnd> {
+        match self.phase {
+            Phase::Done(end) => Some(end),
+            _ => None,
+        }
+    }
+
+    fn end(&mut self, end: WriteEnd) {
+        if !self.is_done() {
+            self.phase = Phase::Done(end);
+        }
+        self.frames.clear();
+        self.len = 0;
+        self.unflushed = false;
+        self.deadline = None;
+    }
+
+    /// The front frame, with the small frames after it joined on when it is small too.
+    fn coalesce(&mut self) -> Bytes {
+        let mut count = 0;
+        let mut total = 0;
+        for frame in &self.frames {
+            if count > 0 && total + frame.len() > Self::COALESCE_LIMIT {
+                break;
+            }
+            total += frame.len();
+            count += 1;
+        }
+        if count > 1 {
+            self.scratch.reserve(total);
+            for frame in self.frames.drain(..count) {
+                self.scratch.extend_from_slice(&frame);
+            }
+            self.frames.push_front(self.scratch.split().freeze());
+        }
+        // Invariant: `coalesce` is called only when `len > 0`, so a frame is queued.
+        self.frames.front().cloned().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

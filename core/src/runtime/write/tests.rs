@@ -1,0 +1,201 @@
+use std::time::Duration;
+
+use quickcheck::quickcheck;
+
+use super::*;
+use crate::testkit::VirtualClock;
+
+fn frame(text: &str) -> Bytes {
+    Bytes::copy_from_slice(text.as_bytes())
+}
+
+/// Writes through `queue` as a sink taking at most `max` bytes per write would, until the
+/// queue is idle or done; returns what the sink received.
+fn drive(queue: &mut WriteQueue, max: usize) -> Vec<u8> {
+    let mut sink = Vec::new();
+    loop {
+        match queue.poll_step() {
+            WriteStep::Write(bytes) => {
+                let n = bytes.len().min(max);
+                sink.extend_from_slice(&bytes[..n]);
+                queue.handle_written(n);
+            }
+            WriteStep::Flush => queue.handle_flushed(),
+            WriteStep::Close => queue.handle_closed(),
+            WriteStep::Idle | WriteStep::Done => return sink,
+        }
+    }
+}
+
+#[test]
+fn the_frames_of_one_drain_leave_in_one_write_then_one_flush() {
+    let mut queue = WriteQueue::new();
+    assert_eq!(queue.poll_step(), WriteStep::Idle);
+    assert!(!queue.is_busy());
+    queue.push(frame("{\"a\":1}\n"));
+    queue.push(frame("{\"b\":2}\n"));
+    assert!(queue.is_busy());
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("{\"a\":1}\n{\"b\":2}\n")));
+    queue.handle_written(16);
+    assert!(queue.is_empty());
+    assert_eq!(queue.poll_step(), WriteStep::Flush, "every batch is flushed once written");
+    queue.handle_flushed();
+    assert_eq!(queue.poll_step(), WriteStep::Idle);
+    assert!(!queue.is_busy());
+}
+
+#[test]
+fn a_partial_write_resumes_where_it_stopped() {
+    let mut queue = WriteQueue::new();
+    queue.push(frame("hello "));
+    queue.push(frame("world\n"));
+    let WriteStep::Write(first) = queue.poll_step() else { panic!("bytes are queued") };
+    assert_eq!(first, frame("hello world\n"));
+    queue.handle_written(3);
+    assert_eq!(queue.len(), 9);
+    // More frames queued meanwhile join the rest of the batch, in order.
+    queue.push(frame("again\n"));
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("lo world\nagain\n")));
+    queue.handle_written(15);
+    assert_eq!(queue.poll_step(), WriteStep::Flush);
+}
+
+#[test]
+fn a_large_frame_is_handed_out_without_a_copy() {
+    let mut queue = WriteQueue::new();
+    let big = Bytes::from(vec![b'x'; WriteQueue::COALESCE_LIMIT + 1]);
+    queue.push(big.clone());
+    queue.push(frame("small\n"));
+    let WriteStep::Write(out) = queue.poll_step() else { panic!("bytes are queued") };
+    assert_eq!(out.as_ptr(), big.as_ptr(), "the frame itself, not a copy");
+    assert_eq!(out.len(), big.len(), "the small frame waits for the next write");
+    queue.handle_written(out.len());
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("small\n")));
+}
+
+#[test]
+fn small_frames_are_joined_up_to_the_limit() {
+    let mut queue = WriteQueue::new();
+    let piece = Bytes::from(vec![b'y'; WriteQueue::COALESCE_LIMIT / 4]);
+    for _ in 0..6 {
+        queue.push(piece.clone());
+    }
+    let WriteStep::Write(out) = queue.poll_step() else { panic!("bytes are queued") };
+    assert_eq!(out.len(), WriteQueue::COALESCE_LIMIT);
+    queue.handle_written(out.len());
+    let WriteStep::Write(out) = queue.poll_step() else { panic!("bytes are queued") };
+    assert_eq!(out.len(), 2 * piece.len());
+}
+
+#[test]
+fn close_waits_for_the_queue_to_drain_and_drops_later_frames() {
+    let mut queue = WriteQueue::new();
+    queue.push(frame("last\n"));
+    queue.close();
+    assert!(queue.is_closing());
+    queue.push(frame("too late\n"));
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("last\n")));
+    queue.handle_written(2);
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("st\n")), "not closed while bytes wait");
+    queue.handle_written(3);
+    assert_eq!(queue.poll_step(), WriteStep::Flush);
+    queue.handle_flushed();
+    assert_eq!(queue.poll_step(), WriteStep::Close);
+    queue.handle_closed();
+    assert_eq!(queue.poll_step(), WriteStep::Done);
+    assert_eq!(queue.ended(), Some(WriteEnd::Closed));
+    assert!(!queue.is_busy());
+}
+
+#[test]
+fn closing_an_empty_queue_closes_at_once() {
+    let mut queue = WriteQueue::new();
+    queue.close();
+    assert!(queue.is_busy());
+    assert_eq!(queue.poll_step(), WriteStep::Close);
+}
+
+#[test]
+fn the_drain_deadline_gives_up_on_a_sink_that_takes_nothing() {
+    let start = VirtualClock::new().now();
+    let deadline = start + Duration::from_secs(5);
+    let mut queue = WriteQueue::new();
+    queue.push(frame("stuck\n"));
+    assert_eq!(queue.poll_timeout(), None, "no deadline while the session runs");
+    queue.finish(deadline);
+    assert_eq!(queue.poll_timeout(), Some(deadline));
+    queue.handle_timeout(start + Duration::from_secs(4));
+    assert_eq!(
+        queue.poll_step(),
+        WriteStep::Write(frame("stuck\n")),
+        "an early timeout is harmless"
+    );
+    queue.handle_timeout(deadline);
+    assert_eq!(queue.poll_step(), WriteStep::Done);
+    assert_eq!(queue.ended(), Some(WriteEnd::TimedOut));
+    assert!(queue.is_empty());
+    assert_eq!(queue.poll_timeout(), None);
+    queue.handle_written(6); // a write that was in progress reports late: ignored
+    assert_eq!(queue.ended(), Some(WriteEnd::TimedOut));
+}
+
+#[test]
+fn the_earlier_deadline_wins_and_a_drained_queue_ignores_it() {
+    let start = VirtualClock::new().now();
+    let mut queue = WriteQueue::new();
+    queue.finish(start + Duration::from_secs(2));
+    queue.finish(start + Duration::from_secs(9));
+    assert_eq!(queue.poll_timeout(), Some(start + Duration::from_secs(2)));
+    assert_eq!(queue.poll_step(), WriteStep::Close);
+    queue.handle_closed();
+    queue.handle_timeout(start + Duration::from_secs(3));
+    assert_eq!(queue.ended(), Some(WriteEnd::Closed), "closed in time stays closed");
+}
+
+#[test]
+fn a_failure_drops_what_is_queued_and_what_comes_later() {
+    let mut queue = WriteQueue::new();
+    queue.push(frame("lost\n"));
+    queue.handle_failed();
+    queue.push(frame("also lost\n"));
+    assert_eq!(queue.poll_step(), WriteStep::Done);
+    assert_eq!(queue.ended(), Some(WriteEnd::Failed));
+    assert!(queue.is_empty());
+    queue.finish(VirtualClock::new().now());
+    assert_eq!(queue.poll_timeout(), None, "a done queue has no deadline");
+}
+
+#[test]
+fn slices_cover_every_unwritten_frame_for_a_vectored_write() {
+    let mut queue = WriteQueue::new();
+    queue.push(frame("ab"));
+    queue.push(frame("cd"));
+    queue.push(frame("ef"));
+    let mut dst = [IoSlice::new(&[]); 2];
+    assert_eq!(queue.slices(&mut dst), 2);
+    assert_eq!((&*dst[0], &*dst[1]), (&b"ab"[..], &b"cd"[..]));
+    queue.handle_written(3); // across a frame boundary
+    let mut dst = [IoSlice::new(&[]); 4];
+    assert_eq!(queue.slices(&mut dst), 2);
+    assert_eq!((&*dst[0], &*dst[1]), (&b"d"[..], &b"ef"[..]));
+}
+
+quickcheck! {
+    /// Whatever the frames and however little the sink takes per write, it receives exactly
+    /// the frames' bytes, in order, and the queue ends empty and flushed.
+    fn every_split_delivers_the_frames_in_order(frames: Vec<Vec<u8>>, max: u8) -> bool {
+        let max = usize::from(max).max(1);
+        let mut queue = WriteQueue::new();
+        let (mut expected, mut written) = (Vec::new(), Vec::new());
+        for (i, f) in frames.iter().enumerate() {
+            queue.push(Bytes::from(f.clone()));
+            expected.extend_from_slice(f);
+            if i % 3 == 0 {
+                // Write part of the way between pushes, as a loop would.
+                written.extend(drive(&mut queue, max));
+            }
+        }
+        written.extend(drive(&mut queue, max));
+        written == expected && queue.is_empty() && queue.poll_step() == WriteStep::Idle
+    }
+}
