@@ -3,8 +3,10 @@
 //! Everything here is deterministic: time moves only when a test moves it, and bytes cross
 //! from one machine to the other only when the test pumps.
 
+mod http;
 mod pair;
 
+pub use http::HttpPair;
 pub use pair::{Pair, Wire};
 
 use std::time::{Duration, Instant};
