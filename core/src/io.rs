@@ -111,7 +111,7 @@ impl fmt::Display for TransportFailure {
             Self::Tls(why) => write!(f, "tls failed: {why}"),
             Self::TooLarge { limit } => write!(f, "message larger than the {limit}-byte limit"),
             Self::Other(why) => f.write_str(why),
-            Self::Unsupported(kind) => write!(f, "this transport cannot perform a {kind}"),
+            Self::Unsupported(kind) => write!(f, "{kind} is not supported on this transport"),
         }
     }
 }
@@ -256,4 +256,32 @@ impl Input<'_> {
 /// Shorthand for `Input::Receive(now, Receive { stream, event: StreamEvent::Data(bytes) })`.
 pub fn data(now: Instant, stream: StreamId, bytes: &[u8]) -> Input<'_> {
     Input::Receive(now, Receive { stream, event: StreamEvent::Data(bytes) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipe_carries_writes_and_closes_and_names_what_it_cannot() {
+        let bytes = Bytes::from_static(b"{}\n");
+        let write = Transmit::Write { stream: StreamId::STDIO, bytes: bytes.clone() };
+        assert_eq!(write.into_stdio(), Ok(StdioTransmit::Write(bytes)));
+        assert_eq!(
+            Transmit::Close { stream: StreamId::STDIO }.into_stdio(),
+            Ok(StdioTransmit::Close)
+        );
+        let request = HttpRequest {
+            method: Method::GET,
+            uri: Uri::from_static("http://127.0.0.1/mcp"),
+            headers: HeaderMap::new(),
+            body: Bytes::new(),
+        };
+        let http = Transmit::Http { stream: StreamId(1), request: Box::new(request) };
+        let failure = http.into_stdio().unwrap_err();
+        assert_eq!(failure, TransportFailure::Unsupported("http request"));
+        assert_eq!(failure.to_string(), "http request is not supported on this transport");
+        let abort = Transmit::Abort { stream: StreamId(1) }.into_stdio();
+        assert_eq!(abort, Err(TransportFailure::Unsupported("abort")));
+    }
 }
