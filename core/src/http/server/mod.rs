@@ -27,6 +27,8 @@
 //! ([`Transmit::Close`](crate::io::Transmit::Close)) it ignores anything more on it.
 
 mod checks;
+mod get;
+mod legacy;
 mod store;
 mod streams;
 
@@ -45,7 +47,6 @@ pub use store::{EventStore, MemoryEventStore};
 use self::checks::LOOPBACK;
 use self::streams::{Answer, Logical, Mode, Slot, SlotKind, Wire};
 use crate::error::Rejection;
-use crate::framing::sse;
 use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
 use crate::jsonrpc::{Message, RequestId};
 use crate::rpc::{Incoming, Route};
@@ -568,117 +569,6 @@ impl<H: Clone> Router<H> {
         if slot.kind == SlotKind::Ephemeral && slot.answers.is_empty() {
             self.end_session(id);
         }
-    }
-
-    fn get(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
-        if let Err(rejection) = checks::check_get_media(&head.headers) {
-            return self.refuse(stream, None, &rejection);
-        }
-        if self.config.stateless {
-            return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
-        }
-        let id = match session_header(&head.headers) {
-            Some(h) => match self.known(h) {
-                Ok(id) => id,
-                Err(rejection) => return self.refuse(stream, None, &rejection),
-            },
-            None => return self.refuse(stream, None, &Rejection::MissingSession),
-        };
-        let Some(slot) = self.sessions.get_mut(&id) else { return };
-        slot.last_active = now;
-        if let Some(last) = head.headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
-            return self.resume(&id, stream, last);
-        }
-        if slot.standalone.as_ref().is_some_and(|l| l.carrier.is_some()) {
-            return self.refuse(stream, None, &Rejection::StreamConflict);
-        }
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
-        slot.open_standalone(&id, stream, &mut self.wire, self.config.retry);
-    }
-
-    /// A GET with `Last-Event-ID`: replays what the stream missed, then carries it on if it
-    /// is still open.
-    fn resume(&mut self, id: &SessionId, stream: StreamId, last: &str) {
-        let Some(slot) = self.sessions.get_mut(id) else { return };
-        self.wire.open_sse(stream, HeaderMap::new());
-        let Some((number, seq)) = Logical::parse_event_id(last) else {
-            return self.wire.close(stream);
-        };
-        for event in self.wire.store.replay(id, number, seq) {
-            self.wire.write(stream, event);
-        }
-        let answer = slot.answers.iter_mut().find(|(_, a)| a.logical.number == number);
-        let logical = match answer {
-            Some((&origin, a)) if a.finished => {
-                slot.answers.remove(&origin);
-                self.wire.store.forget_stream(id, number);
-                return self.wire.close(stream);
-            }
-            Some((_, a)) => &mut a.logical,
-            None => match &mut slot.standalone {
-                Some(l) if l.number == number => l,
-                _ => return self.wire.close(stream),
-            },
-        };
-        if let Some(old) = logical.carrier.replace(stream) {
-            self.exchanges.remove(&old);
-            self.wire.close(old);
-        }
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
-    }
-
-    fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
-        if self.config.stateless {
-            return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
-        }
-        let id = match session_header(&head.headers) {
-            Some(h) => match self.known(h) {
-                Ok(id) => id,
-                Err(rejection) => return self.refuse(stream, None, &rejection),
-            },
-            None => return self.refuse(stream, None, &Rejection::MissingSession),
-        };
-        self.close_session(now, &id);
-        self.wire.respond(stream, StatusCode::OK, HeaderMap::new());
-        self.wire.close(stream);
-    }
-
-    fn open_legacy(&mut self, now: Instant, stream: StreamId) {
-        let kind = SlotKind::Legacy { carrier: Some(stream) };
-        let id = match self.open_session(now, kind) {
-            Ok(id) => id,
-            Err(rejection) => return self.refuse(stream, None, &rejection),
-        };
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
-        self.wire.open_sse(stream, HeaderMap::new());
-        let endpoint = format!("{}?sessionId={id}", self.config.legacy_messages_path);
-        if let Ok(event) = sse::encode_event(None, Some("endpoint"), &endpoint) {
-            self.wire.write(stream, event);
-        }
-        if let Some(slot) = self.sessions.get_mut(&id) {
-            slot.flush_legacy_backlog(&mut self.wire);
-        }
-    }
-
-    fn legacy_session(&self, head: &RequestHead) -> Result<SessionId, Rejection> {
-        let query = head.uri.query().unwrap_or("");
-        let value = query.split('&').find_map(|pair| pair.strip_prefix("sessionId="));
-        self.known(value.ok_or(Rejection::MissingSession)?)
-    }
-
-    fn legacy_post(&mut self, now: Instant, stream: StreamId, id: &SessionId, body: &[u8]) {
-        let incoming = Incoming::decode(body);
-        if let Incoming::Invalid(e) = &incoming {
-            return self.refuse(stream, e.id().cloned(), &Rejection::Decode(e.clone()));
-        }
-        let Some(slot) = self.sessions.get_mut(id) else {
-            return self.refuse(stream, None, &Rejection::UnknownSession);
-        };
-        slot.last_active = now;
-        slot.machine.handle_decoded(now, stream, incoming);
-        self.wire.respond(stream, StatusCode::ACCEPTED, HeaderMap::new());
-        self.wire.close(stream);
-        self.flush(id);
     }
 
     fn open_session(&mut self, now: Instant, kind: SlotKind) -> Result<SessionId, Rejection> {

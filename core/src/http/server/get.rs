@@ -1,0 +1,85 @@
+//! The GET stream of a session (opened, or resumed with `Last-Event-ID`) and DELETE.
+
+use std::time::Instant;
+
+use http::{HeaderMap, StatusCode};
+
+use super::streams::Logical;
+use super::{checks, session_header, Exchange, Router, SessionId};
+use crate::error::Rejection;
+use crate::io::{RequestHead, StreamId};
+
+impl<H: Clone> Router<H> {
+    pub(super) fn get(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
+        if let Err(rejection) = checks::check_get_media(&head.headers) {
+            return self.refuse(stream, None, &rejection);
+        }
+        if self.config.stateless {
+            return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
+        }
+        let id = match session_header(&head.headers) {
+            Some(h) => match self.known(h) {
+                Ok(id) => id,
+                Err(rejection) => return self.refuse(stream, None, &rejection),
+            },
+            None => return self.refuse(stream, None, &Rejection::MissingSession),
+        };
+        let Some(slot) = self.sessions.get_mut(&id) else { return };
+        slot.last_active = now;
+        if let Some(last) = head.headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+            return self.resume(&id, stream, last);
+        }
+        if slot.standalone.as_ref().is_some_and(|l| l.carrier.is_some()) {
+            return self.refuse(stream, None, &Rejection::StreamConflict);
+        }
+        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        slot.open_standalone(&id, stream, &mut self.wire, self.config.retry);
+    }
+
+    /// A GET with `Last-Event-ID`: replays what the stream missed, then carries it on if it
+    /// is still open.
+    fn resume(&mut self, id: &SessionId, stream: StreamId, last: &str) {
+        let Some(slot) = self.sessions.get_mut(id) else { return };
+        self.wire.open_sse(stream, HeaderMap::new());
+        let Some((number, seq)) = Logical::parse_event_id(last) else {
+            return self.wire.close(stream);
+        };
+        for event in self.wire.store.replay(id, number, seq) {
+            self.wire.write(stream, event);
+        }
+        let answer = slot.answers.iter_mut().find(|(_, a)| a.logical.number == number);
+        let logical = match answer {
+            Some((&origin, a)) if a.finished => {
+                slot.answers.remove(&origin);
+                self.wire.store.forget_stream(id, number);
+                return self.wire.close(stream);
+            }
+            Some((_, a)) => &mut a.logical,
+            None => match &mut slot.standalone {
+                Some(l) if l.number == number => l,
+                _ => return self.wire.close(stream),
+            },
+        };
+        if let Some(old) = logical.carrier.replace(stream) {
+            self.exchanges.remove(&old);
+            self.wire.close(old);
+        }
+        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+    }
+
+    pub(super) fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
+        if self.config.stateless {
+            return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
+        }
+        let id = match session_header(&head.headers) {
+            Some(h) => match self.known(h) {
+                Ok(id) => id,
+                Err(rejection) => return self.refuse(stream, None, &rejection),
+            },
+            None => return self.refuse(stream, None, &Rejection::MissingSession),
+        };
+        self.close_session(now, &id);
+        self.wire.respond(stream, StatusCode::OK, HeaderMap::new());
+        self.wire.close(stream);
+    }
+}
