@@ -660,3 +660,33 @@ fn a_cancelled_call_ends_its_stream() {
     assert_eq!(http.answer(cancel).status, Some(StatusCode::ACCEPTED));
     assert!(http.answer(call).closed, "no reply will come: the stream ends");
 }
+
+#[test]
+fn stateless_sessions_end_with_their_post_even_when_it_is_lost() {
+    let mut cfg = config();
+    cfg.stateless = true;
+    let mut http = Http::new(cfg);
+    let call = http.post(
+        None,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    assert_eq!(http.router.session_count(), 1, "the call waits for the app");
+    http.drop_stream(call);
+    let (sid, id, _) = http.take_calls()[0].clone();
+    let now = http.now();
+    http.router
+        .session_mut(&sid)
+        .unwrap()
+        .respond(now, id, Ok(RawJson::from(json!({"content":[]}))))
+        .unwrap();
+    http.pump();
+    assert_eq!(http.router.session_count(), 0, "nothing can resume it: the session is gone");
+    // A batch refused outright leaves nothing behind either.
+    http.version = "2025-06-18";
+    let batch =
+        json!([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]);
+    let refused = http.post(None, batch);
+    assert_eq!(http.answer(refused).status, Some(StatusCode::BAD_REQUEST));
+    assert_eq!(http.router.session_count(), 0);
+}

@@ -393,6 +393,9 @@ impl<H: Clone> Router<H> {
         let Some(slot) = self.sessions.get_mut(&id) else { return };
         let batching = slot.machine.session().map(|s| s.protocol_version.has_batching());
         if batch && batching == Some(false) {
+            if slot.kind == SlotKind::Ephemeral {
+                self.end_session(&id);
+            }
             return self.refuse(stream, None, &Rejection::BatchNotAllowed);
         }
         slot.last_active = now;
@@ -535,6 +538,8 @@ impl<H: Clone> Router<H> {
     /// Ends the answers whose requests are all answered.
     fn complete(&mut self, id: &SessionId) {
         let Some(slot) = self.sessions.get_mut(id) else { return };
+        // Without sessions nothing can resume a lost stream: its answer just ends.
+        let resumable = slot.kind != SlotKind::Ephemeral;
         let done: Vec<StreamId> = slot
             .answers
             .iter()
@@ -561,7 +566,12 @@ impl<H: Clone> Router<H> {
                         self.wire.store.forget_stream(id, number);
                     }
                     // The client lost the stream: it waits, finished, for a resume.
-                    None => answer.finished = true,
+                    None if resumable => answer.finished = true,
+                    None => {
+                        let number = answer.logical.number;
+                        slot.answers.remove(&origin);
+                        self.wire.store.forget_stream(id, number);
+                    }
                 },
                 Mode::Undecided { .. } => {}
             }

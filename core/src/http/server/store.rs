@@ -55,9 +55,11 @@ impl MemoryEventStore {
 }
 
 impl Default for MemoryEventStore {
-    /// 1,024 events and 16 MiB per session.
+    /// 256 events and 1 MiB per session: what a client that lost a stream for a few seconds
+    /// needs, and at most 10 GiB for 10,000 sessions that all hold that much at once. A
+    /// stream delivered whole is forgotten at once, so most sessions hold nothing.
     fn default() -> Self {
-        Self::new(1024, 16 << 20)
+        Self::new(256, 1 << 20)
     }
 }
 
