@@ -23,7 +23,8 @@ const CALLS: usize = 20_000;
 
 fn registry() -> Registry<u8> {
     let mut r = Registry::default();
-    let schema = json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]});
+    let schema =
+        json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]});
     r.add_tool(Tool::new("echo", "echoes", schema), 0);
     r
 }
@@ -82,7 +83,10 @@ fn http() -> f64 {
         }
         pair.pump();
         let events = pair.take_client_events();
-        assert!(matches!(events.last(), Some(ClientEvent::Response { result: Ok(_), .. })), "{events:?}");
+        assert!(
+            matches!(events.last(), Some(ClientEvent::Response { result: Ok(_), .. })),
+            "{events:?}"
+        );
     }
     CALLS as f64 / start.elapsed().as_secs_f64()
 }
