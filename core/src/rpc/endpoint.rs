@@ -359,7 +359,7 @@ impl Endpoint {
     }
 
     fn push(&mut self, route: Route, kind: OutgoingKind, message: &Message) {
-        let mut json = Vec::with_capacity(128);
+        let mut json = Vec::with_capacity(message.size_hint() + 1);
         message.encode_into(&mut json);
         json.reserve_exact(1);
         self.outgoing.push_back(Outgoing { route, json, kind });
