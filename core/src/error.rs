@@ -188,6 +188,12 @@ pub enum RequestError {
     StreamLost,
     /// No response before the deadline (`notifications/cancelled` was sent).
     TimedOut,
+    /// The response arrived as a stdio line longer than the configured `max_line`, and was
+    /// dropped; its id was read from the line's first bytes. The request is over.
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The HTTP exchange carrying the request failed before any resumable part of its answer
     /// arrived. `notifications/cancelled` was sent.
     Transport(TransportFailure),
@@ -204,6 +210,7 @@ impl fmt::Display for RequestError {
             Self::SessionExpired => f.write_str("the server ended the session"),
             Self::StreamLost => f.write_str("the response stream ended without the response"),
             Self::TimedOut => f.write_str("request timed out"),
+            Self::TooLarge { limit } => write!(f, "response exceeds the {limit}-byte limit"),
             Self::Transport(why) => write!(f, "transport failed: {why}"),
         }
     }
@@ -306,6 +313,12 @@ pub enum Rejection {
     ResourceNotFound(String),
     /// Something failed on our side.
     Internal(String),
+    /// A stdio line longer than the configured limit, answered with the id read from its
+    /// first bytes.
+    MessageTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
 
     /// HTTP: a `Host` header naming a host we do not serve (DNS rebinding guard), or none.
     ForbiddenHost,
@@ -402,6 +415,7 @@ impl Rejection {
     /// | `UnknownTool`, `UnknownPrompt`, `MissingPromptArgument` | -32602 | 200 |
     /// | `ResourceNotFound` | -32002; -32602 in 2026-07-28 | 200 |
     /// | `Internal` | -32603 | 200 |
+    /// | `MessageTooLarge` (stdio only) | -32600 | 200 |
     /// | `ForbiddenOrigin`, `ForbiddenHost` | -32600 | 403 |
     /// | `StreamConflict` | -32600 | 409 |
     /// | `PayloadTooLarge` | -32600 | 413 |
@@ -457,7 +471,8 @@ impl Rejection {
             | Self::MissingPromptArgument(_)
             | Self::InvalidCursor
             | Self::ResourceNotFound(_)
-            | Self::Internal(_) => Answer::InBand,
+            | Self::Internal(_)
+            | Self::MessageTooLarge { .. } => Answer::InBand,
             // 2026-07-28: an unknown method gets 404, which the body tells apart from a
             // legacy server's 404 (MCP-DIGEST §5.3 item 8).
             Self::MethodNotFound(_) => Answer::Stateless(404),
@@ -526,6 +541,9 @@ impl Rejection {
                     .with_data(json!({ "uri": uri }));
             }
             Self::Internal(d) => (INTERNAL_ERROR, format!("internal error: {d}")),
+            Self::MessageTooLarge { limit } => {
+                (INVALID_REQUEST, format!("message larger than the {limit}-byte limit"))
+            }
             Self::ForbiddenOrigin => (INVALID_REQUEST, "forbidden origin".to_owned()),
             Self::ForbiddenHost => (INVALID_REQUEST, "forbidden host".to_owned()),
             Self::PayloadTooLarge { limit } => {

@@ -181,7 +181,14 @@ fn an_over_long_line_is_dropped_and_the_next_line_still_parsed() {
     long.extend(std::iter::repeat_n(b'x', 1 << 20));
     long.extend_from_slice(b"\"}}\n{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"method\":\"ping\"}\n");
     let (replies, events) = inject(&mut pair, &long);
-    assert_eq!(replies, [json!({"jsonrpc":"2.0","id":"next","result":{}})]);
+    assert_eq!(
+        replies,
+        [
+            json!({"jsonrpc":"2.0","id":"big","error":{"code":codes::INVALID_REQUEST,
+                   "message":"message larger than the 1024-byte limit"}}),
+            json!({"jsonrpc":"2.0","id":"next","result":{}})
+        ]
+    );
     assert!(matches!(
         &events[..],
         [ServerEvent::Violation(ProtocolViolation::Line(LineViolation::TooLong {

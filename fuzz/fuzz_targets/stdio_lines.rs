@@ -6,7 +6,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use zest_core::framing::lines::{LineDecoder, LineEvent, LineViolation};
+use zest_core::framing::lines::{LineDecoder, LineEvent, LineViolation, TOO_LONG_HEAD};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -57,6 +57,7 @@ fn model(max_line: usize, bytes: &[u8], finish: bool) -> Vec<Owned> {
             out.push(Owned::Violation(LineViolation::TooLong {
                 limit: max_line,
                 dropped: line.len(),
+                head: line[..line.len().min(TOO_LONG_HEAD)].to_vec(),
             }));
             continue;
         }

@@ -24,7 +24,12 @@ pub struct ClientConfig {
     pub max_request_timeout: Duration,
     /// How long `initialize` may take. Default 30 s.
     pub init_timeout: Duration,
-    /// Longest stdio line accepted from the server. Default 4 MiB.
+    /// Longest stdio line accepted from the server, line ending excluded. Default 64 MiB
+    /// ([`DEFAULT_MAX_LINE`]), so results of several MiB (screenshots, files as base64) pass.
+    /// A longer line is dropped and reported; when its first 256 bytes hold the id, the request
+    /// it is or answers ends at once (see [`LineViolation::TooLong`]).
+    ///
+    /// [`LineViolation::TooLong`]: crate::framing::lines::LineViolation::TooLong
     pub max_line: usize,
     /// Most of our requests in flight at once. Default 1024.
     pub max_in_flight: usize,

@@ -29,6 +29,7 @@ pub use events::{Event, ServerNotification, ServerRequest};
 pub use over_http::MAX_EXPIRIES_IN_A_ROW;
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
+use crate::framing::lines::LineViolation;
 use crate::http::client::HttpTransport;
 use crate::io::{Input, Output};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
@@ -406,7 +407,20 @@ impl Client {
                 }
             }
             Incoming::Invalid(e) => self.violation(ProtocolViolation::Decode(e)),
-            Incoming::Line(v) => self.violation(ProtocolViolation::Line(v)),
+            Incoming::Line(v) => {
+                let failed = match &v {
+                    LineViolation::TooLong { limit, head, .. }
+                        if !matches!(self.phase, Phase::Closed) =>
+                    {
+                        self.endpoint.too_long(head, *limit).map(|id| (id, *limit))
+                    }
+                    _ => None,
+                };
+                self.violation(ProtocolViolation::Line(v));
+                if let Some((id, limit)) = failed {
+                    self.fail_too_large(id, limit);
+                }
+            }
         }
     }
 
@@ -425,6 +439,18 @@ impl Client {
             Routed::Violation(v) => self.violation(v),
             Routed::Nothing => {}
         }
+    }
+
+    /// Our request `id`, already out of the pending table, was answered by a line too long to
+    /// read: it fails at once (`initialize` closes the session).
+    fn fail_too_large(&mut self, id: RequestId, limit: usize) {
+        if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
+            let why = format!("the initialize result exceeds the {limit}-byte line limit");
+            return self.close_with(CloseReason::InitializeInvalid(why));
+        }
+        self.forget_stream_of(&id);
+        self.events
+            .push_back(Event::Response { id, result: Err(RequestError::TooLarge { limit }) });
     }
 
     fn handle_response(&mut self, id: RequestId, outcome: Result<RawJson, ErrorObject>) {

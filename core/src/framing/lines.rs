@@ -2,7 +2,8 @@
 //!
 //! Each message is one line ending in `\n` (MCP "stdio"). The decoder also accepts `\r\n`,
 //! skips blank lines, reports lines that cannot be JSON (a banner or a log line printed to stdout)
-//! without delivering them, and drops over-long lines without buffering them.
+//! without delivering them, and drops over-long lines without buffering them, keeping only their
+//! first [`TOO_LONG_HEAD`] bytes so that the id of the message can still be read.
 //!
 //! ```text
 //!            bytes ──► LineDecoder ──► Frame(&[u8])            one `{…}` or `[…]` line
@@ -15,15 +16,24 @@
 
 use std::fmt;
 
-/// Default line limit (4 MiB), not counting the line ending.
-pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
+/// Default line limit (64 MiB), not counting the line ending.
+///
+/// Real tool results carry screenshots and files as base64 and run to several MiB; a limit that
+/// drops them fails the call. 64 MiB passes those with room and still bounds a peer that never
+/// ends its line.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// Bytes kept from the start of an over-long line, in [`LineViolation::TooLong`]: enough for
+/// `{"jsonrpc":"2.0","id":…,"method":"…"` or `…,"result":` as usual encoders write them.
+pub const TOO_LONG_HEAD: usize = 256;
 
 /// Characters in a [`LineViolation::NotJson`] excerpt, ellipsis included.
 const EXCERPT_CHARS: usize = 40;
 
 /// Incremental, bounded decoder of newline-delimited frames.
 ///
-/// Holds at most `max_line + 1` bytes of an incomplete line (the `+ 1` is a pending `\r`).
+/// Holds at most `max_line + 1` bytes of an incomplete line (the `+ 1` is a pending `\r`), and
+/// [`TOO_LONG_HEAD`] bytes of a line being dropped.
 #[derive(Clone, Debug)]
 pub struct LineDecoder {
     max_line: usize,
@@ -54,20 +64,24 @@ pub enum LineViolation {
         /// The line's length in bytes, line ending excluded.
         len: usize,
     },
-    /// The line is longer than the limit; its bytes were discarded.
+    /// The line is longer than the limit; its bytes were discarded but for its head.
     TooLong {
         /// The decoder's `max_line`.
         limit: usize,
         /// The line's length in bytes, line ending excluded.
         dropped: usize,
+        /// The line's first bytes: at most [`TOO_LONG_HEAD`], never the line ending. Enough to
+        /// read the id of a message that puts it first; the rest of the message is gone.
+        head: Vec<u8>,
     },
 }
 
-/// Length of a line being discarded.
-#[derive(Clone, Copy, Debug)]
+/// Length and head of a line being discarded.
+#[derive(Clone, Debug)]
 struct Dropped {
     len: usize,
     ends_in_cr: bool,
+    head: Vec<u8>,
 }
 
 impl LineDecoder {
@@ -81,7 +95,7 @@ impl LineDecoder {
     /// A line lying wholly inside `bytes` while nothing is buffered is passed as a slice of
     /// `bytes`, without copying. Never fails and never panics.
     pub fn feed(&mut self, mut bytes: &[u8], sink: &mut dyn FnMut(LineEvent<'_>)) {
-        while let Some(pos) = bytes.iter().position(|&b| b == b'\n') {
+        while let Some(pos) = memchr::memchr(b'\n', bytes) {
             let (head, rest) = (&bytes[..pos], &bytes[pos + 1..]);
             if let Some(mut dropped) = self.dropping.take() {
                 dropped.extend(head);
@@ -113,7 +127,8 @@ impl LineDecoder {
         }
     }
 
-    /// Bytes of an incomplete line held in memory; at most `max_line + 1`.
+    /// Bytes of an incomplete line held in memory; at most `max_line + 1` (the head of a line
+    /// being dropped is not counted).
     pub fn buffered(&self) -> usize {
         self.buf.len()
     }
@@ -147,20 +162,24 @@ impl Default for LineDecoder {
 
 impl Dropped {
     fn of(bytes: &[u8]) -> Self {
-        let mut dropped = Self { len: 0, ends_in_cr: false };
+        let mut dropped = Self { len: 0, ends_in_cr: false, head: Vec::new() };
         dropped.extend(bytes);
         dropped
     }
 
     fn extend(&mut self, bytes: &[u8]) {
+        let room = TOO_LONG_HEAD.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
         self.len = self.len.saturating_add(bytes.len());
         if let Some(&last) = bytes.last() {
             self.ends_in_cr = last == b'\r';
         }
     }
 
-    fn violation(self, limit: usize) -> LineViolation {
-        LineViolation::TooLong { limit, dropped: self.len - usize::from(self.ends_in_cr) }
+    fn violation(mut self, limit: usize) -> LineViolation {
+        let dropped = self.len - usize::from(self.ends_in_cr);
+        self.head.truncate(dropped);
+        LineViolation::TooLong { limit, dropped, head: self.head }
     }
 }
 
@@ -168,7 +187,9 @@ impl Dropped {
 fn emit(max_line: usize, line: &[u8], sink: &mut dyn FnMut(LineEvent<'_>)) {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.len() > max_line {
-        sink(LineEvent::Violation(LineViolation::TooLong { limit: max_line, dropped: line.len() }));
+        let head = line[..line.len().min(TOO_LONG_HEAD)].to_vec();
+        let violation = LineViolation::TooLong { limit: max_line, dropped: line.len(), head };
+        sink(LineEvent::Violation(violation));
         return;
     }
     match line.iter().find(|b| !b.is_ascii_whitespace()) {
@@ -201,7 +222,7 @@ impl fmt::Display for LineViolation {
             Self::NotJson { excerpt, len } => {
                 write!(f, "non-JSON line of {len} bytes: {excerpt:?}")
             }
-            Self::TooLong { limit, dropped } => {
+            Self::TooLong { limit, dropped, .. } => {
                 write!(f, "line of {dropped} bytes exceeds the {limit}-byte limit and was dropped")
             }
         }

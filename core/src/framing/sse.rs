@@ -26,7 +26,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use memchr::{memchr, memchr2};
 
-/// Default bound on one event (4 MiB), the same as the stdio line limit.
+/// Default bound on one event (4 MiB).
 pub const DEFAULT_MAX_EVENT: usize = 4 * 1024 * 1024;
 
 /// The UTF-8 byte order mark.

@@ -1,6 +1,6 @@
 use quickcheck::{quickcheck, TestResult};
 
-use super::lines::{LineDecoder, LineEvent, LineViolation, DEFAULT_MAX_LINE};
+use super::lines::{LineDecoder, LineEvent, LineViolation, DEFAULT_MAX_LINE, TOO_LONG_HEAD};
 
 /// A [`LineEvent`] that owns its bytes, so events from many feeds can be collected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -9,11 +9,31 @@ enum Owned {
     Violation(LineViolation),
 }
 
+/// Owns an event; the head of a `TooLong` is left out (see `heads`, which checks it).
 fn own(event: LineEvent<'_>) -> Owned {
     match event {
         LineEvent::Frame(bytes) => Owned::Frame(bytes.to_vec()),
+        LineEvent::Violation(LineViolation::TooLong { limit, dropped, .. }) => {
+            Owned::Violation(LineViolation::TooLong { limit, dropped, head: Vec::new() })
+        }
         LineEvent::Violation(v) => Owned::Violation(v),
     }
+}
+
+/// The heads of the `TooLong` violations decoding `chunks` reports.
+fn heads(max_line: usize, chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+    let mut decoder = LineDecoder::new(max_line);
+    let mut heads = Vec::new();
+    let mut sink = |e: LineEvent<'_>| {
+        if let LineEvent::Violation(LineViolation::TooLong { head, .. }) = e {
+            heads.push(head);
+        }
+    };
+    for chunk in chunks {
+        decoder.feed(chunk, &mut sink);
+    }
+    decoder.finish(&mut sink);
+    heads
 }
 
 /// Feeds `chunks` in order, then finishes the stream.
@@ -37,7 +57,7 @@ fn frame(bytes: &[u8]) -> Owned {
 }
 
 fn too_long(limit: usize, dropped: usize) -> Owned {
-    Owned::Violation(LineViolation::TooLong { limit, dropped })
+    Owned::Violation(LineViolation::TooLong { limit, dropped, head: Vec::new() })
 }
 
 fn not_json(excerpt: &str, len: usize) -> Owned {
@@ -210,6 +230,30 @@ fn every_two_way_split_matches_whole() {
         let (a, b) = STREAM.split_at(i);
         assert_eq!(decode_chunks(LIMIT, &[a, b]), whole, "split at {i}");
     }
+}
+
+#[test]
+fn too_long_keeps_the_head_however_split() {
+    let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":\"{}\"}}", "y".repeat(300));
+    let stream = format!("{long}\r\n{{}}\nabcdef\r\n{long}");
+    let stream = stream.as_bytes();
+    let expected = vec![long.as_bytes()[..TOO_LONG_HEAD].to_vec(), b"abcdef".to_vec(), {
+        long.as_bytes()[..TOO_LONG_HEAD].to_vec()
+    }];
+    assert_eq!(heads(5, &[stream]), expected);
+    for i in 0..=stream.len() {
+        let (a, b) = stream.split_at(i);
+        assert_eq!(heads(5, &[a, b]), expected, "split at {i}");
+    }
+    let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+    assert_eq!(heads(5, &bytes), expected, "byte by byte");
+}
+
+#[test]
+fn default_limit_passes_a_16_mib_line() {
+    let line = format!("{{\"data\":\"{}\"}}", "A".repeat(16 * 1024 * 1024));
+    let events = decode_chunks(DEFAULT_MAX_LINE, &[line.as_bytes(), b"\n"]);
+    assert_eq!(events, [frame(line.as_bytes())]);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::message::{ErrorObject, Message, Notification, RawJson, Request, RequestId, Response};
+use super::peek::{peek, PeekKind};
 
 /// What one frame held.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +45,8 @@ pub enum InvalidReason {
     EmptyBatch,
     /// An id that is `null`, fractional, too large, or not a string or number.
     InvalidId,
+    /// A `method` that is not a string.
+    InvalidMethod,
     /// `params` that is neither an object nor an array.
     InvalidParams,
     /// Both `result` and `error`, or a request with either.
@@ -105,6 +108,7 @@ impl fmt::Display for InvalidReason {
         match self {
             Self::EmptyBatch => f.write_str("empty batch"),
             Self::InvalidId => f.write_str("id must be a string or an integer"),
+            Self::InvalidMethod => f.write_str("method must be a string"),
             Self::InvalidParams => f.write_str("params must be an object or an array"),
             Self::MixedShape => f.write_str("a message has exactly one of method, result, error"),
             Self::MissingMember => f.write_str("no method, result or error"),
@@ -142,8 +146,8 @@ struct Envelope<'a> {
     jsonrpc: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<String>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "present_owned")]
     params: Option<Box<RawValue>>,
     #[serde(default, deserialize_with = "present_owned")]
@@ -163,7 +167,11 @@ fn present_owned<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>
 fn decode_one(text: &str) -> Result<Message, DecodeError> {
     let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
         if e.is_data() {
-            DecodeError::invalid(None, InvalidReason::NotAnObject(e.to_string()))
+            // Valid JSON that is not an envelope (a duplicate member, or not an object): its id
+            // is still echoed when a scan finds exactly one, in what reads as a request.
+            let peek = peek(text.as_bytes());
+            let id = peek.id.filter(|_| peek.kind != PeekKind::Response);
+            DecodeError::invalid(id, InvalidReason::NotAnObject(e.to_string()))
         } else {
             parse_error(e)
         }
@@ -177,6 +185,9 @@ fn decode_one(text: &str) -> Result<Message, DecodeError> {
         return Err(invalid(InvalidReason::WrongVersion));
     }
     if let Some(method) = env.method {
+        let Ok(method) = serde_json::from_str::<String>(method.get()) else {
+            return Err(invalid(InvalidReason::InvalidMethod));
+        };
         if env.result.is_some() || env.error.is_some() {
             return Err(invalid(InvalidReason::MixedShape));
         }
@@ -212,7 +223,8 @@ fn decode_one(text: &str) -> Result<Message, DecodeError> {
     Ok(Message::Response(Response { id, outcome }))
 }
 
-fn parse_id(raw: &str) -> Option<RequestId> {
+/// Reads an id from its JSON token: a string, or an integer that fits `i64`.
+pub(super) fn parse_id(raw: &str) -> Option<RequestId> {
     if raw.starts_with('"') {
         serde_json::from_str::<String>(raw).ok().map(RequestId::String)
     } else {

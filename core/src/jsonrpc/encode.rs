@@ -7,7 +7,7 @@ use super::message::{Message, RawJson, RequestId};
 /// A raw value received from elsewhere (an HTTP body, say) may hold pretty-printed JSON; its
 /// insignificant whitespace is dropped so the frame never contains a raw newline.
 pub fn encode_line(message: &Message) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+    let mut out = Vec::with_capacity(message.size_hint() + 1);
     encode_into(message, &mut out);
     out.push(b'\n');
     out
@@ -33,9 +33,22 @@ impl Message {
 
     /// The compact JSON of this message (no newline).
     pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(128);
+        let mut out = Vec::with_capacity(self.size_hint());
         encode_into(self, &mut out);
         out
+    }
+}
+
+impl Message {
+    /// About the encoded length: the envelope plus the raw params or result, so that encoding
+    /// a large message allocates once.
+    pub(crate) fn size_hint(&self) -> usize {
+        let raw = match self {
+            Self::Request(r) => r.params.as_ref(),
+            Self::Notification(n) => n.params.as_ref(),
+            Self::Response(r) => r.outcome.as_ref().ok(),
+        };
+        128 + raw.map_or(0, |r| r.get().len())
     }
 }
 
@@ -97,7 +110,8 @@ fn write_raw_member(out: &mut Vec<u8>, key: &str, value: &RawJson) {
     write_json_str(out, key);
     out.push(b':');
     let text = value.get();
-    if text.contains(['\n', '\r']) {
+    // One vectorized pass finds the (rare) raw value that needs compacting.
+    if memchr::memchr2(b'\n', b'\r', text.as_bytes()).is_some() {
         // Compacting the text, not re-serializing a `Value`, keeps every number exactly as
         // the peer wrote it, and cannot fail on numbers `f64` cannot hold.
         out.extend_from_slice(value.compact().as_bytes());

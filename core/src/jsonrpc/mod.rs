@@ -8,10 +8,12 @@ pub mod codes;
 mod decode;
 mod encode;
 mod message;
+mod peek;
 
 pub use decode::{decode, DecodeError, Frame, InvalidReason};
 pub use encode::{encode_batch_into, encode_line};
 pub use message::{ErrorObject, Message, Notification, RawJson, Request, RequestId, Response};
+pub(crate) use peek::{peek, PeekKind};
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,8 @@ use crate::error::{ProtocolViolation, Rejection, UsageError};
 use crate::framing::lines::LineViolation;
 use crate::io::StreamId;
 use crate::jsonrpc::{
-    self, DecodeError, ErrorObject, Frame, Message, Notification, RawJson, Request, RequestId,
+    self, DecodeError, ErrorObject, Frame, Message, Notification, PeekKind, RawJson, Request,
+    RequestId,
 };
 use crate::schema::{CancelledParams, ProgressParams};
 
@@ -140,6 +141,29 @@ impl Endpoint {
                 }
                 _ => Routed::Notification(n),
             },
+        }
+    }
+
+    /// Handles what the first bytes of a stdio line over the limit say, on the stream named by
+    /// [`receiving_on`](Self::receiving_on); the caller reports the violation.
+    ///
+    /// A request whose id is readable is answered with [`Rejection::MessageTooLarge`] so the
+    /// peer does not wait for it. Otherwise, a readable id of one of our pending requests is
+    /// taken out of the table and returned: the caller fails that request at once. Nothing
+    /// happens when the id is not in `head` (it comes after a large member, or the head is
+    /// cut inside it): the request the line was, or answered, then times out.
+    pub(crate) fn too_long(&mut self, head: &[u8], limit: usize) -> Option<RequestId> {
+        let peek = jsonrpc::peek(head);
+        let id = peek.id?;
+        if peek.kind == PeekKind::Request {
+            if !self.inbound_is_active(&id) {
+                self.reject(Some(id), &Rejection::MessageTooLarge { limit });
+            }
+            return None;
+        }
+        match self.outstanding.complete(&id) {
+            Completion::Pending => Some(id),
+            Completion::Abandoned | Completion::Unknown => None,
         }
     }
 
@@ -335,7 +359,7 @@ impl Endpoint {
     }
 
     fn push(&mut self, route: Route, kind: OutgoingKind, message: &Message) {
-        let mut json = Vec::with_capacity(128);
+        let mut json = Vec::with_capacity(message.size_hint() + 1);
         message.encode_into(&mut json);
         json.reserve_exact(1);
         self.outgoing.push_back(Outgoing { route, json, kind });

@@ -29,7 +29,12 @@ pub struct ServerConfig {
     pub request_timeout: Duration,
     /// Hard cap on our requests to the client. Default 10 min.
     pub max_request_timeout: Duration,
-    /// Longest stdio line accepted from the client. Default 4 MiB.
+    /// Longest stdio line accepted from the client, line ending excluded. Default 64 MiB
+    /// ([`DEFAULT_MAX_LINE`]), so results of several MiB (screenshots, files as base64) pass.
+    /// A longer line is dropped and reported; when its first 256 bytes hold the id, the request
+    /// it is or answers ends at once (see [`LineViolation::TooLong`]).
+    ///
+    /// [`LineViolation::TooLong`]: crate::framing::lines::LineViolation::TooLong
     pub max_line: usize,
     /// Most of our requests in flight at once. Default 1024.
     pub max_in_flight: usize,

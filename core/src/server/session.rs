@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::{dispatch, ClientNotification, Event, ListKind, Registry, ServerConfig, SessionInfo};
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
+use crate::framing::lines::LineViolation;
 use crate::io::StreamId;
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
@@ -387,7 +388,16 @@ impl<H: Clone> Session<H> {
                 self.endpoint.reject(e.id().cloned(), &Rejection::Decode(e.clone()));
                 self.violation(ProtocolViolation::Decode(e));
             }
-            Incoming::Line(v) => self.violation(ProtocolViolation::Line(v)),
+            Incoming::Line(v) => {
+                if let LineViolation::TooLong { limit, head, .. } = &v {
+                    if let Some(id) = self.endpoint.too_long(head, *limit) {
+                        let result = Err(RequestError::TooLarge { limit: *limit });
+                        self.violation(ProtocolViolation::Line(v));
+                        return self.events.push_back(Event::Response { id, result });
+                    }
+                }
+                self.violation(ProtocolViolation::Line(v));
+            }
         }
     }
 
