@@ -77,7 +77,7 @@ pub enum Report {
 }
 
 impl Report {
-    /// Applies the report to the server machine ([`Server::log`] or [`Server::progress`]);
+    /// Applies the report to the server machine ([`Session::log`](crate::server::Session::log) or [`Session::progress`](crate::server::Session::progress));
     /// drain the machine afterwards.
     pub fn apply<H: Clone>(self, now: Instant, server: &mut Server<H>) -> Result<(), UsageError> {
         match self {
@@ -103,7 +103,7 @@ pub struct PeerCall {
 }
 
 impl PeerCall {
-    /// Issues the request on the server machine ([`Server::request`], default options) and
+    /// Issues the request on the server machine ([`Session::request`](crate::server::Session::request), default options) and
     /// returns its id, which a [`Calls`](super::Calls) table then waits on; drain the machine
     /// afterwards.
     pub fn send<H: Clone>(
