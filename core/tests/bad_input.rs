@@ -41,7 +41,11 @@ fn replies_since(pair: &Pair<Handler>, from: usize) -> Vec<Value> {
     pair.wire[from..]
         .iter()
         .filter_map(|w| match w {
-            Wire::ToClient(t) => Some(serde_json::from_str(t).unwrap()),
+            Wire::ToClient(t) => {
+                // Every frame is exactly one line: one `\n`, at its end.
+                assert!(t.ends_with('\n') && t.matches('\n').count() == 1, "{t:?}");
+                Some(serde_json::from_str(t).unwrap())
+            }
             _ => None,
         })
         .collect()

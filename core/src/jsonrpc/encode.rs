@@ -13,7 +13,8 @@ pub fn encode_line(message: &Message) -> Vec<u8> {
     out
 }
 
-/// Encodes a batch as one JSON array, with a trailing `\n`.
+/// Appends a batch as one compact JSON array, with no trailing newline (a transport adds its
+/// own framing: the stdio adapter its `\n`, HTTP nothing).
 pub fn encode_batch_into(messages: &[Message], out: &mut Vec<u8>) {
     out.push(b'[');
     for (i, m) in messages.iter().enumerate() {
@@ -22,7 +23,7 @@ pub fn encode_batch_into(messages: &[Message], out: &mut Vec<u8>) {
         }
         encode_into(m, out);
     }
-    out.extend_from_slice(b"]\n");
+    out.push(b']');
 }
 
 impl Message {
