@@ -173,6 +173,7 @@ fn ping_is_allowed_before_initialize_but_nothing_else_is() {
             _ => None,
         })
         .collect();
+    assert_eq!(replies.len(), 2, "one reply each: {replies:?}");
     assert_eq!(replies[0], json!({"jsonrpc":"2.0","id":"p","result":{}}));
     assert_eq!(replies[1]["error"]["code"], codes::INVALID_REQUEST);
     assert_eq!(replies[1]["id"], "t");
