@@ -37,10 +37,12 @@ const GIANT_LIMIT: usize = 1024 * 1024;
 /// The length of the fixture's giant line, line ending excluded.
 const GIANT_LEN: usize = 10 * 1024 * 1024;
 
+/// Each `TooLong` the client reported, as `(limit, dropped)`.
+type TooLongSeen = std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>;
+
 /// Options with a 1 MiB line limit whose violation sink records each `TooLong` as
 /// `(limit, dropped)`.
-fn recording_too_long_lines(
-) -> (ClientOptions, std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>) {
+fn recording_too_long_lines() -> (ClientOptions, TooLongSeen) {
     use zest_smol::core::error::ProtocolViolation;
     use zest_smol::core::framing::lines::LineViolation;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
