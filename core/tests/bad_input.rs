@@ -79,6 +79,7 @@ fn malformed_json_gets_32700_with_a_null_id() {
 fn json_that_is_not_jsonrpc_gets_32600() {
     let (mut pair, id) = pair_with_call_in_flight(server_config());
     let (replies, events) = inject(&mut pair, b"{\"hello\":\"world\"}\n");
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::INVALID_REQUEST);
     assert!(matches!(
         &events[..],
@@ -95,6 +96,7 @@ fn wrong_jsonrpc_version_gets_32600_echoing_the_id() {
     let (mut pair, id) = pair_with_call_in_flight(server_config());
     let (replies, _) =
         inject(&mut pair, b"{\"jsonrpc\":\"1.0\",\"id\":\"v\",\"method\":\"ping\"}\n");
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::INVALID_REQUEST);
     assert_eq!(replies[0]["id"], "v");
     assert!(replies[0]["error"]["message"].as_str().unwrap().contains("2.0"));
@@ -106,6 +108,7 @@ fn unknown_method_gets_32601() {
     let (mut pair, id) = pair_with_call_in_flight(server_config());
     let (replies, _) =
         inject(&mut pair, b"{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"tools/explode\"}\n");
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(
         replies[0],
         json!({"jsonrpc":"2.0","id":"m","error":{"code":codes::METHOD_NOT_FOUND,"message":"method not found: tools/explode"}})
@@ -120,10 +123,13 @@ fn bad_params_get_32602() {
         &mut pair,
         b"{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"tools/call\",\"params\":{\"name\":7}}\n",
     );
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::INVALID_PARAMS);
     assert_eq!(replies[0]["id"], "p");
     let (replies, _) = inject(&mut pair, b"{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}\n");
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::INVALID_PARAMS);
+    assert_eq!(replies[0]["id"], "l");
     assert_call_still_completes(&mut pair, &id);
 }
 
@@ -166,6 +172,7 @@ fn a_duplicate_in_flight_request_id_is_rejected_and_the_first_survives() {
         }
     }
     let replies = replies_since(&pair, from);
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::INVALID_REQUEST);
     assert_eq!(replies[0]["error"]["message"], "request id is already in flight");
     assert!(events
@@ -208,6 +215,7 @@ fn invalid_utf8_gets_32700() {
     let (mut pair, id) = pair_with_call_in_flight(server_config());
     let (replies, events) =
         inject(&mut pair, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc3\x28\"}\n");
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::PARSE_ERROR);
     assert_eq!(
         events,
@@ -238,6 +246,7 @@ fn batches_are_rejected_outside_2025_03_26_and_answered_as_one_array_inside_it()
     let (mut pair, id) = pair_with_call_in_flight(server_config());
     let (replies, _) =
         inject(&mut pair, b"[{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"ping\"}]\n");
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
     assert_eq!(replies[0]["error"]["code"], codes::INVALID_REQUEST);
     assert_call_still_completes(&mut pair, &id);
 
@@ -253,6 +262,7 @@ fn batches_are_rejected_outside_2025_03_26_and_answered_as_one_array_inside_it()
     let from = pair.wire.len();
     pair.serve(app);
     let replies = replies_since(&pair, from);
+    assert_eq!(replies.len(), 1, "one array, nothing else: {replies:?}");
     let batch = replies[0].as_array().expect("one array");
     assert_eq!(batch.len(), 3, "ping, the invalid element, the tool call: {batch:?}");
     assert_eq!(batch[0]["id"], "a");

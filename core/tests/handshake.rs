@@ -128,7 +128,33 @@ fn client_closes_when_the_server_names_an_unknown_revision() {
 }
 
 #[test]
-fn initialize_error_and_timeout_close_the_client_once() {
+fn an_initialize_error_closes_the_client_once_with_that_error() {
+    let mut pair: Pair<Handler> = Pair::new(client_config(), server_config(), registry());
+    // Take initialize (id 0) off the client and answer it with an error ourselves.
+    while pair.client.poll_output().is_some() {}
+    pair.inject_to_client(
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{\"code\":-32602,\"message\":\"no thanks\"}}\n",
+    );
+    // Past the init timeout too: the error closed the client, the timeout must not again.
+    pair.advance(std::time::Duration::from_secs(30));
+    let closed: Vec<_> = pair
+        .take_client_events()
+        .into_iter()
+        .filter(|e| matches!(e, ClientEvent::Closed(_)))
+        .collect();
+    let [ClientEvent::Closed(CloseReason::InitializeRejected(error))] = &closed[..] else {
+        panic!("one InitializeRejected close: {closed:?}")
+    };
+    assert_eq!(error.code, codes::INVALID_PARAMS);
+    assert_eq!(error.message, "no thanks");
+    assert!(!pair
+        .transcript()
+        .iter()
+        .any(|l| l.contains("initialized") || l.contains("cancelled")));
+}
+
+#[test]
+fn an_initialize_timeout_closes_the_client_once_and_cancels_nothing() {
     let mut pair: Pair<Handler> = Pair::new(client_config(), server_config(), registry());
     // Deliver nothing: the server never sees initialize.
     while pair.client.poll_output().is_some() {}
@@ -173,6 +199,7 @@ fn ping_is_allowed_before_initialize_but_nothing_else_is() {
             _ => None,
         })
         .collect();
+    assert_eq!(replies.len(), 2, "one reply each: {replies:?}");
     assert_eq!(replies[0], json!({"jsonrpc":"2.0","id":"p","result":{}}));
     assert_eq!(replies[1]["error"]["code"], codes::INVALID_REQUEST);
     assert_eq!(replies[1]["id"], "t");

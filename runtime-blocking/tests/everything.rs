@@ -3,6 +3,8 @@
 //! only sampling and roots, answered by canned handlers.
 
 mod common;
+#[path = "../../tests/support/wire.rs"]
+mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -21,8 +23,18 @@ const MARKER: &str = "zest-blocking-marker";
 
 fn everything() -> Client {
     let bin = common::peer("node_modules/.bin/mcp-server-everything");
-    let command = StdioCommand::new(bin)
-        .arg("stdio")
+    everything_via(StdioCommand::new(bin).arg("stdio"))
+}
+
+/// server-everything started with the client's writes teed into `wire`.
+fn everything_recorded(wire: &wire::WireLog) -> Client {
+    let bin = common::peer("node_modules/.bin/mcp-server-everything");
+    let (program, args) = wire.wrap(&bin, &["stdio"]);
+    everything_via(StdioCommand::new(program).args(args))
+}
+
+fn everything_via(command: StdioCommand) -> Client {
+    let command = command
         .env("ZEST_TEST_MARKER", MARKER)
         .shutdown_grace(Duration::from_millis(500))
         .on_stderr(|_| {});
@@ -281,7 +293,8 @@ fn long_running_operation_reports_progress() {
 
 #[test]
 fn a_call_is_cancelled_mid_flight() {
-    let client = everything();
+    let wire = wire::WireLog::new("blocking-cancel");
+    let client = everything_recorded(&wire);
     let params: CallToolParams = serde_json::from_value(json!({
         "name": "trigger-long-running-operation",
         "arguments": {"duration": 30, "steps": 60}
@@ -304,6 +317,8 @@ fn a_call_is_cancelled_mid_flight() {
     let outcome: Result<CallToolResult, CallError> = pending.wait();
     assert_eq!(outcome, Err(CallError::Request(RequestError::Cancelled)));
     assert!(started.elapsed() < Duration::from_secs(2), "cancel took {:?}", started.elapsed());
+    // The server was told: notifications/cancelled naming the call's id went out on the wire.
+    wire.expect_cancelled_call("trigger-long-running-operation");
     // The session goes on.
     assert_eq!(
         texts(&call(&client, "echo", json!({"message": "still here"}))),

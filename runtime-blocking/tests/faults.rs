@@ -25,6 +25,31 @@ fn long_call(client: &Client) -> PendingCall<CallToolResult> {
     client.start::<CallTool>(params, RequestOptions::default())
 }
 
+/// A 1 MiB line limit, so the fixture's 10 MiB `--giant-line` is over it.
+const GIANT_LIMIT: usize = 1024 * 1024;
+/// The length of the fixture's giant line, line ending excluded.
+const GIANT_LEN: usize = 10 * 1024 * 1024;
+
+/// Each `TooLong` the client reported, as `(limit, dropped)`.
+type TooLongSeen = std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>;
+
+/// Options with a 1 MiB line limit whose violation sink records each `TooLong` as
+/// `(limit, dropped)`.
+fn recording_too_long_lines() -> (ClientOptions, TooLongSeen) {
+    use zest_blocking::core::error::ProtocolViolation;
+    use zest_blocking::core::framing::lines::LineViolation;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let handlers = common::canned_sampling().on_violation(move |v| {
+        if let ProtocolViolation::Line(LineViolation::TooLong { limit, dropped, .. }) = v {
+            sink.lock().unwrap().push((*limit, *dropped));
+        }
+    });
+    let mut options = ClientOptions::new("zest-blocking-tests", "0.0.0").handlers(handlers);
+    options.config.max_line = GIANT_LIMIT;
+    (options, seen)
+}
+
 fn echo(client: &Client, text: &str) -> String {
     let result = client.call_tool("echo", json!({"text": text})).expect("echo");
     result.content[0].as_text().expect("a text block").to_owned()
@@ -55,12 +80,23 @@ fn banner_lines_before_json_are_skipped() {
 }
 
 #[test]
-fn a_10_mib_line_is_dropped_and_the_session_goes_on() {
-    let client = common::within(Duration::from_secs(60), || {
-        let client = common::spawn_fixture(&["--giant-line"]);
+fn a_10_mib_line_over_the_limit_is_reported_dropped_and_the_session_goes_on() {
+    let (options, too_long) = recording_too_long_lines();
+    let client = common::within(Duration::from_secs(60), move || {
+        let command = StdioCommand::new(common::fixture())
+            .arg("--giant-line")
+            .shutdown_grace(Duration::from_millis(300))
+            .on_stderr(|_| {});
+        let client = Client::spawn(command, options).expect("the fixture starts");
         assert_eq!(echo(&client, "after the giant"), "after the giant");
         client
     });
+    assert_eq!(
+        *too_long.lock().unwrap(),
+        [(GIANT_LIMIT, GIANT_LEN)],
+        "the giant line is reported once as TooLong"
+    );
+
     let pid = client.pid();
     client.close().expect("close");
     assert_reaped(pid);

@@ -7,6 +7,8 @@
 //! sampling, elicitation and roots requests answered by client handlers.
 
 mod common;
+#[path = "../../tests/support/wire.rs"]
+mod wire;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -43,6 +45,16 @@ fn everything() -> PathBuf {
 }
 
 async fn connect() -> Client {
+    connect_via(StdioCommand::new(everything()).arg("stdio")).await
+}
+
+/// server-everything started with the client's writes teed into `wire`.
+async fn connect_recorded(wire: &wire::WireLog) -> Client {
+    let (program, args) = wire.wrap(&everything(), &["stdio"]);
+    connect_via(StdioCommand::new(program).args(args)).await
+}
+
+async fn connect_via(cmd: StdioCommand) -> Client {
     let handlers = canned_sampling()
         .on_elicitation(|_params| async move {
             let content: Map<String, Value> =
@@ -59,8 +71,7 @@ async fn connect() -> Client {
                 serde_json::from_value(json!({"uri": ROOT_URI, "name": "zest-smol"})).unwrap();
             Ok(ListRootsResult { roots: vec![root], meta: None, extra: Default::default() })
         });
-    let cmd = StdioCommand::new(everything())
-        .arg("stdio")
+    let cmd = cmd
         .env("ZEST_SMOL_MARKER", "marker-7f3a")
         .on_stderr(|_| {})
         .shutdown_grace(Duration::from_millis(500));
@@ -313,7 +324,8 @@ fn server_everything_resources_prompts_and_completion() {
 #[test]
 fn server_everything_call_cancelled_mid_flight() {
     run(60, async {
-        let client = connect().await;
+        let wire = wire::WireLog::new("smol-cancel");
+        let client = connect_recorded(&wire).await;
         let (tx, progress) = smol::channel::unbounded();
         let long = client.call_tool_with_progress(
             "trigger-long-running-operation",
@@ -329,6 +341,12 @@ fn server_everything_call_cancelled_mid_flight() {
         };
         let outcome = async { Ok(long.await) }.or(first).await;
         assert_eq!(outcome.unwrap_err(), 1.0, "the call was still running when dropped");
+        // Dropping it sent notifications/cancelled naming its id: seen on the wire.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while let Err(e) = wire.cancelled_call("trigger-long-running-operation") {
+            assert!(std::time::Instant::now() < deadline, "{e}");
+            smol::Timer::after(Duration::from_millis(20)).await;
+        }
         // The session goes on, and no more progress arrives for the cancelled call.
         while progress.try_recv().is_ok() {}
         client.ping().await.unwrap();

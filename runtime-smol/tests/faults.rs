@@ -32,6 +32,32 @@ fn counting_non_json_lines() -> (ClientOptions, std::sync::Arc<std::sync::atomic
     (options().handlers(handlers), seen)
 }
 
+/// A 1 MiB line limit, so the fixture's 10 MiB `--giant-line` is over it.
+const GIANT_LIMIT: usize = 1024 * 1024;
+/// The length of the fixture's giant line, line ending excluded.
+const GIANT_LEN: usize = 10 * 1024 * 1024;
+
+/// Each `TooLong` the client reported, as `(limit, dropped)`.
+type TooLongSeen = std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>;
+
+/// Options with a 1 MiB line limit whose violation sink records each `TooLong` as
+/// `(limit, dropped)`.
+fn recording_too_long_lines() -> (ClientOptions, TooLongSeen) {
+    use zest_smol::core::error::ProtocolViolation;
+    use zest_smol::core::framing::lines::LineViolation;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let handlers =
+        zest_smol::core::handler::AsyncClientHandlers::default().on_violation(move |v| {
+            if let ProtocolViolation::Line(LineViolation::TooLong { limit, dropped, .. }) = v {
+                sink.lock().unwrap().push((*limit, *dropped));
+            }
+        });
+    let mut options = options().handlers(handlers);
+    options.config.max_line = GIANT_LIMIT;
+    (options, seen)
+}
+
 async fn echo(client: &Client, text: &str) -> String {
     let r = client.call_tool("echo", json!({ "text": text })).await.unwrap();
     r.content[0].as_text().unwrap().to_owned()
@@ -63,11 +89,17 @@ fn banner_lines_before_json_are_skipped() {
 }
 
 #[test]
-fn a_ten_mib_line_is_dropped_and_the_session_goes_on() {
+fn a_ten_mib_line_over_the_limit_is_reported_dropped_and_the_session_goes_on() {
     run(60, async {
         let (cmd, _) = fixture_cmd(&["--giant-line"]);
-        let client = Client::spawn(cmd, options()).await.unwrap();
+        let (options, too_long) = recording_too_long_lines();
+        let client = Client::spawn(cmd, options).await.unwrap();
         assert_eq!(echo(&client, "after 10 MiB of x").await, "after 10 MiB of x");
+        assert_eq!(
+            *too_long.lock().unwrap(),
+            [(GIANT_LIMIT, GIANT_LEN)],
+            "the giant line is reported once as TooLong"
+        );
         assert!(client.close().await.unwrap().success());
     });
 }

@@ -5,6 +5,8 @@
 //! URI, never its default https URL.
 
 mod common;
+#[path = "../../tests/support/wire.rs"]
+mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -44,8 +46,18 @@ const CONDITIONAL_TOOLS: &[&str] =
 
 fn everything() -> StdioCommand {
     let bin = common::peer("node_modules/.bin/mcp-server-everything");
-    StdioCommand::new(bin)
-        .arg("stdio")
+    with_env(StdioCommand::new(bin).arg("stdio"))
+}
+
+/// server-everything started with the client's writes teed into `wire`.
+fn everything_recorded(wire: &wire::WireLog) -> StdioCommand {
+    let bin = common::peer("node_modules/.bin/mcp-server-everything");
+    let (program, args) = wire.wrap(&bin, &["stdio"]);
+    with_env(StdioCommand::new(program).args(args))
+}
+
+fn with_env(command: StdioCommand) -> StdioCommand {
+    command
         .env("ZEST_PROBE", "from-the-zest-tokio-test")
         .on_stderr(|line| eprintln!("[everything] {line}"))
         .shutdown_grace(Duration::from_millis(500))
@@ -310,13 +322,21 @@ async fn long_running_operation_reports_progress() {
 
 #[tokio::test]
 async fn a_call_dropped_mid_flight_is_cancelled_and_the_session_goes_on() {
-    let client = connect().await;
+    let wire = wire::WireLog::new("tokio-cancel");
+    let options = ClientOptions::new("zest-tokio-everything-test", "0.1.0").handlers(handlers());
+    let client = Client::spawn(everything_recorded(&wire), options).await.unwrap();
     let started = Instant::now();
     let slow =
         client.call_tool("trigger-long-running-operation", json!({"duration": 30, "steps": 3}));
     let outcome = tokio::time::timeout(Duration::from_millis(300), slow).await;
     assert!(outcome.is_err(), "the 30 s operation cannot finish in 300 ms");
-    // The dropped call sent notifications/cancelled; the session is still usable at once.
+    // The dropped call sent notifications/cancelled naming its id: seen on the wire.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Err(e) = wire.cancelled_call("trigger-long-running-operation") {
+        assert!(Instant::now() < deadline, "{e}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The session is still usable at once.
     let echo = call(&client, "echo", json!({"message": "still here"})).await;
     assert_eq!(texts(&echo), ["Echo: still here"]);
     assert!(started.elapsed() < Duration::from_secs(10));

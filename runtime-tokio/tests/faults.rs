@@ -32,6 +32,32 @@ fn counting_non_json_lines() -> (ClientOptions, std::sync::Arc<std::sync::atomic
     (options().handlers(handlers), seen)
 }
 
+/// A 1 MiB line limit, so the fixture's 10 MiB `--giant-line` is over it.
+const GIANT_LIMIT: usize = 1024 * 1024;
+/// The length of the fixture's giant line, line ending excluded.
+const GIANT_LEN: usize = 10 * 1024 * 1024;
+
+/// Each `TooLong` the client reported, as `(limit, dropped)`.
+type TooLongSeen = std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>;
+
+/// Options with a 1 MiB line limit whose violation sink records each `TooLong` as
+/// `(limit, dropped)`.
+fn recording_too_long_lines() -> (ClientOptions, TooLongSeen) {
+    use zest_tokio::core::error::ProtocolViolation;
+    use zest_tokio::core::framing::lines::LineViolation;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let handlers =
+        zest_tokio::core::handler::AsyncClientHandlers::default().on_violation(move |v| {
+            if let ProtocolViolation::Line(LineViolation::TooLong { limit, dropped, .. }) = v {
+                sink.lock().unwrap().push((*limit, *dropped));
+            }
+        });
+    let mut options = options().handlers(handlers);
+    options.config.max_line = GIANT_LIMIT;
+    (options, seen)
+}
+
 async fn echo(client: &Client, text: &str) -> String {
     let result = client.call_tool("echo", json!({"text": text})).await.expect("echo answers");
     result.content[0].as_text().expect("a text block").to_owned()
@@ -57,10 +83,15 @@ async fn banner_lines_before_the_protocol_are_skipped() {
 }
 
 #[tokio::test]
-async fn a_10_mib_line_is_skipped_and_the_session_goes_on() {
-    let client =
-        Client::spawn(common::fixture_command(&["--giant-line"]), options()).await.unwrap();
+async fn a_10_mib_line_over_the_limit_is_reported_skipped_and_the_session_goes_on() {
+    let (options, too_long) = recording_too_long_lines();
+    let client = Client::spawn(common::fixture_command(&["--giant-line"]), options).await.unwrap();
     assert_eq!(echo(&client, "after the giant").await, "after the giant");
+    assert_eq!(
+        *too_long.lock().unwrap(),
+        [(GIANT_LIMIT, GIANT_LEN)],
+        "the giant line is reported once as TooLong"
+    );
     assert!(client.close().await.unwrap().success());
 }
 

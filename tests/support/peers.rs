@@ -3,8 +3,10 @@
 //! `#[path = "../../tests/support/peers.rs"] mod peers;`.
 #![allow(dead_code, clippy::disallowed_methods)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 /// The official client SDKs the fixture is checked against.
@@ -32,23 +34,10 @@ pub(crate) fn drive_fixture(sdk: Sdk, fixture: &Path) {
         }
     };
     assert!(installed.exists(), "{} is missing: run scripts/install-peers", installed.display());
-    let mut child = Command::new(&program)
-        .arg(&script)
-        .arg(fixture)
-        .current_dir(workspace())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("the {sdk:?} client starts ({}): {e}", program.display()));
-    let start = Instant::now();
-    while child.try_wait().expect("the peer can be waited for").is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the {sdk:?} client ran for over 60 s: {:?}", child.wait_with_output());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("the peer's output");
+    let mut command = Command::new(&program);
+    command.arg(&script).arg(fixture).current_dir(workspace());
+    let out = run_bounded(&mut command, Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("the {sdk:?} client ({}): {e}", program.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: serde_json::Value =
         stdout.lines().rev().find_map(|l| serde_json::from_str(l).ok()).unwrap_or_else(|| {
@@ -59,6 +48,64 @@ pub(crate) fn drive_fixture(sdk: Sdk, fixture: &Path) {
         });
     assert!(out.status.success() && report["ok"] == true, "the {sdk:?} client failed: {report:#}");
     assert!(report["checks"].as_array().is_some_and(|c| c.len() >= 6), "{report:#}");
+}
+
+/// Runs `command` with piped stdout and stderr, draining both on their own threads while it
+/// runs, so a child that writes more than a pipe buffer (64 KiB on Linux) before exiting cannot
+/// block on a full pipe while we wait for it to exit. Kills the child and returns an error
+/// naming what it printed if it runs past `limit`.
+pub(crate) fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("does not start: {e}"))?;
+    let stdout = drain(child.stdout.take().expect("stdout is piped"));
+    let stderr = drain(child.stderr.take().expect("stderr is piped"));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| format!("cannot be waited for: {e}"))? {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // The child has exited (or been killed), so its pipes close and the readers finish, unless
+    // a grandchild (a server the client spawned) still holds them: wait a bounded while, then
+    // mark the pipe as held open rather than hang.
+    let grace = Duration::from_secs(10);
+    let stdout = stdout.recv_timeout(grace).unwrap_or_else(|_| b"<pipe held open>".to_vec());
+    let stderr = stderr.recv_timeout(grace).unwrap_or_else(|_| b"<pipe held open>".to_vec());
+    match status {
+        Some(status) => Ok(Output { status, stdout, stderr }),
+        None => Err(format!(
+            "ran for over {limit:?}; stdout:\n{}\nstderr:\n{}",
+            tail(&stdout),
+            tail(&stderr)
+        )),
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send(bytes);
+    });
+    rx
+}
+
+fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let start = text.len().saturating_sub(4096);
+    let start = (start..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+    text[start..].to_owned()
 }
 
 fn workspace() -> PathBuf {
