@@ -34,9 +34,7 @@ use crate::http::client::HttpTransport;
 use crate::io::{Input, Output};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
-use crate::rpc::{
-    parse_params, Endpoint, Finished, InboundEntry, Incoming, Limits, RequestOptions, Routed,
-};
+use crate::rpc::{parse_params, Endpoint, InboundEntry, Incoming, Limits, RequestOptions, Routed};
 use crate::schema::methods::{Method, NotificationMethod};
 use crate::schema::{InitializeParams, InitializeResult, ProtocolVersion};
 use crate::transport::StdioTransport;
@@ -238,14 +236,10 @@ impl Client {
         if matches!(self.phase, Phase::Closed) {
             return Err(UsageError::Closed);
         }
-        match self.endpoint.inbound.finish(&id) {
-            Finished::Active(entry) => {
-                self.endpoint.reply(entry.stream, id, result);
-                Ok(())
-            }
-            Finished::Cancelled => Ok(()),
-            Finished::Unknown => Err(UsageError::UnknownRequest(id)),
+        if let Some(entry) = self.endpoint.take_answerable(&id)? {
+            self.endpoint.reply(entry.stream, id, result);
         }
+        Ok(())
     }
 
     /// Cancels one of our requests: sends `notifications/cancelled`, reports

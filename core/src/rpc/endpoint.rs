@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::inbound::Inbound;
+use super::inbound::{Finished, Inbound, InboundEntry};
 use super::outstanding::{Completion, Outstanding, Pending};
 use super::route::{Outgoing, OutgoingKind, Route};
 use super::RequestOptions;
@@ -234,6 +234,20 @@ impl Endpoint {
         let kind = OutgoingKind::Notification { method: method.to_owned() };
         let message = Message::Notification(Notification { method: method.to_owned(), params });
         self.push(route, kind, &message);
+    }
+
+    /// Takes the peer's request `id` out of the inbound table so it can be answered:
+    /// `Some(entry)` to reply to, `None` when the peer cancelled it (send nothing), an error
+    /// when it was never ours to answer.
+    pub(crate) fn take_answerable(
+        &mut self,
+        id: &RequestId,
+    ) -> Result<Option<InboundEntry>, UsageError> {
+        match self.inbound.finish(id) {
+            Finished::Active(entry) => Ok(Some(entry)),
+            Finished::Cancelled => Ok(None),
+            Finished::Unknown => Err(UsageError::UnknownRequest(id.clone())),
+        }
     }
 
     /// Answers the peer's request `id`, which arrived on `stream`.

@@ -10,7 +10,7 @@ use crate::framing::lines::LineViolation;
 use crate::io::StreamId;
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
-use crate::rpc::{Endpoint, Finished, Incoming, Limits, Outgoing, RequestOptions, Routed};
+use crate::rpc::{Endpoint, Incoming, Limits, Outgoing, RequestOptions, Routed};
 use crate::schema::methods::{Method, NotificationMethod};
 use crate::schema::{
     LoggingLevel, LoggingMessageParams, ProgressParams, ResourceUpdatedParams, ServerCapabilities,
@@ -107,18 +107,13 @@ impl<H: Clone> Session<H> {
         if self.phase == ServerPhase::Closed {
             return Err(UsageError::Closed);
         }
-        match self.endpoint.inbound.finish(&id) {
-            Finished::Active(entry) => {
-                let result = match (entry.tool, result) {
-                    (Some(tool), Ok(raw)) => Ok(self.check_structured_output(&tool, raw)),
-                    (_, result) => result,
-                };
-                self.endpoint.reply(entry.stream, id, result);
-                Ok(())
-            }
-            Finished::Cancelled => Ok(()),
-            Finished::Unknown => Err(UsageError::UnknownRequest(id)),
-        }
+        let Some(entry) = self.endpoint.take_answerable(&id)? else { return Ok(()) };
+        let result = match (entry.tool, result) {
+            (Some(tool), Ok(raw)) => Ok(self.check_structured_output(&tool, raw)),
+            (_, result) => result,
+        };
+        self.endpoint.reply(entry.stream, id, result);
+        Ok(())
     }
 
     /// Reports progress on a client request that asked for it (no-op when it did not).
