@@ -34,11 +34,13 @@ use crate::workers::Workers;
 /// How long the last frames may take to reach the client once the session is over.
 const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
-/// Which thread drives: the reader must never block on writing.
+/// Whether the driving thread may block on writing. The reader and the supervisor must not
+/// (a client that stops reading would hold them, and `serve` must return by its deadline):
+/// they ask the supervisor to have the frames written on a worker thread.
 #[derive(Clone, Copy, PartialEq)]
 enum Role {
-    Reader,
-    Other,
+    WritesAside,
+    WritesHere,
 }
 
 pub(crate) struct ServerSession<W> {
@@ -79,7 +81,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     /// Feeds one read of the client's bytes (on the reader thread); false once the session
     /// is over.
     pub(crate) fn feed_read(&self, event: StreamEvent<'_>) -> bool {
-        self.drive(Role::Reader, |st, now| {
+        self.drive(Role::WritesAside, |st, now| {
             st.machine
                 .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
             st.closed.is_none()
@@ -88,11 +90,11 @@ impl<W: Write + Send + 'static> ServerSession<W> {
 
     /// The supervisor: runs until the session closes, writes what is left, returns why.
     pub(crate) fn supervise(&self) -> CloseReason {
-        self.drive(Role::Other, |_, _| ());
+        self.drive(Role::WritesAside, |_, _| ());
         loop {
             match self.out.next() {
                 Wake::Write => self.write_aside(),
-                Wake::Due => self.drive(Role::Other, |st, now| {
+                Wake::Due => self.drive(Role::WritesAside, |st, now| {
                     if st.machine.poll_timeout().is_some_and(|at| at <= now) {
                         st.machine.handle_input(Input::Timeout(now));
                     }
@@ -131,15 +133,15 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     fn write_aside(&self) {
         let workers = lock(&self.state).workers.clone();
         let Some(me) = self.me.upgrade() else { return };
-        if workers.run(move || me.write(Role::Other)).is_err() {
-            self.write(Role::Other);
+        if workers.run(move || me.write(Role::WritesHere)).is_err() {
+            self.write(Role::WritesHere);
         }
     }
 
     fn write(&self, role: Role) {
-        if let Some(e) = self.out.flush(role != Role::Reader) {
+        if let Some(e) = self.out.flush(role == Role::WritesHere) {
             let why = format!("writing: {e}");
-            self.drive(Role::Other, |st, now| {
+            self.drive(Role::WritesHere, |st, now| {
                 let receive = Receive {
                     stream: StreamId::STDIO,
                     event: StreamEvent::Failed(TransportFailure::Reset(why)),
@@ -212,7 +214,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, call)))
                 .unwrap_or_else(|_| Err(internal("the handler panicked")));
             drop(ctx);
-            me.drive(Role::Other, |st, now| {
+            me.drive(Role::WritesHere, |st, now| {
                 st.running.remove(&done_id);
                 // Err: the client cancelled it or the session closed; nothing to send.
                 let _ = st.machine.respond(now, done_id, result);
@@ -232,12 +234,12 @@ impl<W: Write + Send + 'static> ServerSession<W> {
 
 impl<W: Write + Send + 'static> Feed for ServerSession<W> {
     fn report(&self, report: Report) -> Result<(), UsageError> {
-        self.drive(Role::Other, |st, now| report.apply(now, &mut st.machine))
+        self.drive(Role::WritesHere, |st, now| report.apply(now, &mut st.machine))
     }
 
     fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
         let slot = Arc::new(Slot::new());
-        self.drive(Role::Other, |st, now| {
+        self.drive(Role::WritesHere, |st, now| {
             let id = call.send(now, &mut st.machine)?;
             st.calls.insert(id, None, CallSlot(slot.clone()), None);
             Ok(())
