@@ -47,6 +47,16 @@ pub(crate) fn may_join() -> bool {
     NO_JOIN.with(Cell::get) == 0
 }
 
+/// Whether the thread driving a session may block on writing. The reader and the supervisor
+/// must not (a peer that stops reading would hold them, and the supervisor must stay free to
+/// end the session by its deadline): they ask the supervisor to have the frames written on a
+/// worker thread.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Role {
+    WritesAside,
+    WritesHere,
+}
+
 /// Locks, ignoring poisoning (every critical section leaves its data consistent).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

@@ -32,7 +32,7 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{Calls, ConnectError, Delivery};
 use zest_core::RequestOptions;
 
-use crate::link::{self, lock, CallSlot, Outbox, Slot, Wake};
+use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
 
 /// Where one call's outcome is delivered.
@@ -40,13 +40,6 @@ pub(crate) type Outcome = Arc<Slot<Result<RawJson, CallError>>>;
 
 /// Where the handshake's outcome is delivered.
 pub(crate) type ReadySlot = Arc<Slot<Result<Negotiated, ConnectError>>>;
-
-/// Which thread drives: the reader must never block on writing.
-#[derive(Clone, Copy, PartialEq)]
-enum Role {
-    Reader,
-    Other,
-}
 
 pub(crate) struct Session {
     me: Weak<Self>,
@@ -119,7 +112,7 @@ impl Session {
         on_progress: Option<ProgressFn>,
         slot: Outcome,
     ) -> Result<RequestId, CallError> {
-        self.drive(Role::Other, |st, now| {
+        self.drive(Role::WritesHere, |st, now| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
             st.calls.insert(id.clone(), None, CallSlot(slot), on_progress);
@@ -130,20 +123,20 @@ impl Session {
     /// Cancels a request (a no-op once it has finished).
     pub(crate) fn cancel(&self, id: &RequestId) {
         // UnknownRequest: it already finished, which is fine.
-        self.drive(Role::Other, |st, now| {
+        self.drive(Role::WritesHere, |st, now| {
             let _ = st.machine.cancel(now, id, None);
         });
     }
 
     /// Drains what the machine queued at creation (the `initialize` request).
     pub(crate) fn start(&self) {
-        self.drive(Role::Other, |_, _| ());
+        self.drive(Role::WritesHere, |_, _| ());
     }
 
     /// Feeds one read of the child's stdout (on the reader thread); false once the session
     /// is over.
     pub(crate) fn feed_stdout(&self, event: StreamEvent<'_>) -> bool {
-        self.drive(Role::Reader, |st, now| {
+        self.drive(Role::WritesAside, |st, now| {
             let receive = Receive { stream: StreamId::STDIO, event };
             st.machine.handle_input(Input::Receive(now, receive));
             !st.closed
@@ -166,7 +159,7 @@ impl Session {
         loop {
             match self.out.next() {
                 Wake::Write => self.write_aside(),
-                Wake::Due => self.drive(Role::Other, |st, now| {
+                Wake::Due => self.drive(Role::WritesAside, |st, now| {
                     if st.broken.as_ref().is_some_and(|(_, at)| *at <= now) {
                         // The child's stdout did not end in time after its stdin broke.
                         let why = st.broken.take().map(|(why, _)| why).unwrap_or_default();
@@ -179,7 +172,7 @@ impl Session {
                         st.machine.handle_input(Input::Timeout(now));
                     }
                 }),
-                Wake::CloseAsked => self.drive(Role::Other, |st, now| st.machine.close(now)),
+                Wake::CloseAsked => self.drive(Role::WritesAside, |st, now| st.machine.close(now)),
                 Wake::Closed => break,
             }
         }
@@ -217,13 +210,13 @@ impl Session {
     fn write_aside(&self) {
         let workers = lock(&self.state).workers.clone();
         let Some(me) = self.me.upgrade() else { return };
-        if workers.run(move || me.write(Role::Other)).is_err() {
-            self.write(Role::Other);
+        if workers.run(move || me.write(Role::WritesHere)).is_err() {
+            self.write(Role::WritesHere);
         }
     }
 
     fn write(&self, role: Role) {
-        if let Some(e) = self.out.flush(role != Role::Reader) {
+        if let Some(e) = self.out.flush(role == Role::WritesHere) {
             self.stdin_broke(&e);
         }
     }
@@ -304,7 +297,7 @@ impl Session {
                 .unwrap_or_else(|_| Err(internal("the handler panicked")));
             if let Some(session) = me.upgrade() {
                 // Err: the server cancelled it or the session closed; nothing to send.
-                session.drive(Role::Other, |st, now| {
+                session.drive(Role::WritesHere, |st, now| {
                     let _ = st.machine.respond(now, reply_id, result);
                 });
             }

@@ -28,20 +28,11 @@ use zest_core::server::{Call, Event, Server};
 
 use super::context::{Feed, SessionLink};
 use super::RequestContext;
-use crate::link::{self, lock, CallSlot, Outbox, Slot, Wake};
+use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
 
 /// How long the last frames may take to reach the client once the session is over.
 const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
-
-/// Whether the driving thread may block on writing. The reader and the supervisor must not
-/// (a client that stops reading would hold them, and `serve` must return by its deadline):
-/// they ask the supervisor to have the frames written on a worker thread.
-#[derive(Clone, Copy, PartialEq)]
-enum Role {
-    WritesAside,
-    WritesHere,
-}
 
 pub(crate) struct ServerSession<W> {
     me: Weak<Self>,
