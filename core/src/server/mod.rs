@@ -31,6 +31,7 @@ pub use events::{Call, CallContext, ClientNotification, Event};
 pub use registry::{ListKind, Registry};
 pub use session::Session;
 pub(crate) use session::Shared;
+pub use uri_template::{UriTemplate, MAX_URI_LEN};
 
 use crate::io::{Input, Output};
 use crate::transport::StdioTransport;
