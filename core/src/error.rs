@@ -48,7 +48,8 @@ pub enum UsageError {
     NotReady,
     /// A response for a request id that is not awaiting one.
     UnknownRequest(RequestId),
-    /// The configured limit on requests in flight is reached.
+    /// The configured limit on requests in flight is reached and 64 times as many already
+    /// wait for a slot (requests past the limit are held, not refused, until then).
     TooManyInFlight {
         /// The limit.
         limit: usize,
@@ -74,7 +75,9 @@ impl fmt::Display for UsageError {
             }
             Self::NotReady => f.write_str("the handshake is not finished"),
             Self::UnknownRequest(id) => write!(f, "no request {id} awaits a response"),
-            Self::TooManyInFlight { limit } => write!(f, "{limit} requests already in flight"),
+            Self::TooManyInFlight { limit } => {
+                write!(f, "{limit} requests already in flight and 64 times as many waiting")
+            }
             Self::ParamsNotAnObject => f.write_str("params must be a JSON object"),
             Self::ProgressNotIncreasing => f.write_str("progress must increase with each report"),
             Self::NotRegistered(name) => write!(f, "{name} is not registered"),

@@ -31,7 +31,10 @@ pub struct ClientConfig {
     ///
     /// [`LineViolation::TooLong`]: crate::framing::lines::LineViolation::TooLong
     pub max_line: usize,
-    /// Most of our requests in flight at once. Default 1024.
+    /// Most of our requests sent to the server and unanswered at once. Default 1024. Past it a
+    /// request is not refused but held, in order, and sent when an earlier one ends; its
+    /// timeout counts from the call, and cancelling it while held sends nothing. Only past 64
+    /// times this many held requests is a request refused (`UsageError::TooManyInFlight`).
     pub max_in_flight: usize,
     /// Refuse (with a `UsageError`) requests for capabilities the server did not declare.
     /// Off by default, like the TypeScript SDK, because some servers under-declare.

@@ -565,7 +565,7 @@ impl Client {
             }
             http.close();
         }
-        for (id, _) in self.endpoint.outstanding.drain() {
+        for (id, _) in self.endpoint.drain_outstanding() {
             if Some(&id) != init_id.as_ref() {
                 let result = Err(RequestError::Closed(reason.clone()));
                 self.events.push_back(Event::Response { id, result });

@@ -75,7 +75,7 @@ impl Client {
             RequestError::StreamLost | RequestError::Transport(_) => {
                 self.endpoint.abandon(&id, "the response stream was lost")
             }
-            _ => self.endpoint.outstanding.abandon(&id),
+            _ => self.endpoint.forget(&id),
         };
         if pending.is_some() {
             self.events.push_back(Event::Response { id, result: Err(error) });
@@ -88,7 +88,7 @@ impl Client {
             return self.close_with(CloseReason::SessionExpired);
         }
         self.expiries += 1;
-        for (id, _) in self.endpoint.outstanding.drain() {
+        for (id, _) in self.endpoint.drain_outstanding() {
             let result = Err(RequestError::SessionExpired);
             self.events.push_back(Event::Response { id, result });
         }

@@ -23,6 +23,7 @@ use crate::schema::{CancelledParams, ProgressParams};
 /// Limits and defaults every endpoint applies.
 #[derive(Clone, Debug)]
 pub(crate) struct Limits {
+    /// Most of our requests sent and unanswered; more wait in the endpoint (see `held`).
     pub(crate) max_in_flight: usize,
     pub(crate) request_timeout: Duration,
     pub(crate) max_request_timeout: Duration,
@@ -65,6 +66,11 @@ pub(crate) struct Endpoint {
     pub(crate) inbound: Inbound,
     pub(crate) limits: Limits,
     outgoing: VecDeque<Outgoing>,
+    /// Our requests made while `max_in_flight` were already sent and unanswered, in order:
+    /// each has its id and deadline (its timeout counts from the call) and is sent when one
+    /// of those ends. Every entry is still in `outstanding`; taking one out of `outstanding`
+    /// takes it out of here (never sent, so never cancelled on the wire).
+    held: VecDeque<Outgoing>,
     batches: Vec<BatchGroup>,
     /// The batch whose elements are being handled right now: replies without an id go there.
     filling: Option<usize>,
@@ -89,6 +95,7 @@ impl Endpoint {
             inbound: Inbound::default(),
             limits,
             outgoing: VecDeque::new(),
+            held: VecDeque::new(),
             batches: Vec::new(),
             filling: None,
         }
@@ -120,7 +127,10 @@ impl Endpoint {
                     return Routed::Violation(ProtocolViolation::UnknownResponseId(None));
                 };
                 match self.outstanding.complete(&id) {
-                    Completion::Pending => Routed::Response { id, outcome: r.outcome },
+                    Completion::Pending => {
+                        self.release_held();
+                        Routed::Response { id, outcome: r.outcome }
+                    }
                     Completion::Abandoned => Routed::Nothing,
                     Completion::Unknown => {
                         Routed::Violation(ProtocolViolation::UnknownResponseId(Some(id)))
@@ -162,7 +172,10 @@ impl Endpoint {
             return None;
         }
         match self.outstanding.complete(&id) {
-            Completion::Pending => Some(id),
+            Completion::Pending => {
+                self.release_held();
+                Some(id)
+            }
             Completion::Abandoned | Completion::Unknown => None,
         }
     }
@@ -192,7 +205,9 @@ impl Endpoint {
 
     /// Sends a request (related to the peer's request `related`, if given and unanswered); its
     /// outcome comes back through [`classify`](Self::classify) or
-    /// [`expire`](Self::expire).
+    /// [`expire`](Self::expire). Past `max_in_flight` unanswered requests it is held and sent
+    /// when one of them ends (backpressure, not failure); past [`MAX_HELD_PER_SLOT`] times
+    /// that many waiting it is refused with [`UsageError::TooManyInFlight`].
     pub(crate) fn request(
         &mut self,
         now: Instant,
@@ -202,8 +217,9 @@ impl Endpoint {
         cancellable: bool,
         related: Option<&RequestId>,
     ) -> Result<RequestId, UsageError> {
-        if self.outstanding.len() >= self.limits.max_in_flight {
-            return Err(UsageError::TooManyInFlight { limit: self.limits.max_in_flight });
+        let limit = self.limits.max_in_flight;
+        if self.held.len() >= limit.saturating_mul(MAX_HELD_PER_SLOT) {
+            return Err(UsageError::TooManyInFlight { limit });
         }
         if params.as_ref().is_some_and(|p| !p.is_object()) {
             return Err(UsageError::ParamsNotAnObject);
@@ -218,8 +234,50 @@ impl Endpoint {
         let kind = OutgoingKind::Request { id: id.clone(), method: method.to_owned() };
         let message =
             Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
-        self.push(route, kind, &message);
+        if self.in_flight() > limit {
+            let out = encode(route, kind, &message);
+            self.held.push_back(out);
+        } else {
+            self.push(route, kind, &message);
+        }
         Ok(id)
+    }
+
+    /// Our requests sent and unanswered (not those held back).
+    fn in_flight(&self) -> usize {
+        self.outstanding.len() - self.held.len()
+    }
+
+    /// Sends held requests while there is room.
+    fn release_held(&mut self) {
+        while self.in_flight() < self.limits.max_in_flight {
+            let Some(out) = self.held.pop_front() else { break };
+            self.outgoing.push_back(out);
+        }
+    }
+
+    /// Takes `id` out of the held queue; true if it was there (so it was never sent).
+    fn unhold(&mut self, id: &RequestId) -> bool {
+        let held = |o: &Outgoing| matches!(&o.kind, OutgoingKind::Request { id: h, .. } if h == id);
+        match self.held.iter().position(held) {
+            Some(at) => self.held.remove(at).is_some(),
+            None => false,
+        }
+    }
+
+    /// Gives up on our request `id` without telling the peer (its stream is gone, or it was
+    /// never sent). `None` if it was not pending.
+    pub(crate) fn forget(&mut self, id: &RequestId) -> Option<Pending> {
+        let pending = self.outstanding.abandon(id)?;
+        self.unhold(id);
+        self.release_held();
+        Some(pending)
+    }
+
+    /// Removes every pending request (sent or held), in id order, for the caller to fail.
+    pub(crate) fn drain_outstanding(&mut self) -> Vec<(RequestId, Pending)> {
+        self.held.clear();
+        self.outstanding.drain()
     }
 
     /// Sends a notification, related to the peer's request `related` while that request is
@@ -346,9 +404,10 @@ impl Endpoint {
     /// its late response is dropped. `None` if it was not pending.
     pub(crate) fn abandon(&mut self, id: &RequestId, reason: &str) -> Option<Pending> {
         let pending = self.outstanding.abandon(id)?;
-        if pending.cancellable {
+        if !self.unhold(id) && pending.cancellable {
             self.send_cancelled(id, reason);
         }
+        self.release_held();
         Some(pending)
     }
 
@@ -356,10 +415,11 @@ impl Endpoint {
     pub(crate) fn expire(&mut self, now: Instant) -> Vec<(RequestId, Pending)> {
         let due = self.outstanding.expire(now);
         for (id, pending) in &due {
-            if pending.cancellable {
+            if !self.unhold(id) && pending.cancellable {
                 self.send_cancelled(id, "request timed out");
             }
         }
+        self.release_held();
         due
     }
 
@@ -373,10 +433,8 @@ impl Endpoint {
     }
 
     fn push(&mut self, route: Route, kind: OutgoingKind, message: &Message) {
-        let mut json = Vec::with_capacity(message.size_hint() + 1);
-        message.encode_into(&mut json);
-        json.reserve_exact(1);
-        self.outgoing.push_back(Outgoing { route, json, kind });
+        let out = encode(route, kind, message);
+        self.outgoing.push_back(out);
     }
 
     pub(crate) fn has_outgoing(&self) -> bool {
@@ -391,6 +449,17 @@ impl Endpoint {
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         self.outstanding.next_deadline()
     }
+}
+
+/// How many requests may wait per slot of `max_in_flight` before new ones are refused: the
+/// waiting ones hold their encoded params, so this bounds that memory too.
+pub(crate) const MAX_HELD_PER_SLOT: usize = 64;
+
+fn encode(route: Route, kind: OutgoingKind, message: &Message) -> Outgoing {
+    let mut json = Vec::with_capacity(message.size_hint() + 1);
+    message.encode_into(&mut json);
+    json.reserve_exact(1);
+    Outgoing { route, json, kind }
 }
 
 impl Incoming {

@@ -36,7 +36,10 @@ pub struct ServerConfig {
     ///
     /// [`LineViolation::TooLong`]: crate::framing::lines::LineViolation::TooLong
     pub max_line: usize,
-    /// Most of our requests in flight at once. Default 1024.
+    /// Most of our requests sent to the client and unanswered at once. Default 1024. Past it a
+    /// request is not refused but held, in order, and sent when an earlier one ends; its
+    /// timeout counts from the call, and cancelling it while held sends nothing. Only past 64
+    /// times this many held requests is a request refused (`UsageError::TooManyInFlight`).
     pub max_in_flight: usize,
     /// Most resource subscriptions one session may hold. Default 10,000.
     pub max_subscriptions: usize,

@@ -478,7 +478,7 @@ impl<H: Clone> Session<H> {
             return;
         }
         self.phase = ServerPhase::Closed;
-        for (id, _) in self.endpoint.outstanding.drain() {
+        for (id, _) in self.endpoint.drain_outstanding() {
             let result = Err(RequestError::Closed(reason.clone()));
             self.events.push_back(Event::Response { id, result });
         }
