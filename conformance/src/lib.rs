@@ -8,6 +8,7 @@
 //!   verdict and score table the runner (`conformance_runner`) prints.
 
 pub mod fixture;
+pub mod report;
 
 use std::fmt;
 use std::str::FromStr;
