@@ -7,8 +7,10 @@
 //! - [`report`]: reading the suite's `checks.json`, the baseline of known failures, and the
 //!   verdict and score table the runner (`conformance_runner`) prints.
 
+pub mod client_scenarios;
 pub mod fixture;
 pub mod report;
+pub mod runner;
 
 use std::fmt;
 use std::str::FromStr;

@@ -72,15 +72,17 @@ pub fn judge(place: Place<'_>, output: &RunOutput, baseline: &Baseline) -> Verdi
         let message = c.error_message.as_deref().unwrap_or(&c.description);
         excuse(format!("{} {}: {message}", c.status.name(), c.id), Some(&c.id), &mut problems);
     }
-    if output.checks.is_ok() && tally.success == 0 {
+    let failed_checks = tally.failure + tally.warning > 0;
+    if output.checks.is_ok() && tally.success == 0 && !failed_checks {
         excuse("no check succeeded".into(), None, &mut problems);
     }
-    let failed_checks = tally.failure + tally.warning > 0;
     match output.exit {
         Some(0) => {}
         // The failing checks above already say why the suite exited non-zero.
         Some(_) if failed_checks || output.checks.is_err() => {}
         Some(code) => excuse(format!("the suite exited {code}"), None, &mut problems),
+        // Without checks, the missing checks already say why.
+        None if output.checks.is_err() => {}
         None => {
             excuse("the suite was killed (timeout) or did not start".into(), None, &mut problems)
         }
