@@ -28,7 +28,8 @@ pub enum Scenario {
     SseRetry,
     /// `json-schema-2020-12-preservation`: echo a tool's input schema back verbatim.
     JsonSchemaPreservation,
-    /// `json-schema-ref-no-deref`: the same round trip; `$ref` must stay unresolved.
+    /// `json-schema-ref-no-deref`: list `lookup_user`, whose schema has a `$ref` to a
+    /// network URI, and never fetch it (SEP-2106).
     JsonSchemaRefNoDeref,
 }
 
@@ -139,7 +140,12 @@ pub fn play(
             require("test_reconnection")?;
             call("test_reconnection", json!({}))?
         }
-        Scenario::JsonSchemaPreservation | Scenario::JsonSchemaRefNoDeref => {
+        Scenario::JsonSchemaRefNoDeref => {
+            // Listing is the whole step: the schema is kept as sent and never dereferenced.
+            require("lookup_user")?;
+            return Ok(None);
+        }
+        Scenario::JsonSchemaPreservation => {
             let focal = require("json_schema_2020_12_tool")?;
             require("json_schema_echo")?;
             let schema = serde_json::to_value(&focal.input_schema)

@@ -5,7 +5,8 @@
 //! Tools: `add_numbers {a, b}` → `The sum of A and B is S`; `test_client_elicitation_defaults`
 //! → elicits a form whose every field has a default, answers with the content it got (JSON);
 //! `test_reconnection` → a text; `json_schema_2020_12_tool` (the rich 2020-12 schema) and
-//! `json_schema_echo {schema}` → the schema it got (JSON).
+//! `json_schema_echo {schema}` → the schema it got (JSON); `lookup_user`, whose schema has a
+//! `$ref` to a network URI.
 
 use serde_json::{json, Value};
 use zest_blocking::core::jsonrpc::{codes, ErrorObject};
@@ -13,6 +14,9 @@ use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
 use zest_blocking::{serve_stdio, PeerApi, Registry};
 use zest_conformance::fixture::content::{json_schema_2020_12, Elicitation};
 use zest_conformance::fixture::server_config;
+
+/// Where `lookup_user`'s profile schema points: a loopback port nothing listens on.
+pub const PROFILE_REF: &str = "http://127.0.0.1:9/canary/profile.json";
 
 fn main() {
     let mut r = Registry::default();
@@ -49,6 +53,21 @@ fn main() {
     });
     r.tool(Tool::new("json_schema_echo", "Echoes the schema it gets", echo_schema), |_, p| {
         Ok(CallToolResult::text(arg(&p, "schema").to_string()))
+    });
+    // json-schema-ref-no-deref: a `$ref` to a network URI the client must never fetch
+    // (nothing listens there).
+    let lookup = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"userId": {"type": "string", "pattern": "^[a-z0-9-]+$"}},
+        "properties": {
+            "id": {"$ref": "#/$defs/userId"},
+            "profile": {"$ref": PROFILE_REF}
+        },
+        "required": ["id"]
+    });
+    r.tool(Tool::new("lookup_user", "Look up a user profile by id", lookup), |_, _| {
+        Ok(CallToolResult::text("called"))
     });
     let reason = serve_stdio(server_config("blocking (client scenarios)"), r);
     eprintln!("scenario_server: session over: {reason}");
