@@ -17,7 +17,7 @@ use std::time::Duration;
 use zest_conformance::report::baseline::Baseline;
 use zest_conformance::report::table::render;
 use zest_conformance::runner::harness::{Harness, SUITES};
-use zest_conformance::runner::{run, Plan};
+use zest_conformance::runner::{run, Mode, Plan};
 use zest_conformance::Runtime;
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
@@ -58,7 +58,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<(Plan, Harness), Stri
     let conformance = PathBuf::from(MANIFEST_DIR);
     let mut plan = Plan {
         runtimes: Runtime::ALL.to_vec(),
-        modes: vec!["server", "client"],
+        modes: vec![Mode::Server, Mode::Client],
         suites: SUITES.to_vec(),
         only: Vec::new(),
         out: conformance.join("../target/conformance"),
@@ -82,9 +82,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<(Plan, Harness), Stri
             }
             "--mode" => {
                 plan.modes = match value()?.as_str() {
-                    "server" => vec!["server"],
-                    "client" => vec!["client"],
-                    "both" => vec!["server", "client"],
+                    "server" => vec![Mode::Server],
+                    "client" => vec![Mode::Client],
+                    "both" => vec![Mode::Server, Mode::Client],
                     other => {
                         return Err(format!("--mode: {other:?} is not server, client or both"))
                     }

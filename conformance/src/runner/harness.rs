@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::Mode;
+
 /// The spec revision the server runs are scored at, on the suite versions that take one.
 pub const SPEC_VERSION: &str = "2025-11-25";
 
@@ -90,11 +92,11 @@ impl Harness {
         Ok(())
     }
 
-    /// The scenarios `suite` lists for `mode` (`server` or `client`), with their revisions.
-    pub fn list(&self, suite: Suite, mode: &str) -> Result<Vec<Listed>, String> {
+    /// The scenarios `suite` lists for `mode`, with their revisions.
+    pub fn list(&self, suite: Suite, mode: Mode) -> Result<Vec<Listed>, String> {
         let mut command = self.command(suite);
-        command.args(["list", &format!("--{mode}")]);
-        if mode == "server" && suite.scores_revisions {
+        command.args(["list", &format!("--{}", mode.name())]);
+        if mode == Mode::Server && suite.scores_revisions {
             command.args(["--spec-version", SPEC_VERSION]);
         }
         let out = command.output().map_err(|e| format!("cannot run the suite: {e}"))?;

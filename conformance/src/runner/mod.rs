@@ -22,13 +22,32 @@ use crate::report::verdict::{judge, RunOutput};
 use crate::Runtime;
 use harness::{Harness, Suite, NON_AUTH_CLIENT_SCENARIOS, SPEC_VERSION};
 
+/// Which side of MCP the suite tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The suite is the client; zest's everything fixture is the server.
+    Server,
+    /// The suite is the server; zest's client fixture is the client.
+    Client,
+}
+
+impl Mode {
+    /// `server` or `client`, as the suite's subcommands and the baseline name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Client => "client",
+        }
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Plan {
     /// The runtimes to run the fixtures on.
     pub runtimes: Vec<Runtime>,
-    /// `server`, `client` or both.
-    pub modes: Vec<&'static str>,
+    /// Server mode, client mode or both.
+    pub modes: Vec<Mode>,
     /// The suite versions.
     pub suites: Vec<Suite>,
     /// Only these scenarios (empty: every one listed).
@@ -49,8 +68,8 @@ pub fn run(plan: &Plan, harness: &Harness) -> Result<Vec<Row>, String> {
     for &mode in &plan.modes {
         for &runtime in &plan.runtimes {
             match mode {
-                "server" => server_mode(plan, harness, runtime, &mut rows)?,
-                _ => client_mode(plan, harness, runtime, &mut rows)?,
+                Mode::Server => server_mode(plan, harness, runtime, &mut rows)?,
+                Mode::Client => client_mode(plan, harness, runtime, &mut rows)?,
             }
         }
     }
@@ -71,7 +90,7 @@ fn server_mode(
     let started =
         process::start_fixture(command, port, &dir.join("stderr.txt"), Duration::from_secs(20));
     for suite in &plan.suites {
-        for listed in selected(plan, harness.list(*suite, "server")?, |_| true) {
+        for listed in selected(plan, harness.list(*suite, Mode::Server)?, |_| true) {
             let output = match &started {
                 Ok(fixture) => {
                     let mut command = harness.command(*suite);
@@ -80,11 +99,11 @@ fn server_mode(
                     if suite.scores_revisions {
                         command.args(["--spec-version", SPEC_VERSION]);
                     }
-                    run_one(plan, suite, "server", runtime, &listed.name, command)
+                    run_one(plan, suite, Mode::Server, runtime, &listed.name, command)
                 }
                 Err(why) => RunOutput { exit: None, checks: Err(why.clone()) },
             };
-            rows.push(row(plan, suite, "server", runtime, &listed.name, &output));
+            rows.push(row(plan, suite, Mode::Server, runtime, &listed.name, &output));
         }
     }
     Ok(())
@@ -99,7 +118,7 @@ fn client_mode(
     let client = plan.bin_dir.join("conformance_client");
     let client_command = format!("{} --runtime {runtime}", shell_quote(&client));
     for suite in &plan.suites {
-        let listed = harness.list(*suite, "client")?;
+        let listed = harness.list(*suite, Mode::Client)?;
         let non_auth = |name: &str| NON_AUTH_CLIENT_SCENARIOS.contains(&name);
         for scenario in selected(plan, listed, non_auth) {
             let mut command = harness.command(*suite);
@@ -107,8 +126,8 @@ fn client_mode(
             if let Some(version) = scenario.client_spec_version() {
                 command.args(["--spec-version", version]);
             }
-            let output = run_one(plan, suite, "client", runtime, &scenario.name, command);
-            rows.push(row(plan, suite, "client", runtime, &scenario.name, &output));
+            let output = run_one(plan, suite, Mode::Client, runtime, &scenario.name, command);
+            rows.push(row(plan, suite, Mode::Client, runtime, &scenario.name, &output));
         }
     }
     Ok(())
@@ -130,7 +149,7 @@ fn selected(
 fn run_one(
     plan: &Plan,
     suite: &Suite,
-    mode: &str,
+    mode: Mode,
     runtime: Runtime,
     scenario: &str,
     mut command: Command,
@@ -138,7 +157,7 @@ fn run_one(
     let dir = plan
         .out
         .join(suite.version)
-        .join(mode)
+        .join(mode.name())
         .join(runtime.name())
         .join(scenario.replace('/', "_"));
     let _ = fs::remove_dir_all(&dir);
@@ -164,17 +183,18 @@ fn run_one(
 fn row(
     plan: &Plan,
     suite: &Suite,
-    mode: &str,
+    mode: Mode,
     runtime: Runtime,
     scenario: &str,
     output: &RunOutput,
 ) -> Row {
-    let place = Place { mode, scenario, suite: suite.version, runtime: runtime.name() };
+    let place =
+        Place { mode: mode.name(), scenario, suite: suite.version, runtime: runtime.name() };
     let verdict = judge(place, output, &plan.baseline);
-    eprintln!("{:5} {} {mode} {runtime} {scenario}", verdict.label(), suite.version);
+    eprintln!("{:5} {} {} {runtime} {scenario}", verdict.label(), suite.version, mode.name());
     Row {
         suite: suite.version.into(),
-        mode: mode.into(),
+        mode: mode.name().into(),
         runtime: runtime.name().into(),
         scenario: scenario.into(),
         verdict,
