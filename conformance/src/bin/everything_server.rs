@@ -1,0 +1,84 @@
+//! The official suite's "everything" fixture server, on the runtime of your choice.
+//!
+//! ```text
+//! everything_server --runtime tokio|smol|blocking --stdio     # one session on stdin/stdout
+//! everything_server --runtime tokio|smol|blocking --port P    # Streamable HTTP on 127.0.0.1:P
+//! ```
+//!
+//! The registry is built once (`zest_conformance::fixture`); only the serving differs.
+//! HTTP serving waits for the runtimes' `serve_http`: until it exists `--port` fails with a
+//! message that says so, rather than pretending.
+
+use std::process::ExitCode;
+
+use zest_conformance::fixture::{self, asynchronous, blocking};
+use zest_conformance::Runtime;
+
+const USAGE: &str = "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P)";
+
+enum Serve {
+    Stdio,
+    Http(u16),
+}
+
+fn main() -> ExitCode {
+    let (runtime, serve) = match parse(std::env::args().skip(1)) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            eprintln!("everything_server: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match serve {
+        Serve::Stdio => {
+            let reason = serve_stdio(runtime);
+            eprintln!("everything_server ({runtime}): session over: {reason}");
+            ExitCode::SUCCESS
+        }
+        Serve::Http(port) => {
+            eprintln!(
+                "everything_server: HTTP serving on {runtime} is not available in this build \
+                 (no serve_http in zest-{runtime} yet; asked for 127.0.0.1:{port})"
+            );
+            ExitCode::from(3)
+        }
+    }
+}
+
+fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
+    let config = fixture::server_config(runtime.name());
+    match runtime {
+        Runtime::Tokio => {
+            let registry = fixture::registry(asynchronous::adapt::<zest_tokio::RequestContext>);
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a current-thread runtime can always be built");
+            rt.block_on(zest_tokio::serve_stdio(config, registry))
+        }
+        Runtime::Smol => {
+            let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
+            smol::block_on(zest_smol::serve_stdio(config, registry))
+        }
+        Runtime::Blocking => zest_blocking::serve_stdio(config, fixture::registry(blocking::adapt)),
+    }
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<(Runtime, Serve), String> {
+    let (mut runtime, mut serve) = (None, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runtime" => {
+                let name = args.next().ok_or("--runtime needs a value")?;
+                runtime = Some(name.parse::<Runtime>()?);
+            }
+            "--stdio" => serve = Some(Serve::Stdio),
+            "--port" => {
+                let port = args.next().ok_or("--port needs a value")?;
+                serve = Some(Serve::Http(port.parse().map_err(|_| format!("bad port {port:?}"))?));
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok((runtime.ok_or("--runtime is required")?, serve.ok_or("--stdio or --port is required")?))
+}

@@ -1,0 +1,210 @@
+//! Runs the pinned suite one scenario at a time against zest's fixtures and judges each run.
+//!
+//! Server mode: per runtime, start `everything_server --runtime R --port P` on a free
+//! loopback port, wait for `GET /health`, then run every scenario the suite lists, one by
+//! one (`conformance server --url http://localhost:P/mcp --scenario S`). Client mode: per
+//! runtime, run every non-auth client scenario with `conformance_client --runtime R` as the
+//! client command. Every run gets its own output directory and a time limit; its
+//! `checks.json` is judged by [`crate::report::verdict`].
+
+pub mod harness;
+pub mod process;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::report::baseline::{Baseline, Place};
+use crate::report::checks;
+use crate::report::table::Row;
+use crate::report::verdict::{judge, RunOutput};
+use crate::Runtime;
+use harness::{Harness, Suite, NON_AUTH_CLIENT_SCENARIOS, SPEC_VERSION};
+
+/// Which side of MCP the suite tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The suite is the client; zest's everything fixture is the server.
+    Server,
+    /// The suite is the server; zest's client fixture is the client.
+    Client,
+}
+
+impl Mode {
+    /// `server` or `client`, as the suite's subcommands and the baseline name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Client => "client",
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The runtimes to run the fixtures on.
+    pub runtimes: Vec<Runtime>,
+    /// Server mode, client mode or both.
+    pub modes: Vec<Mode>,
+    /// The suite versions.
+    pub suites: Vec<Suite>,
+    /// Only these scenarios (empty: every one listed).
+    pub only: Vec<String>,
+    /// Where each run writes (`<out>/<suite>/<mode>/<runtime>/<scenario>/`).
+    pub out: PathBuf,
+    /// The limit on one scenario run.
+    pub timeout: Duration,
+    /// Where the fixture binaries are.
+    pub bin_dir: PathBuf,
+    /// The known failures.
+    pub baseline: Baseline,
+}
+
+/// Runs `plan`, printing each verdict as it comes; returns every row for the table.
+pub fn run(plan: &Plan, harness: &Harness) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for &mode in &plan.modes {
+        for &runtime in &plan.runtimes {
+            match mode {
+                Mode::Server => server_mode(plan, harness, runtime, &mut rows)?,
+                Mode::Client => client_mode(plan, harness, runtime, &mut rows)?,
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn server_mode(
+    plan: &Plan,
+    harness: &Harness,
+    runtime: Runtime,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let dir = plan.out.join(format!("fixture-{runtime}"));
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let port = process::free_port().map_err(|e| format!("no free port: {e}"))?;
+    let mut command = Command::new(plan.bin_dir.join("everything_server"));
+    command.args(["--runtime", runtime.name(), "--port", &port.to_string()]);
+    let started =
+        process::start_fixture(command, port, &dir.join("stderr.txt"), Duration::from_secs(20));
+    for suite in &plan.suites {
+        for listed in selected(plan, harness.list(*suite, Mode::Server)?, |_| true) {
+            let output = match &started {
+                Ok(fixture) => {
+                    let mut command = harness.command(*suite);
+                    let url = format!("http://localhost:{}/mcp", fixture.port);
+                    command.args(["server", "--url", &url, "--scenario", &listed.name]);
+                    if suite.scores_revisions {
+                        command.args(["--spec-version", SPEC_VERSION]);
+                    }
+                    run_one(plan, suite, Mode::Server, runtime, &listed.name, command)
+                }
+                Err(why) => RunOutput { exit: None, checks: Err(why.clone()) },
+            };
+            rows.push(row(plan, suite, Mode::Server, runtime, &listed.name, &output));
+        }
+    }
+    Ok(())
+}
+
+fn client_mode(
+    plan: &Plan,
+    harness: &Harness,
+    runtime: Runtime,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let client = plan.bin_dir.join("conformance_client");
+    let client_command = format!("{} --runtime {runtime}", shell_quote(&client));
+    for suite in &plan.suites {
+        let listed = harness.list(*suite, Mode::Client)?;
+        let non_auth = |name: &str| NON_AUTH_CLIENT_SCENARIOS.contains(&name);
+        for scenario in selected(plan, listed, non_auth) {
+            let mut command = harness.command(*suite);
+            command.args(["client", "--command", &client_command, "--scenario", &scenario.name]);
+            if let Some(version) = scenario.client_spec_version() {
+                command.args(["--spec-version", version]);
+            }
+            let output = run_one(plan, suite, Mode::Client, runtime, &scenario.name, command);
+            rows.push(row(plan, suite, Mode::Client, runtime, &scenario.name, &output));
+        }
+    }
+    Ok(())
+}
+
+fn selected(
+    plan: &Plan,
+    listed: Vec<harness::Listed>,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<harness::Listed> {
+    listed
+        .into_iter()
+        .filter(|l| wanted(&l.name))
+        .filter(|l| plan.only.is_empty() || plan.only.contains(&l.name))
+        .collect()
+}
+
+/// Runs one scenario into a fresh directory and reads its checks.
+fn run_one(
+    plan: &Plan,
+    suite: &Suite,
+    mode: Mode,
+    runtime: Runtime,
+    scenario: &str,
+    mut command: Command,
+) -> RunOutput {
+    let dir = plan
+        .out
+        .join(suite.version)
+        .join(mode.name())
+        .join(runtime.name())
+        .join(scenario.replace('/', "_"));
+    let _ = fs::remove_dir_all(&dir);
+    if let Err(e) = fs::create_dir_all(&dir) {
+        return RunOutput { exit: None, checks: Err(format!("{}: {e}", dir.display())) };
+    }
+    command.arg("-o").arg(dir.join("results"));
+    let status = process::run_bounded(command, &dir.join("suite.log"), plan.timeout);
+    let checks = process::find_checks(&dir.join("results"))
+        .and_then(|path| {
+            let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            checks::parse(&text)
+        })
+        .map_err(|why| match status {
+            Some(_) => why,
+            None => {
+                format!("{why} (the suite was killed after {:?} or did not start)", plan.timeout)
+            }
+        });
+    RunOutput { exit: status.and_then(|s| s.code()), checks }
+}
+
+fn row(
+    plan: &Plan,
+    suite: &Suite,
+    mode: Mode,
+    runtime: Runtime,
+    scenario: &str,
+    output: &RunOutput,
+) -> Row {
+    let place =
+        Place { mode: mode.name(), scenario, suite: suite.version, runtime: runtime.name() };
+    let verdict = judge(place, output, &plan.baseline);
+    eprintln!("{:5} {} {} {runtime} {scenario}", verdict.label(), suite.version, mode.name());
+    Row {
+        suite: suite.version.into(),
+        mode: mode.name().into(),
+        runtime: runtime.name().into(),
+        scenario: scenario.into(),
+        verdict,
+    }
+}
+
+/// `path` quoted for `/bin/sh` (the suite runs the client command through it).
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests;
