@@ -46,7 +46,7 @@ fn main() {
 
 fn registry() -> Registry {
     let mut r = Registry::default();
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "echo",
             "Returns its text",
@@ -54,7 +54,7 @@ fn registry() -> Registry {
         ),
         |_, p| Ok(CallToolResult::text(str_arg(&p.arguments, "text"))),
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "add",
             "Adds two numbers",
@@ -65,7 +65,7 @@ fn registry() -> Registry {
             Ok(CallToolResult::text(format_number(sum)))
         },
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "long_running",
             "Reports progress once per step; cancellable",
@@ -79,7 +79,7 @@ fn registry() -> Registry {
         ),
         long_running,
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "sample",
             "Asks the client's model and returns its text",
@@ -87,7 +87,7 @@ fn registry() -> Registry {
         ),
         sample,
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "fail",
             "Always fails with the message",
@@ -95,7 +95,7 @@ fn registry() -> Registry {
         ),
         |_, p| Ok(CallToolResult::error_text(str_arg(&p.arguments, "message"))),
     );
-    r.tool(
+    r.raw_tool(
         Tool::new("crash", "Exits the process with status 3", object(json!({}), &[])),
         |_, _| {
             eprintln!("fixture: crashing on request");
@@ -109,7 +109,7 @@ fn registry() -> Registry {
         let id = vars.get("id").cloned().unwrap_or_default();
         Ok(ReadResourceResult::text(p.uri, Some("text/plain"), format!("item {id}")))
     });
-    r.prompt(Prompt::new("greet", "Greets someone").with_argument("name", true), |_, p| {
+    r.raw_prompt(Prompt::new("greet", "Greets someone").with_argument("name", true), |_, p| {
         let name = p.arguments.as_ref().and_then(|a| a.get("name")).cloned().unwrap_or_default();
         Ok(GetPromptResult::user_text(format!("Hello, {name}!")))
     });

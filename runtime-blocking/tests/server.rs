@@ -62,14 +62,14 @@ fn a_cancelled_handler_sees_it_and_eof_ends_the_session() {
     let (seen_tx, seen_rx) = mpsc::channel();
     let seen_tx = std::sync::Mutex::new(seen_tx);
     let mut registry = Registry::default();
-    registry.tool(Tool::new("wait", "Waits to be cancelled", schema()), move |ctx, _| {
+    registry.raw_tool(Tool::new("wait", "Waits to be cancelled", schema()), move |ctx, _| {
         while !ctx.is_cancelled() {
             thread::sleep(Duration::from_millis(1));
         }
         let _ = seen_tx.lock().unwrap().send(ctx.request_id().clone());
         Ok(CallToolResult::text("too late"))
     });
-    registry.tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
+    registry.raw_tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
     let (mut peer, server) = start(registry);
 
     peer.send(
@@ -93,8 +93,8 @@ fn a_cancelled_handler_sees_it_and_eof_ends_the_session() {
 #[test]
 fn a_panicking_handler_is_an_error_result_and_the_session_goes_on() {
     let mut registry = Registry::default();
-    registry.tool(Tool::new("panics", "Panics", schema()), |_, _| panic!("handler bug"));
-    registry.tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
+    registry.raw_tool(Tool::new("panics", "Panics", schema()), |_, _| panic!("handler bug"));
+    registry.raw_tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
     let (mut peer, server) = start(registry);
 
     peer.send(
@@ -113,7 +113,7 @@ fn a_panicking_handler_is_an_error_result_and_the_session_goes_on() {
 #[test]
 fn progress_and_logs_leave_before_the_answer() {
     let mut registry = Registry::default();
-    registry.tool(Tool::new("report", "Reports", schema()), |ctx, _| {
+    registry.raw_tool(Tool::new("report", "Reports", schema()), |ctx, _| {
         ctx.progress(1.0, Some(2.0), None).expect("progress 1");
         ctx.progress(2.0, Some(2.0), Some("done".into())).expect("progress 2");
         assert!(ctx.progress(2.0, None, None).is_err(), "progress must increase");

@@ -45,7 +45,7 @@ fn main() {
 
 fn registry() -> Registry {
     let mut r = Registry::default();
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "echo",
             "Returns the text it is given",
@@ -53,7 +53,7 @@ fn registry() -> Registry {
         ),
         |_ctx, p| async move { Ok(CallToolResult::text(str_arg(&p, "text"))) },
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "add",
             "Adds two numbers",
@@ -73,7 +73,7 @@ fn registry() -> Registry {
             Ok(CallToolResult::text(text))
         },
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "long_running",
             "Reports progress once per step; cancellable",
@@ -87,7 +87,7 @@ fn registry() -> Registry {
         ),
         long_running,
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "sample",
             "Asks the client's model to answer a prompt",
@@ -95,7 +95,7 @@ fn registry() -> Registry {
         ),
         sample,
     );
-    r.tool(
+    r.raw_tool(
         Tool::new(
             "fail",
             "Always fails with the given message",
@@ -103,7 +103,7 @@ fn registry() -> Registry {
         ),
         |_ctx, p| async move { Ok(CallToolResult::error_text(str_arg(&p, "message"))) },
     );
-    r.tool(
+    r.raw_tool(
         Tool::new("crash", "Exits the server process with status 3", json!({"type": "object"})),
         |_ctx, _p| async move {
             eprintln!("fixture: crashing on request");
@@ -124,7 +124,7 @@ fn registry() -> Registry {
             Ok(ReadResourceResult::text(p.uri, Some("text/plain"), format!("item {id}")))
         },
     );
-    r.prompt(
+    r.raw_prompt(
         Prompt::new("greet", "Greets someone by name").with_argument("name", true),
         |_ctx, p| async move {
             let name =

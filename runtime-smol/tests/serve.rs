@@ -41,7 +41,7 @@ fn object() -> Value {
 
 fn registry(held: Held) -> Registry {
     let mut r = Registry::default();
-    r.tool(
+    r.raw_tool(
         Tool::new("chatty", "logs, then reports progress twice", object()),
         |ctx, _| async move {
             ctx.log(LoggingLevel::Info, json!("hello")).await.unwrap();
@@ -50,10 +50,10 @@ fn registry(held: Held) -> Registry {
             Ok(CallToolResult::text(format!("ok {}", ctx.request_id())))
         },
     );
-    r.tool(Tool::new("boom", "panics", object()), |_, _| async move {
+    r.raw_tool(Tool::new("boom", "panics", object()), |_, _| async move {
         panic!("boom at the handler");
     });
-    r.tool(Tool::new("ask", "asks the client's model", object()), |ctx, _| async move {
+    r.raw_tool(Tool::new("ask", "asks the client's model", object()), |ctx, _| async move {
         let params = CreateMessageParams {
             messages: vec![SamplingMessage::new(Role::User, SamplingContent::text("2+2?"))],
             max_tokens: 10,
@@ -62,7 +62,7 @@ fn registry(held: Held) -> Registry {
         let answer = ctx.create_message(params).await.expect("the client answers");
         Ok(CallToolResult::text(answer.content.as_slice()[0].as_text().unwrap().to_owned()))
     });
-    r.tool(Tool::new("hold", "never finishes", object()), move |ctx, _| {
+    r.raw_tool(Tool::new("hold", "never finishes", object()), move |ctx, _| {
         let held = held.clone();
         async move {
             let _flag = DropFlag(held.dropped.clone());

@@ -57,7 +57,7 @@ fn config() -> ServerConfig {
 fn registry() -> Registry {
     let mut r = Registry::default();
     let text_arg = |name: &str| json!({"type": "object", "properties": {name: {"type": "string"}}, "required": [name]});
-    r.tool(
+    r.raw_tool(
         Tool::new("echo", "Returns the text it is given", text_arg("text")),
         |_, p| async move { Ok(CallToolResult::text(str_arg(&p, "text"))) },
     );
@@ -66,7 +66,7 @@ fn registry() -> Registry {
         "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
         "required": ["a", "b"]
     });
-    r.tool(Tool::new("add", "Adds two numbers", numbers), |_, p| async move {
+    r.raw_tool(Tool::new("add", "Adds two numbers", numbers), |_, p| async move {
         let sum = num_arg(&p, "a").unwrap_or(0.0) + num_arg(&p, "b").unwrap_or(0.0);
         Ok(CallToolResult::text(format_number(sum)))
     });
@@ -78,7 +78,7 @@ fn registry() -> Registry {
         }
     });
     let long = Tool::new("long_running", "Sleeps in steps, reporting progress", steps);
-    r.tool(long, |ctx, p| async move {
+    r.raw_tool(long, |ctx, p| async move {
         let steps = num_arg(&p, "steps").unwrap_or(5.0) as u64;
         let step = Duration::from_millis(num_arg(&p, "step_ms").unwrap_or(100.0) as u64);
         // Says on stderr when the task is aborted (the client cancelled) before finishing.
@@ -94,7 +94,7 @@ fn registry() -> Registry {
         Ok(CallToolResult::text(format!("done after {steps} steps")))
     });
     let sample = Tool::new("sample", "Asks the client's model", text_arg("prompt"));
-    r.tool(sample, |ctx, p| async move {
+    r.raw_tool(sample, |ctx, p| async move {
         let prompt = str_arg(&p, "prompt");
         let message = SamplingMessage::new(Role::User, SamplingContent::text(prompt));
         let params =
@@ -108,11 +108,11 @@ fn registry() -> Registry {
             Err(e) => Ok(CallToolResult::error_text(format!("sampling failed: {e}"))),
         }
     });
-    r.tool(Tool::new("fail", "Returns an error result", text_arg("message")), |_, p| async move {
+    r.raw_tool(Tool::new("fail", "Returns an error result", text_arg("message")), |_, p| async move {
         Ok(CallToolResult::error_text(str_arg(&p, "message")))
     });
     let crash = Tool::new("crash", "Exits the process with status 3", json!({"type": "object"}));
-    r.tool(crash, |_, _| async move {
+    r.raw_tool(crash, |_, _| async move {
         log("crashing on request");
         std::process::exit(3)
     });
@@ -129,7 +129,7 @@ fn registry() -> Registry {
         },
     );
     let greet = Prompt::new("greet", "Greets someone").with_argument("name", true);
-    r.prompt(greet, |_, p| async move {
+    r.raw_prompt(greet, |_, p| async move {
         let name = p.arguments.as_ref().and_then(|a| a.get("name")).cloned().unwrap_or_default();
         Ok(GetPromptResult::user_text(format!("Hello, {name}!")))
     });
