@@ -76,6 +76,10 @@ fn the_generated_schema_accepts_good_arguments_and_refuses_bad_ones() {
     assert_eq!(required, ["customer", "items", "shipping"]);
     assert_eq!(schema["properties"]["customer"]["description"], "Who ordered.");
 
+    let quantity = &schema["properties"]["items"]["items"]["properties"]["quantity"];
+    assert_eq!(quantity["minimum"], 0, "{quantity}");
+    assert!(quantity.get("format").is_none(), "no non-standard format: {quantity}");
+
     assert_eq!(validate(&schema, &good_order()), Ok(()));
     let minimal = json!({"customer": {"name": "B"}, "items": [], "shipping": "standard"});
     assert_eq!(validate(&schema, &minimal), Ok(()));
@@ -101,6 +105,25 @@ fn the_generated_schema_accepts_good_arguments_and_refuses_bad_ones() {
         let errors = validate(&schema, &instance).expect_err(&instance.to_string());
         assert!(errors.iter().any(|e| e.path == path), "{path} not in {errors:?}");
     }
+}
+
+/// A property named `format`, beside a standard format that must stay.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Formats {
+    format: String,
+    #[schemars(email)]
+    contact: String,
+    small: u8,
+}
+
+#[test]
+fn only_formats_json_schema_does_not_define_are_dropped() {
+    let schema = object_schema_for::<Formats>().unwrap();
+    let properties = &schema["properties"];
+    assert_eq!(properties["format"], json!({"type": "string"}));
+    assert_eq!(properties["contact"]["format"], "email");
+    assert_eq!(properties["small"], json!({"type": "integer", "minimum": 0, "maximum": 255}));
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
