@@ -70,6 +70,11 @@ pub use zest_core::server::ServerConfig;
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;
 
+/// The README's Rust examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     fn shareable<T: Send + Sync + 'static>() {}
