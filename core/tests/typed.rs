@@ -345,3 +345,39 @@ fn async_handlers_take_arguments_and_state_in_any_order() {
     let result = decode_result::<CallTool>(response_for(&pair.take_client_events(), &id));
     assert_eq!(text(&result.unwrap()), "10 1");
 }
+
+#[test]
+fn tool_with_keeps_the_definition_and_replaces_only_what_the_types_say() {
+    use zest_core::schema::{Tool, ToolAnnotations};
+    let titled = Tool::new("add", "Adds", json!({"type": "object"}))
+        .with_title("Adder")
+        .with_annotations(ToolAnnotations::new().read_only());
+    let hand_written =
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    let registry = Registry::<Sync>::new()
+        .tool_with(titled, |Add { a, b }| Json(Sum { total: a + b }))
+        .tool_with(Tool::new("raw", "Keeps its schema", hand_written.clone()), || "ok");
+    let tools: Vec<Value> = registry.tools().map(|t| serde_json::to_value(t).unwrap()).collect();
+    assert_eq!(tools[0]["title"], "Adder");
+    assert_eq!(tools[0]["annotations"], json!({"readOnlyHint": true}));
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["a", "b"]));
+    assert_eq!(tools[0]["outputSchema"]["required"], json!(["total"]));
+    assert_eq!(tools[1]["inputSchema"], hand_written);
+    assert!(tools[1].get("outputSchema").is_none());
+}
+
+#[test]
+fn prompt_arguments_that_do_not_deserialize_are_invalid_params_naming_the_field() {
+    let registry =
+        Registry::<Sync>::new().prompt("count", "Counts", |l: Loose| l.count.to_string());
+    let mut pair = pair(registry);
+    let params: GetPromptParams =
+        serde_json::from_value(json!({"name": "count", "arguments": {"count": "3"}})).unwrap();
+    let zest_core::error::RequestError::Remote(e) =
+        call::<GetPrompt>(&mut pair, &params).unwrap_err()
+    else {
+        panic!("expected a JSON-RPC error")
+    };
+    assert_eq!(e.code, codes::INVALID_PARAMS);
+    assert!(e.message.contains("count") && e.message.contains("prompt \"count\""), "{e:?}");
+}
