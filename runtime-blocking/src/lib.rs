@@ -45,7 +45,7 @@ pub use client::{
     CancelHandle, Client, ClientOptions, Notifications, PendingCall, NOTIFICATION_QUEUE,
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
-pub use zest_core::handler::{Json, State, ToolError};
+pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
 

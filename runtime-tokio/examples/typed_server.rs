@@ -3,12 +3,13 @@
 //!
 //! Tools `hello {name}`, `order {customer, items, shipping, note?, gift?}` (nested structs,
 //! an enum, options and vectors; a structured receipt), `read {path}` (`?` on an
-//! `io::Error`), `count {}` (shared state). Logs go to stderr only.
+//! `io::Error`), `count {}` (shared state), `delete {path}` (asks the user to confirm with a
+//! typed form; deletes nothing). Logs go to stderr only.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
-use zest_tokio::{serve_stdio, Json, Registry, ServerConfig, State, ToolError};
+use zest_tokio::{serve_stdio, Context, Elicited, Json, Registry, ServerConfig, State, ToolError};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Hello {
@@ -72,6 +73,12 @@ struct ReadArgs {
 #[derive(Default)]
 struct Calls(AtomicU64);
 
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Tick to confirm.
+    ok: bool,
+}
+
 fn registry() -> Registry {
     Registry::new()
         .with_state(Calls::default())
@@ -93,6 +100,12 @@ fn registry() -> Registry {
         })
         .tool("count", "Counts its calls", |calls: State<Calls>| async move {
             (calls.0.fetch_add(1, Ordering::Relaxed) + 1).to_string()
+        })
+        .tool("delete", "Deletes after confirming", |p: ReadArgs, ctx: Context| async move {
+            match ctx.elicit_as::<Confirm>("Delete everything?").await? {
+                Elicited::Accept(Confirm { ok: true }) => Ok(format!("deleted {}", p.path)),
+                _ => Ok::<_, ToolError>("kept".to_owned()),
+            }
         })
 }
 

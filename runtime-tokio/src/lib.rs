@@ -63,7 +63,7 @@ pub use zest_core::schema;
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
-pub use zest_core::handler::{Json, State, ToolError};
+pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
 

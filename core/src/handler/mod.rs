@@ -19,6 +19,8 @@ pub mod typed;
 
 pub use client::{AsyncClientHandlers, SyncClientHandlers};
 pub use error::ToolError;
+#[cfg(feature = "schemars")]
+pub use typed::Elicited;
 pub use typed::{FromCall, IntoPromptResult, IntoToolResult, Json, State};
 
 use std::collections::BTreeMap;

@@ -40,11 +40,15 @@
 //!
 //! The return value is any [`IntoToolResult`] (tools) or [`IntoPromptResult`] (prompts).
 
+#[cfg(feature = "schemars")]
+mod elicit;
 mod output;
 mod register;
 #[cfg(feature = "schemars")]
 mod schema;
 
+#[cfg(feature = "schemars")]
+pub use elicit::Elicited;
 pub use output::{IntoPromptResult, IntoToolResult, Json};
 pub use register::{AsyncCallable, SyncCallable};
 #[cfg(feature = "schemars")]
