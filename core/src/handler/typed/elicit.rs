@@ -15,8 +15,10 @@ use crate::runtime::{Link, PeerCall, RequestContext};
 use crate::schema::methods::{Elicit, Method};
 use crate::schema::{ElicitAction, ElicitFormParams, ElicitParams};
 
-/// The user's answer to a typed elicitation.
+/// The user's answer to a typed elicitation. Non-exhaustive: a later revision may add
+/// actions, so a `match` needs a `_` arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Elicited<T> {
     /// The user submitted the form; the answer matched the requested schema.
     Accept(T),
