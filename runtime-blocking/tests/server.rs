@@ -174,3 +174,44 @@ fn serve_returns_at_the_drain_deadline_when_the_client_never_reads() {
     let took = started.elapsed();
     assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(15), "{took:?}");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Step {
+    by: u64,
+}
+
+/// A counter shared by every call of the typed tool below.
+struct Total(std::sync::Mutex<u64>);
+
+#[test]
+fn typed_handlers_take_arguments_context_and_state_in_any_order() {
+    use zest_blocking::{Context, State, ToolError};
+    let registry = Registry::new().with_state(Total(Default::default())).tool(
+        "step",
+        "Adds to a shared total",
+        |total: State<Total>, ctx: Context, Step { by }: Step| -> Result<String, ToolError> {
+            ctx.progress(1.0, None, None)?;
+            let mut total = total.0.lock().unwrap();
+            *total += by;
+            Ok(total.to_string())
+        },
+    );
+    let (mut peer, server) = start(registry);
+    let call = |id: u64, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "step", "arguments": args, "_meta": {"progressToken": id}}})
+    };
+    peer.send(call(1, json!({"by": 2})));
+    assert_eq!(peer.recv()["method"], "notifications/progress");
+    assert_eq!(peer.recv()["result"]["content"][0]["text"], "2");
+    peer.send(call(2, json!({"by": 3})));
+    assert_eq!(peer.recv()["method"], "notifications/progress");
+    assert_eq!(peer.recv()["result"]["content"][0]["text"], "5");
+    peer.send(call(3, json!({"by": "four"})));
+    let refused = peer.recv();
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(refused["result"]["content"][0]["text"].as_str().unwrap().contains("/by"));
+
+    peer.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(server.join().unwrap(), CloseReason::TransportEnded);
+}

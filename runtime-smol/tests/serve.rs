@@ -246,3 +246,53 @@ fn serve_returns_at_the_drain_deadline_when_the_client_never_reads() {
     let took = started.elapsed();
     assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(15), "{took:?}");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Step {
+    by: u64,
+}
+
+/// A counter shared by every call of the typed tool below.
+struct Total(Mutex<u64>);
+
+#[test]
+fn typed_handlers_take_arguments_context_and_state_in_any_order() {
+    use zest_smol::{Context, State, ToolError};
+    let registry = Registry::new().with_state(Total(Mutex::new(0))).tool(
+        "step",
+        "Adds to a shared total",
+        |total: State<Total>, ctx: Context, Step { by }: Step| async move {
+            ctx.progress(1.0, None, None).await?;
+            let mut total = total.0.lock().unwrap();
+            *total += by;
+            Ok::<_, ToolError>(total.to_string())
+        },
+    );
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let server = serve(ServerConfig::new("typed", "1.0"), registry, theirs.clone(), theirs);
+    let mut peer = Peer { lines: BufReader::new(ours.clone()), out: ours };
+    let client = async move {
+        peer.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}))
+            .await;
+        peer.recv().await;
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        for (id, by, total) in [(1, 2, "2"), (2, 3, "5")] {
+            peer.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "step", "arguments": {"by": by}, "_meta": {"progressToken": id}}}))
+                .await;
+            assert_eq!(peer.recv().await["method"], "notifications/progress");
+            assert_eq!(peer.recv().await["result"]["content"][0]["text"], total);
+        }
+        peer.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "step", "arguments": {"by": "four"}}}))
+            .await;
+        let refused = peer.recv().await;
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        assert!(refused["result"]["content"][0]["text"].as_str().unwrap().contains("/by"));
+        peer.out.shutdown(Shutdown::Write).unwrap();
+    };
+    let (reason, ()) = common::run(30, smol::future::zip(server, client));
+    assert_eq!(reason, CloseReason::TransportEnded);
+}
