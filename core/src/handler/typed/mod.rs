@@ -39,6 +39,13 @@
 //! - [`State<S>`]: the state given to [`Registry::with_state`](crate::server::Registry::with_state).
 //!
 //! The return value is any [`IntoToolResult`] (tools) or [`IntoPromptResult`] (prompts).
+//!
+//! Registration checks what it can once, and panics with the reason (a bug in the program,
+//! never a condition of a call): a `State<S>` the registry does not hold, two argument types,
+//! an argument or `Json` result type whose schema is not an object.
+//!
+//! Inside a handler, `ctx.elicit_as::<T>(message)` asks the user for `T`'s fields and yields
+//! the answer as `T` ([`Elicited`], feature `schemars`).
 
 #[cfg(feature = "schemars")]
 mod elicit;
