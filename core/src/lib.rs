@@ -158,6 +158,10 @@ pub mod stdio;
 pub mod transport;
 
 pub use rpc::{Outgoing, OutgoingKind, RequestOptions, Route};
+/// The `schemars` zest-core generates tool schemas with (feature `schemars`), for
+/// `#[schemars(crate = "zest_core::schemars")]` when the app does not depend on it directly.
+#[cfg(feature = "schemars")]
+pub use schemars;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -9,14 +9,62 @@ use std::io::Write;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
-use zest_blocking::core::jsonrpc::ErrorObject;
-use zest_blocking::core::server::ServerConfig;
+use serde::Deserialize;
 use zest_blocking::schema::{
-    CallToolResult, CreateMessageParams, GetPromptResult, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Role, SamplingContent, SamplingMessage, Tool,
+    CreateMessageParams, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
+    SamplingMessage,
 };
-use zest_blocking::{serve_stdio, PeerApi, Registry, RequestContext};
+use zest_blocking::{serve_stdio, Context, PeerApi, Registry, ServerConfig, ToolError};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Echo {
+    /// The text to return.
+    text: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: f64,
+    b: f64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Steps {
+    /// How many progress steps.
+    #[serde(default = "five")]
+    #[schemars(range(min = 1))]
+    steps: u64,
+    /// Milliseconds per step.
+    #[serde(default = "hundred")]
+    step_ms: u64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Sample {
+    /// What to ask the client's model.
+    prompt: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Fail {
+    /// The error message.
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Greet {
+    /// Who to greet.
+    name: String,
+}
+
+fn five() -> u64 {
+    5
+}
+
+fn hundred() -> u64 {
+    100
+}
 
 fn main() {
     let flags: Vec<String> = std::env::args().skip(1).collect();
@@ -45,63 +93,16 @@ fn main() {
 }
 
 fn registry() -> Registry {
-    let mut r = Registry::default();
-    r.tool(
-        Tool::new(
-            "echo",
-            "Returns its text",
-            object(json!({"text": {"type": "string"}}), &["text"]),
-        ),
-        |_, p| Ok(CallToolResult::text(str_arg(&p.arguments, "text"))),
-    );
-    r.tool(
-        Tool::new(
-            "add",
-            "Adds two numbers",
-            object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
-        ),
-        |_, p| {
-            let sum = num_arg(&p.arguments, "a") + num_arg(&p.arguments, "b");
-            Ok(CallToolResult::text(format_number(sum)))
-        },
-    );
-    r.tool(
-        Tool::new(
-            "long_running",
-            "Reports progress once per step; cancellable",
-            object(
-                json!({
-                    "steps": {"type": "integer", "minimum": 1, "default": 5},
-                    "step_ms": {"type": "integer", "minimum": 0, "default": 100}
-                }),
-                &[],
-            ),
-        ),
-        long_running,
-    );
-    r.tool(
-        Tool::new(
-            "sample",
-            "Asks the client's model and returns its text",
-            object(json!({"prompt": {"type": "string"}}), &["prompt"]),
-        ),
-        sample,
-    );
-    r.tool(
-        Tool::new(
-            "fail",
-            "Always fails with the message",
-            object(json!({"message": {"type": "string"}}), &[]),
-        ),
-        |_, p| Ok(CallToolResult::error_text(str_arg(&p.arguments, "message"))),
-    );
-    r.tool(
-        Tool::new("crash", "Exits the process with status 3", object(json!({}), &[])),
-        |_, _| {
-            eprintln!("fixture: crashing on request");
-            std::process::exit(3)
-        },
-    );
+    let mut r = Registry::new()
+        .tool("echo", "Returns its text", |Echo { text }| text)
+        .tool("add", "Adds two numbers", |Add { a, b }| format_number(a + b))
+        .tool("long_running", "Reports progress once per step; cancellable", long_running)
+        .tool("sample", "Asks the client's model and returns its text", sample)
+        .tool("fail", "Always fails with the message", |Fail { message }| {
+            Err::<String, _>(ToolError::new(message))
+        })
+        .tool("crash", "Exits the process with status 3", crash)
+        .prompt("greet", "Greets someone", |Greet { name }| format!("Hello, {name}!"));
     r.resource(Resource::new("zest://readme", "readme").with_mime_type("text/plain"), |_, p| {
         Ok(ReadResourceResult::text(p.uri, Some("text/plain"), README))
     });
@@ -109,67 +110,40 @@ fn registry() -> Registry {
         let id = vars.get("id").cloned().unwrap_or_default();
         Ok(ReadResourceResult::text(p.uri, Some("text/plain"), format!("item {id}")))
     });
-    r.prompt(Prompt::new("greet", "Greets someone").with_argument("name", true), |_, p| {
-        let name = p.arguments.as_ref().and_then(|a| a.get("name")).cloned().unwrap_or_default();
-        Ok(GetPromptResult::user_text(format!("Hello, {name}!")))
-    });
     r
 }
 
 const README: &str = "zest fixture server: tools echo, add, long_running, sample, fail, crash.\n";
 
-fn long_running(
-    ctx: &RequestContext,
-    p: zest_blocking::schema::CallToolParams,
-) -> Result<CallToolResult, ErrorObject> {
-    let steps = num_arg_or(&p.arguments, "steps", 5.0).max(1.0) as u64;
-    let step = Duration::from_millis(num_arg_or(&p.arguments, "step_ms", 100.0).max(0.0) as u64);
+fn long_running(Steps { steps, step_ms }: Steps, ctx: Context) -> Result<String, ToolError> {
+    let step = Duration::from_millis(step_ms);
     for i in 1..=steps {
         let end = Instant::now() + step;
         while let Some(left) = end.checked_duration_since(Instant::now()) {
             if ctx.is_cancelled() {
-                return Ok(CallToolResult::error_text(format!("cancelled at step {i}")));
+                return Err(ToolError::new(format!("cancelled at step {i}")));
             }
             thread::sleep(left.min(Duration::from_millis(5)));
         }
         let _ = ctx.progress(i as f64, Some(steps as f64), Some(format!("step {i} of {steps}")));
     }
-    Ok(CallToolResult::text(format!("done after {steps} steps")))
+    Ok(format!("done after {steps} steps"))
 }
 
-fn sample(
-    ctx: &RequestContext,
-    p: zest_blocking::schema::CallToolParams,
-) -> Result<CallToolResult, ErrorObject> {
-    let prompt = str_arg(&p.arguments, "prompt");
+fn sample(Sample { prompt }: Sample, ctx: Context) -> Result<String, ToolError> {
     let params = CreateMessageParams {
         messages: vec![SamplingMessage::new(Role::User, SamplingContent::text(prompt))],
         max_tokens: 100,
         ..Default::default()
     };
-    match ctx.create_message(params) {
-        Ok(result) => {
-            let text = result.content.as_slice().iter().find_map(|c| c.as_text()).unwrap_or("");
-            Ok(CallToolResult::text(text))
-        }
-        Err(e) => Ok(CallToolResult::error_text(format!("sampling failed: {e}"))),
-    }
+    let result = ctx.create_message(params);
+    let result = result.map_err(|e| ToolError::new(format!("sampling failed: {e}")))?;
+    Ok(result.content.as_slice().iter().find_map(|c| c.as_text()).unwrap_or("").to_owned())
 }
 
-fn object(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required})
-}
-
-fn str_arg(args: &Option<Map<String, Value>>, key: &str) -> String {
-    args.as_ref().and_then(|a| a.get(key)).and_then(Value::as_str).unwrap_or("").to_owned()
-}
-
-fn num_arg(args: &Option<Map<String, Value>>, key: &str) -> f64 {
-    num_arg_or(args, key, 0.0)
-}
-
-fn num_arg_or(args: &Option<Map<String, Value>>, key: &str, default: f64) -> f64 {
-    args.as_ref().and_then(|a| a.get(key)).and_then(Value::as_f64).unwrap_or(default)
+fn crash() {
+    eprintln!("fixture: crashing on request");
+    std::process::exit(3)
 }
 
 /// `42` for integers, `0.5` otherwise.

@@ -45,7 +45,12 @@ pub use client::{
     CancelHandle, Client, ClientOptions, Notifications, PendingCall, NOTIFICATION_QUEUE,
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::server::ServerConfig;
+
+/// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
+pub use server::RequestContext as Context;
 pub use zest_core::stdio::StdioCommand;
 
 // Handles cross threads: checked at compile time.

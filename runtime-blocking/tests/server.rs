@@ -62,14 +62,14 @@ fn a_cancelled_handler_sees_it_and_eof_ends_the_session() {
     let (seen_tx, seen_rx) = mpsc::channel();
     let seen_tx = std::sync::Mutex::new(seen_tx);
     let mut registry = Registry::default();
-    registry.tool(Tool::new("wait", "Waits to be cancelled", schema()), move |ctx, _| {
+    registry.raw_tool(Tool::new("wait", "Waits to be cancelled", schema()), move |ctx, _| {
         while !ctx.is_cancelled() {
             thread::sleep(Duration::from_millis(1));
         }
         let _ = seen_tx.lock().unwrap().send(ctx.request_id().clone());
         Ok(CallToolResult::text("too late"))
     });
-    registry.tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
+    registry.raw_tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
     let (mut peer, server) = start(registry);
 
     peer.send(
@@ -93,8 +93,8 @@ fn a_cancelled_handler_sees_it_and_eof_ends_the_session() {
 #[test]
 fn a_panicking_handler_is_an_error_result_and_the_session_goes_on() {
     let mut registry = Registry::default();
-    registry.tool(Tool::new("panics", "Panics", schema()), |_, _| panic!("handler bug"));
-    registry.tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
+    registry.raw_tool(Tool::new("panics", "Panics", schema()), |_, _| panic!("handler bug"));
+    registry.raw_tool(Tool::new("ok", "Answers", schema()), |_, _| Ok(CallToolResult::text("ok")));
     let (mut peer, server) = start(registry);
 
     peer.send(
@@ -113,7 +113,7 @@ fn a_panicking_handler_is_an_error_result_and_the_session_goes_on() {
 #[test]
 fn progress_and_logs_leave_before_the_answer() {
     let mut registry = Registry::default();
-    registry.tool(Tool::new("report", "Reports", schema()), |ctx, _| {
+    registry.raw_tool(Tool::new("report", "Reports", schema()), |ctx, _| {
         ctx.progress(1.0, Some(2.0), None).expect("progress 1");
         ctx.progress(2.0, Some(2.0), Some("done".into())).expect("progress 2");
         assert!(ctx.progress(2.0, None, None).is_err(), "progress must increase");
@@ -173,4 +173,45 @@ fn serve_returns_at_the_drain_deadline_when_the_client_never_reads() {
     assert_eq!(reason, CloseReason::TransportEnded);
     let took = started.elapsed();
     assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(15), "{took:?}");
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Step {
+    by: u64,
+}
+
+/// A counter shared by every call of the typed tool below.
+struct Total(std::sync::Mutex<u64>);
+
+#[test]
+fn typed_handlers_take_arguments_context_and_state_in_any_order() {
+    use zest_blocking::{Context, State, ToolError};
+    let registry = Registry::new().with_state(Total(Default::default())).tool(
+        "step",
+        "Adds to a shared total",
+        |total: State<Total>, ctx: Context, Step { by }: Step| -> Result<String, ToolError> {
+            ctx.progress(1.0, None, None)?;
+            let mut total = total.0.lock().unwrap();
+            *total += by;
+            Ok(total.to_string())
+        },
+    );
+    let (mut peer, server) = start(registry);
+    let call = |id: u64, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "step", "arguments": args, "_meta": {"progressToken": id}}})
+    };
+    peer.send(call(1, json!({"by": 2})));
+    assert_eq!(peer.recv()["method"], "notifications/progress");
+    assert_eq!(peer.recv()["result"]["content"][0]["text"], "2");
+    peer.send(call(2, json!({"by": 3})));
+    assert_eq!(peer.recv()["method"], "notifications/progress");
+    assert_eq!(peer.recv()["result"]["content"][0]["text"], "5");
+    peer.send(call(3, json!({"by": "four"})));
+    let refused = peer.recv();
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(refused["result"]["content"][0]["text"].as_str().unwrap().contains("/by"));
+
+    peer.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(server.join().unwrap(), CloseReason::TransportEnded);
 }

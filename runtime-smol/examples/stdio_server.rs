@@ -8,14 +8,61 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
-use zest_smol::core::jsonrpc::{codes, ErrorObject};
-use zest_smol::core::server::ServerConfig;
+use serde::Deserialize;
 use zest_smol::schema::{
-    CallToolParams, CallToolResult, CreateMessageParams, GetPromptResult, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent, SamplingMessage, Tool,
+    CreateMessageParams, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
+    SamplingMessage,
 };
-use zest_smol::{serve_stdio, PeerApi, Registry, RequestContext};
+use zest_smol::{serve_stdio, Context, PeerApi, Registry, ServerConfig, ToolError};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Echo {
+    /// The text to return.
+    text: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: f64,
+    b: f64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Steps {
+    /// How many progress steps.
+    #[serde(default = "five")]
+    steps: u64,
+    /// Milliseconds per step.
+    #[serde(default = "hundred")]
+    step_ms: u64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Sample {
+    /// What to ask the client's model.
+    prompt: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Fail {
+    /// The error message.
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Greet {
+    /// Who to greet.
+    name: String,
+}
+
+fn five() -> u64 {
+    5
+}
+
+fn hundred() -> u64 {
+    100
+}
 
 fn main() {
     let flags: Vec<String> = std::env::args().skip(1).collect();
@@ -44,72 +91,18 @@ fn main() {
 }
 
 fn registry() -> Registry {
-    let mut r = Registry::default();
-    r.tool(
-        Tool::new(
-            "echo",
-            "Returns the text it is given",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        ),
-        |_ctx, p| async move { Ok(CallToolResult::text(str_arg(&p, "text"))) },
-    );
-    r.tool(
-        Tool::new(
-            "add",
-            "Adds two numbers",
-            json!({
-                "type": "object",
-                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                "required": ["a", "b"]
-            }),
-        ),
-        |_ctx, p| async move {
-            let sum = num_arg(&p, "a").unwrap_or(0.0) + num_arg(&p, "b").unwrap_or(0.0);
-            let text = if sum.fract() == 0.0 && sum.abs() < 9.0e15 {
-                format!("{}", sum as i64)
-            } else {
-                sum.to_string()
-            };
-            Ok(CallToolResult::text(text))
-        },
-    );
-    r.tool(
-        Tool::new(
-            "long_running",
-            "Reports progress once per step; cancellable",
-            json!({
-                "type": "object",
-                "properties": {
-                    "steps": {"type": "integer", "minimum": 0, "default": 5},
-                    "step_ms": {"type": "integer", "minimum": 0, "default": 100}
-                }
-            }),
-        ),
-        long_running,
-    );
-    r.tool(
-        Tool::new(
-            "sample",
-            "Asks the client's model to answer a prompt",
-            json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
-        ),
-        sample,
-    );
-    r.tool(
-        Tool::new(
-            "fail",
-            "Always fails with the given message",
-            json!({"type": "object", "properties": {"message": {"type": "string"}}}),
-        ),
-        |_ctx, p| async move { Ok(CallToolResult::error_text(str_arg(&p, "message"))) },
-    );
-    r.tool(
-        Tool::new("crash", "Exits the server process with status 3", json!({"type": "object"})),
-        |_ctx, _p| async move {
-            eprintln!("fixture: crashing on request");
-            std::process::exit(3)
-        },
-    );
+    let mut r = Registry::new()
+        .tool("echo", "Returns the text it is given", |Echo { text }| async move { text })
+        .tool("add", "Adds two numbers", |Add { a, b }| async move { format_number(a + b) })
+        .tool("long_running", "Reports progress once per step; cancellable", long_running)
+        .tool("sample", "Asks the client's model to answer a prompt", sample)
+        .tool("fail", "Always fails with the given message", |Fail { message }| async move {
+            Err::<String, _>(ToolError::new(message))
+        })
+        .tool("crash", "Exits the server process with status 3", crash)
+        .prompt("greet", "Greets someone by name", |Greet { name }| async move {
+            format!("Hello, {name}!")
+        });
     r.resource(
         Resource::new("zest://readme", "readme").with_mime_type("text/plain"),
         |_ctx, p| async move {
@@ -124,54 +117,39 @@ fn registry() -> Registry {
             Ok(ReadResourceResult::text(p.uri, Some("text/plain"), format!("item {id}")))
         },
     );
-    r.prompt(
-        Prompt::new("greet", "Greets someone by name").with_argument("name", true),
-        |_ctx, p| async move {
-            let name =
-                p.arguments.as_ref().and_then(|a| a.get("name")).cloned().unwrap_or_default();
-            Ok(GetPromptResult::user_text(format!("Hello, {name}!")))
-        },
-    );
     r
 }
 
-async fn long_running(
-    ctx: RequestContext,
-    p: CallToolParams,
-) -> Result<CallToolResult, ErrorObject> {
-    let steps = num_arg(&p, "steps").unwrap_or(5.0) as u64;
-    let step_ms = num_arg(&p, "step_ms").unwrap_or(100.0) as u64;
+async fn long_running(Steps { steps, step_ms }: Steps, ctx: Context) -> String {
     for step in 1..=steps {
         smol::Timer::after(Duration::from_millis(step_ms)).await;
         // Fails only if the session closed; the task is about to be dropped then.
         let _ = ctx.progress(step as f64, Some(steps as f64), None).await;
     }
-    Ok(CallToolResult::text(format!("done after {steps} steps")))
+    format!("done after {steps} steps")
 }
 
-async fn sample(ctx: RequestContext, p: CallToolParams) -> Result<CallToolResult, ErrorObject> {
-    let prompt = str_arg(&p, "prompt");
+async fn sample(Sample { prompt }: Sample, ctx: Context) -> Result<String, ToolError> {
     let params = CreateMessageParams {
         messages: vec![SamplingMessage::new(Role::User, SamplingContent::text(prompt))],
         max_tokens: 100,
         ..Default::default()
     };
-    let result = ctx
-        .create_message(params)
-        .await
-        .map_err(|e| ErrorObject::new(codes::INTERNAL_ERROR, format!("sampling failed: {e}")))?;
-    let text: Vec<&str> = result.content.as_slice().iter().filter_map(|c| c.as_text()).collect();
-    Ok(CallToolResult::text(text.join("")))
+    let result = ctx.create_message(params).await;
+    let result = result.map_err(|e| ToolError::new(format!("sampling failed: {e}")))?;
+    Ok(result.content.as_slice().iter().filter_map(|c| c.as_text()).collect())
 }
 
-fn args(p: &CallToolParams) -> Option<&Map<String, Value>> {
-    p.arguments.as_ref()
+async fn crash() {
+    eprintln!("fixture: crashing on request");
+    std::process::exit(3)
 }
 
-fn str_arg(p: &CallToolParams, name: &str) -> String {
-    args(p).and_then(|a| a.get(name)).and_then(Value::as_str).unwrap_or_default().to_owned()
-}
-
-fn num_arg(p: &CallToolParams, name: &str) -> Option<f64> {
-    args(p).and_then(|a| a.get(name)).and_then(Value::as_f64)
+/// `42` for integral sums, `1.5` otherwise.
+fn format_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
 }

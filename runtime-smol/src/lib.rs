@@ -52,7 +52,12 @@ pub use zest_core::RequestOptions;
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::server::ServerConfig;
+
+/// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
+pub use server::RequestContext as Context;
 
 /// The handles are shared across threads and tasks.
 const _: () = {

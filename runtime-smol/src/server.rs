@@ -30,7 +30,9 @@ use crate::stdio;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
 
-/// What a server offers, with async handlers that get a [`RequestContext`].
+/// What a server offers: typed async handlers whose parameters are the arguments (a
+/// `Deserialize + JsonSchema` type), a [`RequestContext`] and `State<S>` in any order (see
+/// [`zest_core::handler::typed`]).
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 
 /// How long the last frames may take to reach the client once the session is over.

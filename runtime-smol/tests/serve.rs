@@ -41,7 +41,7 @@ fn object() -> Value {
 
 fn registry(held: Held) -> Registry {
     let mut r = Registry::default();
-    r.tool(
+    r.raw_tool(
         Tool::new("chatty", "logs, then reports progress twice", object()),
         |ctx, _| async move {
             ctx.log(LoggingLevel::Info, json!("hello")).await.unwrap();
@@ -50,10 +50,10 @@ fn registry(held: Held) -> Registry {
             Ok(CallToolResult::text(format!("ok {}", ctx.request_id())))
         },
     );
-    r.tool(Tool::new("boom", "panics", object()), |_, _| async move {
+    r.raw_tool(Tool::new("boom", "panics", object()), |_, _| async move {
         panic!("boom at the handler");
     });
-    r.tool(Tool::new("ask", "asks the client's model", object()), |ctx, _| async move {
+    r.raw_tool(Tool::new("ask", "asks the client's model", object()), |ctx, _| async move {
         let params = CreateMessageParams {
             messages: vec![SamplingMessage::new(Role::User, SamplingContent::text("2+2?"))],
             max_tokens: 10,
@@ -62,7 +62,7 @@ fn registry(held: Held) -> Registry {
         let answer = ctx.create_message(params).await.expect("the client answers");
         Ok(CallToolResult::text(answer.content.as_slice()[0].as_text().unwrap().to_owned()))
     });
-    r.tool(Tool::new("hold", "never finishes", object()), move |ctx, _| {
+    r.raw_tool(Tool::new("hold", "never finishes", object()), move |ctx, _| {
         let held = held.clone();
         async move {
             let _flag = DropFlag(held.dropped.clone());
@@ -245,4 +245,54 @@ fn serve_returns_at_the_drain_deadline_when_the_client_never_reads() {
     assert_eq!(reason, CloseReason::TransportEnded);
     let took = started.elapsed();
     assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(15), "{took:?}");
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Step {
+    by: u64,
+}
+
+/// A counter shared by every call of the typed tool below.
+struct Total(Mutex<u64>);
+
+#[test]
+fn typed_handlers_take_arguments_context_and_state_in_any_order() {
+    use zest_smol::{Context, State, ToolError};
+    let registry = Registry::new().with_state(Total(Mutex::new(0))).tool(
+        "step",
+        "Adds to a shared total",
+        |total: State<Total>, ctx: Context, Step { by }: Step| async move {
+            ctx.progress(1.0, None, None).await?;
+            let mut total = total.0.lock().unwrap();
+            *total += by;
+            Ok::<_, ToolError>(total.to_string())
+        },
+    );
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let server = serve(ServerConfig::new("typed", "1.0"), registry, theirs.clone(), theirs);
+    let mut peer = Peer { lines: BufReader::new(ours.clone()), out: ours };
+    let client = async move {
+        peer.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}))
+            .await;
+        peer.recv().await;
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        for (id, by, total) in [(1, 2, "2"), (2, 3, "5")] {
+            peer.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "step", "arguments": {"by": by}, "_meta": {"progressToken": id}}}))
+                .await;
+            assert_eq!(peer.recv().await["method"], "notifications/progress");
+            assert_eq!(peer.recv().await["result"]["content"][0]["text"], total);
+        }
+        peer.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "step", "arguments": {"by": "four"}}}))
+            .await;
+        let refused = peer.recv().await;
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        assert!(refused["result"]["content"][0]["text"].as_str().unwrap().contains("/by"));
+        peer.out.shutdown(Shutdown::Write).unwrap();
+    };
+    let (reason, ()) = common::run(30, smol::future::zip(server, client));
+    assert_eq!(reason, CloseReason::TransportEnded);
 }

@@ -32,17 +32,17 @@
 //! # A server
 //!
 //! ```no_run
-//! use zest_tokio::schema::{CallToolResult, Tool};
-//! use zest_tokio::core::server::ServerConfig;
-//! use zest_tokio::{serve_stdio, Registry};
+//! use zest_tokio::{serve_stdio, Registry, ServerConfig};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo {
+//!     /// The text to send back.
+//!     text: String,
+//! }
 //!
 //! # async fn run() {
-//! let mut registry = Registry::default();
-//! let echo = Tool::new("echo", "Echoes text", serde_json::json!({"type": "object"}));
-//! registry.tool(echo, |_ctx, params| async move {
-//!     let text = params.arguments.and_then(|a| a.get("text").cloned()).unwrap_or_default();
-//!     Ok(CallToolResult::text(text.as_str().unwrap_or_default()))
-//! });
+//! let registry = Registry::new()
+//!     .tool("echo", "Echoes text", |Echo { text }| async move { text });
 //! let reason = serve_stdio(ServerConfig::new("my-server", "1.0"), registry).await;
 //! eprintln!("session over: {reason}");
 //! # }
@@ -63,7 +63,17 @@ pub use zest_core::schema;
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::server::ServerConfig;
+
+/// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
+pub use server::RequestContext as Context;
+
+/// The README's Rust examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(test)]
 mod tests {

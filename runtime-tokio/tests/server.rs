@@ -74,7 +74,7 @@ fn ms(p: &zest_tokio::schema::CallToolParams) -> u64 {
 }
 
 fn sleeper(registry: &mut Registry) {
-    registry.tool(tool("sleep"), |_, p| async move {
+    registry.raw_tool(tool("sleep"), |_, p| async move {
         tokio::time::sleep(Duration::from_millis(ms(&p))).await;
         Ok(CallToolResult::text(format!("slept {} ms", ms(&p))))
     });
@@ -105,7 +105,7 @@ async fn a_cancelled_call_is_aborted_and_never_answered() {
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
     let mut registry = Registry::default();
     sleeper(&mut registry);
-    registry.tool(tool("watched"), move |ctx, _| {
+    registry.raw_tool(tool("watched"), move |ctx, _| {
         let seen_tx = seen_tx.clone();
         async move {
             // A task the handler spawned sees the cancellation through the context.
@@ -136,7 +136,7 @@ async fn a_cancelled_call_is_aborted_and_never_answered() {
 #[tokio::test]
 async fn a_panicking_handler_gets_an_internal_error_answer() {
     let mut registry = Registry::default();
-    registry.tool(tool("panic"), |_, _| async move {
+    registry.raw_tool(tool("panic"), |_, _| async move {
         if true {
             panic!("handler bug");
         }
@@ -156,7 +156,7 @@ async fn a_panicking_handler_gets_an_internal_error_answer() {
 #[tokio::test]
 async fn a_handler_reports_progress_logs_and_asks_the_client() {
     let mut registry = Registry::default();
-    registry.tool(tool("ask"), |ctx, _| async move {
+    registry.raw_tool(tool("ask"), |ctx, _| async move {
         ctx.progress(1.0, Some(2.0), Some("asking".into())).await.expect("progress");
         ctx.log(LoggingLevel::Info, json!("about to sample")).await.expect("log");
         let params: CreateMessageParams = serde_json::from_value(json!({

@@ -21,21 +21,31 @@ pub(crate) enum Sdk {
 /// Runs `sdk`'s client script against `fixture` (at most 60 s) and asserts every check in its
 /// report passed.
 pub(crate) fn drive_fixture(sdk: Sdk, fixture: &Path) {
+    let script = match sdk {
+        Sdk::TypeScript => "ts_client.mjs",
+        Sdk::Python => "py_client.py",
+    };
+    drive(sdk, script, fixture);
+}
+
+/// Runs `script` (a file of tests/peers written for `sdk`) against `server` (at most 60 s)
+/// and asserts every check in its report passed, and that it made at least six.
+pub(crate) fn drive(sdk: Sdk, script: &str, server: &Path) {
     let peers = workspace().join("tests/peers");
-    let (program, script, installed) = match sdk {
+    let (program, installed) = match sdk {
         Sdk::TypeScript => (
             PathBuf::from("node"),
-            peers.join("ts_client.mjs"),
             peers.join("node_modules/@modelcontextprotocol/sdk/package.json"),
         ),
         Sdk::Python => {
             let python = peers.join(".venv/bin/python");
-            (python.clone(), peers.join("py_client.py"), python)
+            (python.clone(), python)
         }
     };
+    let script = peers.join(script);
     assert!(installed.exists(), "{} is missing: run scripts/install-peers", installed.display());
     let mut command = Command::new(&program);
-    command.arg(&script).arg(fixture).current_dir(workspace());
+    command.arg(&script).arg(server).current_dir(workspace());
     let out = run_bounded(&mut command, Duration::from_secs(60))
         .unwrap_or_else(|e| panic!("the {sdk:?} client ({}): {e}", program.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);

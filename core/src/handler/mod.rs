@@ -5,13 +5,23 @@
 //! client). The server machine reports a validated [`Call`] with the handler; the runtime runs
 //! [`AsyncHandler::run`] or [`SyncHandler::run`] and passes the result to `Server::respond`.
 //!
+//! Handlers are usually typed functions registered with `Registry::tool` and
+//! `Registry::prompt` (see [`typed`]); `raw_tool`, `raw_prompt`, `resource`,
+//! `resource_template` and `completion` register closures over the raw params.
+//!
 //! A tool handler's `Err` becomes an `isError` result (the model sees the message), as in the
-//! TypeScript and Python SDKs; a resource, prompt or completion handler's `Err` becomes a
-//! JSON-RPC error response.
+//! TypeScript and Python SDKs, unless it is a [`ToolError::protocol`]; a resource, prompt or
+//! completion handler's `Err` becomes a JSON-RPC error response.
 
 mod client;
+mod error;
+pub mod typed;
 
 pub use client::{AsyncClientHandlers, SyncClientHandlers};
+pub use error::ToolError;
+#[cfg(feature = "schemars")]
+pub use typed::Elicited;
+pub use typed::{FromCall, IntoPromptResult, IntoToolResult, Json, State};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -33,6 +43,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub type HandlerResult<T> = Result<T, ErrorObject>;
 
 type AsyncFn<C, P, R> = Arc<dyn Fn(C, P) -> BoxFuture<'static, HandlerResult<R>> + Send + Sync>;
+type AsyncToolFn<C> = Arc<
+    dyn Fn(C, CallToolParams) -> BoxFuture<'static, Result<CallToolResult, ToolError>>
+        + Send
+        + Sync,
+>;
 type AsyncResourceFn<C> = Arc<
     dyn Fn(
             C,
@@ -51,8 +66,9 @@ pub enum AsyncHandler<C> {
     Prompt(AsyncFn<C, GetPromptParams, GetPromptResult>),
     /// `resources/read`, with template variables.
     Resource(AsyncResourceFn<C>),
-    /// `tools/call`.
-    Tool(AsyncFn<C, CallToolParams, CallToolResult>),
+    /// `tools/call`; an `Err` becomes an `isError` result or, for
+    /// [`ToolError::protocol`], a JSON-RPC error.
+    Tool(AsyncToolFn<C>),
 }
 
 impl<C> Clone for AsyncHandler<C> {
@@ -78,7 +94,7 @@ impl<C: Send + 'static> AsyncHandler<C> {
         match (self, call) {
             (Self::Tool(f), Call::Tool(p)) => {
                 let fut = f(ctx, p);
-                Box::pin(async move { Ok(tool_outcome(fut.await)) })
+                Box::pin(async move { tool_outcome(fut.await) })
             }
             (Self::Resource(f), Call::ReadResource { params, vars }) => {
                 let fut = f(ctx, params, vars);
@@ -111,15 +127,25 @@ impl<C> AsyncHandler<C> {
     }
 }
 
-/// Registering async closures: `registry.tool(tool, |ctx, params| async move { … })`.
+/// Registering async closures over raw params:
+/// `registry.raw_tool(tool, |ctx, params| async move { … })`.
 impl<C: Send + 'static> Registry<AsyncHandler<C>> {
-    /// Adds a tool and its handler.
-    pub fn tool<F, Fut>(&mut self, tool: Tool, f: F) -> &mut Self
+    /// Adds a tool with a hand-written definition and a handler of the raw params (the
+    /// session has validated the arguments against `tool`'s `inputSchema`). An `Err`
+    /// becomes an `isError` result with the error's message.
+    pub fn raw_tool<F, Fut>(&mut self, tool: Tool, f: F) -> &mut Self
     where
         F: Fn(C, CallToolParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CallToolResult>> + Send + 'static,
     {
-        self.add_tool(tool, AsyncHandler::Tool(Arc::new(move |c, p| Box::pin(f(c, p)))));
+        let f = Arc::new(f);
+        self.add_tool(
+            tool,
+            AsyncHandler::Tool(Arc::new(move |c, p| {
+                let fut = f(c, p);
+                Box::pin(async move { fut.await.map_err(|e| ToolError::new(e.message)) })
+            })),
+        );
         self
     }
 
@@ -145,8 +171,9 @@ impl<C: Send + 'static> Registry<AsyncHandler<C>> {
         self
     }
 
-    /// Adds a prompt and its handler (required arguments are checked before it runs).
-    pub fn prompt<F, Fut>(&mut self, prompt: Prompt, f: F) -> &mut Self
+    /// Adds a prompt and a handler of the raw params (required arguments are checked
+    /// before it runs).
+    pub fn raw_prompt<F, Fut>(&mut self, prompt: Prompt, f: F) -> &mut Self
     where
         F: Fn(C, GetPromptParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<GetPromptResult>> + Send + 'static,
@@ -169,6 +196,8 @@ impl<C: Send + 'static> Registry<AsyncHandler<C>> {
 }
 
 type SyncFn<C, P, R> = Arc<dyn Fn(&C, P) -> HandlerResult<R> + Send + Sync>;
+type SyncToolFn<C> =
+    Arc<dyn Fn(&C, CallToolParams) -> Result<CallToolResult, ToolError> + Send + Sync>;
 type SyncResourceFn<C> = Arc<
     dyn Fn(&C, ReadResourceParams, BTreeMap<String, String>) -> HandlerResult<ReadResourceResult>
         + Send
@@ -183,8 +212,9 @@ pub enum SyncHandler<C> {
     Prompt(SyncFn<C, GetPromptParams, GetPromptResult>),
     /// `resources/read`, with template variables.
     Resource(SyncResourceFn<C>),
-    /// `tools/call`.
-    Tool(SyncFn<C, CallToolParams, CallToolResult>),
+    /// `tools/call`; an `Err` becomes an `isError` result or, for
+    /// [`ToolError::protocol`], a JSON-RPC error.
+    Tool(SyncToolFn<C>),
 }
 
 impl<C> Clone for SyncHandler<C> {
@@ -208,7 +238,7 @@ impl<C> SyncHandler<C> {
     /// Runs the handler for `call` on this thread; returns what to pass to `Server::respond`.
     pub fn run(&self, ctx: &C, call: Call) -> Result<RawJson, ErrorObject> {
         match (self, call) {
-            (Self::Tool(f), Call::Tool(p)) => Ok(tool_outcome(f(ctx, p))),
+            (Self::Tool(f), Call::Tool(p)) => tool_outcome(f(ctx, p)),
             (Self::Resource(f), Call::ReadResource { params, vars }) => {
                 f(ctx, params, vars).map(|r| RawJson::from_serialize(&r))
             }
@@ -230,14 +260,16 @@ impl<C> SyncHandler<C> {
     }
 }
 
-/// Registering plain closures: `registry.tool(tool, |ctx, params| Ok(…))`.
+/// Registering plain closures over raw params: `registry.raw_tool(tool, |ctx, params| Ok(…))`.
 impl<C: 'static> Registry<SyncHandler<C>> {
-    /// Adds a tool and its handler.
-    pub fn tool<F>(&mut self, tool: Tool, f: F) -> &mut Self
+    /// Adds a tool with a hand-written definition and a handler of the raw params, as the
+    /// async [`raw_tool`](Registry::<AsyncHandler<C>>::raw_tool) does.
+    pub fn raw_tool<F>(&mut self, tool: Tool, f: F) -> &mut Self
     where
         F: Fn(&C, CallToolParams) -> HandlerResult<CallToolResult> + Send + Sync + 'static,
     {
-        self.add_tool(tool, SyncHandler::Tool(Arc::new(f)));
+        let handler = move |c: &C, p| f(c, p).map_err(|e: ErrorObject| ToolError::new(e.message));
+        self.add_tool(tool, SyncHandler::Tool(Arc::new(handler)));
         self
     }
 
@@ -266,8 +298,9 @@ impl<C: 'static> Registry<SyncHandler<C>> {
         self
     }
 
-    /// Adds a prompt and its handler (required arguments are checked before it runs).
-    pub fn prompt<F>(&mut self, prompt: Prompt, f: F) -> &mut Self
+    /// Adds a prompt and a handler of the raw params (required arguments are checked
+    /// before it runs).
+    pub fn raw_prompt<F>(&mut self, prompt: Prompt, f: F) -> &mut Self
     where
         F: Fn(&C, GetPromptParams) -> HandlerResult<GetPromptResult> + Send + Sync + 'static,
     {
@@ -285,12 +318,10 @@ impl<C: 'static> Registry<SyncHandler<C>> {
     }
 }
 
-/// A tool's outcome as the result to send: an `Err` becomes an `isError` result.
-fn tool_outcome(outcome: HandlerResult<CallToolResult>) -> RawJson {
-    match outcome {
-        Ok(result) => RawJson::from_serialize(&result),
-        Err(e) => RawJson::from_serialize(&CallToolResult::error_text(e.message)),
-    }
+/// A tool's outcome as the answer to send: a tool failure becomes an `isError` result, a
+/// protocol error stays a JSON-RPC error.
+fn tool_outcome(outcome: Result<CallToolResult, ToolError>) -> Result<RawJson, ErrorObject> {
+    outcome.or_else(ToolError::into_tool_outcome).map(|r| RawJson::from_serialize(&r))
 }
 
 fn mismatch(kind: &str, call: &Call) -> ErrorObject {

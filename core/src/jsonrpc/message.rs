@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::codes;
+
 /// A request id: an integer or a string, echoed exactly as received (`1` and `"1"` differ).
 /// MCP forbids `null`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -215,7 +217,39 @@ impl ErrorObject {
         self.data = Some(data);
         self
     }
+
+    /// -32700: the message was not valid JSON.
+    pub fn parse_error(message: impl Into<String>) -> Self {
+        Self::new(codes::PARSE_ERROR, message)
+    }
+
+    /// -32600: not a valid request, or not allowed now.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(codes::INVALID_REQUEST, message)
+    }
+
+    /// -32601: no such method, or a capability not offered.
+    pub fn method_not_found(message: impl Into<String>) -> Self {
+        Self::new(codes::METHOD_NOT_FOUND, message)
+    }
+
+    /// -32602: params that do not fit the method.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(codes::INVALID_PARAMS, message)
+    }
+
+    /// -32603: the receiver failed.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(codes::INTERNAL_ERROR, message)
+    }
+
+    /// -32002: no resource with that URI (up to 2025-11-25).
+    pub fn resource_not_found(message: impl Into<String>) -> Self {
+        Self::new(codes::RESOURCE_NOT_FOUND, message)
+    }
 }
+
+impl std::error::Error for ErrorObject {}
 
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -13,6 +13,7 @@ mod builders;
 mod capabilities;
 mod common;
 mod completion;
+mod constructors;
 mod content;
 mod elicitation;
 mod lifecycle;

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::uri_template::UriTemplate;
 use crate::error::Rejection;
+use crate::handler::typed::SharedState;
 use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// The items a server offers and their handlers.
@@ -18,6 +19,8 @@ pub struct Registry<H> {
     pub(crate) templates: Vec<(ResourceTemplate, UriTemplate, H)>,
     pub(crate) prompts: Vec<(Prompt, H)>,
     pub(crate) completion: Option<H>,
+    /// What [`with_state`](Self::with_state) shares with typed handlers.
+    pub(crate) state: Option<SharedState>,
 }
 
 impl<H> Default for Registry<H> {
@@ -29,6 +32,7 @@ impl<H> Default for Registry<H> {
             templates: Vec::new(),
             prompts: Vec::new(),
             completion: None,
+            state: None,
         }
     }
 }

@@ -17,8 +17,10 @@ use crate::{child, link};
 pub use context::{RequestContext, SessionLink};
 use driver::ServerSession;
 
-/// What a blocking server serves: tools, resources, templates, prompts and completion, each
-/// a plain closure taking `&RequestContext`.
+/// What a blocking server serves: typed tools and prompts, plain functions whose parameters
+/// are the arguments (a `Deserialize + JsonSchema` type), a [`RequestContext`] (owned) and
+/// `State<S>` in any order (see [`zest_core::handler::typed`]); resources, templates,
+/// completion and `raw_tool` closures take `&RequestContext`.
 pub type Registry = zest_core::server::Registry<SyncHandler<RequestContext>>;
 
 /// Serves one session on this process's stdin and stdout until stdin ends; returns why the

@@ -20,8 +20,10 @@ use zest_core::server::ServerConfig;
 use crate::calls;
 use driver::{Command, Driver};
 
-/// What a server offers, with async handlers taking a [`RequestContext`]:
-/// `registry.tool(tool, |ctx, params| async move { … })`.
+/// What a server offers: `Registry::new().tool("echo", "Echoes", |Echo { text }| async move {
+/// text })`, typed async handlers whose parameters are the arguments (a `Deserialize +
+/// JsonSchema` type), a [`RequestContext`] and `State<S>` in any order (see
+/// [`zest_core::handler::typed`]).
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 
 /// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
