@@ -25,7 +25,7 @@ fn main() {
         "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
         "required": ["a", "b"]
     });
-    r.tool(Tool::new("add_numbers", "Add two numbers together", numbers), |_, p| {
+    r.raw_tool(Tool::new("add_numbers", "Add two numbers together", numbers), |_, p| {
         let (a, b) = (arg(&p, "a"), arg(&p, "b"));
         let sum = a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0);
         Ok(CallToolResult::text(format!("The sum of {a} and {b} is {sum}")))
@@ -36,22 +36,22 @@ fn main() {
         "Tests that client applies defaults for omitted elicitation fields",
         empty(),
     );
-    r.tool(defaults, |ctx, p| {
+    r.raw_tool(defaults, |ctx, p| {
         let answer = ctx.elicit(Elicitation::Sep1034Defaults.request(&p));
         let answer = answer.map_err(|e| ErrorObject::new(codes::INTERNAL_ERROR, e.to_string()))?;
         Ok(CallToolResult::text(Value::Object(answer.content.unwrap_or_default()).to_string()))
     });
-    r.tool(Tool::new("test_reconnection", "Closes its SSE stream mid-call", empty()), |_, _| {
+    r.raw_tool(Tool::new("test_reconnection", "Closes its SSE stream mid-call", empty()), |_, _| {
         Ok(CallToolResult::text("Reconnection test completed successfully"))
     });
     let focal = Tool::new("json_schema_2020_12_tool", "Rich 2020-12 schema", json_schema_2020_12());
-    r.tool(focal, |_, _| Ok(CallToolResult::text("called")));
+    r.raw_tool(focal, |_, _| Ok(CallToolResult::text("called")));
     let echo_schema = json!({
         "type": "object",
         "properties": {"schema": {"type": "object"}},
         "required": ["schema"]
     });
-    r.tool(Tool::new("json_schema_echo", "Echoes the schema it gets", echo_schema), |_, p| {
+    r.raw_tool(Tool::new("json_schema_echo", "Echoes the schema it gets", echo_schema), |_, p| {
         Ok(CallToolResult::text(arg(&p, "schema").to_string()))
     });
     // json-schema-ref-no-deref: a `$ref` to a network URI the client must never fetch
@@ -66,7 +66,7 @@ fn main() {
         },
         "required": ["id"]
     });
-    r.tool(Tool::new("lookup_user", "Look up a user profile by id", lookup), |_, _| {
+    r.raw_tool(Tool::new("lookup_user", "Look up a user profile by id", lookup), |_, _| {
         Ok(CallToolResult::text("called"))
     });
     let reason = serve_stdio(server_config("blocking (client scenarios)"), r);
