@@ -82,7 +82,7 @@ async fn tour(server: PathBuf) {
     let (tx, reports) = smol::channel::unbounded();
     let long = client.call_tool_with_progress(
         "long_running",
-        json!({"steps": 100, "step_ms": 50}),
+        json!({"steps": 1200, "step_ms": 50}),
         move |p| {
             let _ = tx.try_send(p.progress);
         },
