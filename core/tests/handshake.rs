@@ -169,6 +169,22 @@ fn an_initialize_timeout_closes_the_client_once_and_cancels_nothing() {
     assert!(!pair.transcript().iter().any(|l| l.contains("cancelled")));
 }
 
+/// What a runtime test once checked on a real clock (a 300 ms `init_timeout`): the initialize
+/// deadline is the configured `init_timeout` after the client was made, to the instant.
+#[test]
+fn the_initialize_timeout_fires_at_the_configured_deadline() {
+    let mut config = client_config();
+    config.init_timeout = std::time::Duration::from_secs(7);
+    let mut pair: Pair<Handler> = Pair::new(config, server_config(), registry());
+    let t0 = pair.clock.now();
+    while pair.client.poll_output().is_some() {}
+    assert_eq!(pair.client.poll_timeout(), Some(t0 + std::time::Duration::from_secs(7)));
+    pair.advance_to(t0 + std::time::Duration::from_secs(7) - std::time::Duration::from_millis(1));
+    assert!(pair.take_client_events().is_empty(), "early timeouts are harmless");
+    pair.advance_to(t0 + std::time::Duration::from_secs(7));
+    assert_eq!(pair.take_client_events(), [ClientEvent::Closed(CloseReason::InitializeTimedOut)]);
+}
+
 #[test]
 fn ping_is_answered_by_both_machines_without_the_app() {
     let mut pair = ready_pair();

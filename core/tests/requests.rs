@@ -83,6 +83,77 @@ fn progress_resets_the_timeout_but_never_past_the_cap() {
     assert!(pair.take_client_events().is_empty());
 }
 
+/// What a runtime test once raced on a real clock (a 300 ms `request_timeout`, progress every
+/// 100 ms): the configured `request_timeout` is the deadline of a call made with default
+/// options, to the instant, and a call with progress under the same config outlives it as long
+/// as each report comes within it.
+#[test]
+fn the_configured_request_timeout_is_the_default_deadline_and_progress_outlives_it() {
+    let mut config = client_config();
+    config.request_timeout = Duration::from_secs(30);
+    let mut pair = Pair::new(config, server_config(), registry());
+    pair.handshake();
+    pair.take_client_events();
+    let t0 = pair.clock.now();
+    let args = json!({"text": "x"});
+    let plain =
+        pair.client.send::<CallTool>(t0, &call_params("echo", args.clone()), Default::default());
+    let plain = plain.unwrap();
+    let with_progress = pair.client.send::<CallTool>(
+        t0,
+        &call_params("echo", args),
+        RequestOptions::with_progress(),
+    );
+    let with_progress = with_progress.unwrap();
+    pair.pump();
+    let events = pair.take_server_events();
+    let sid = events
+        .iter()
+        .find_map(|e| match e {
+            ServerEvent::Call { id, progress_token: Some(_), .. } => Some(id.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the call with progress carries a token: {events:?}"));
+    assert_eq!(pair.client.poll_timeout(), Some(t0 + Duration::from_secs(30)));
+
+    // One report 20 s in restarts only the call that asked for progress.
+    pair.advance(Duration::from_secs(20));
+    let now = pair.clock.now();
+    pair.server.progress(now, &sid, 1.0, None, None).unwrap();
+    pair.pump();
+    pair.take_client_events();
+    pair.advance_to(t0 + Duration::from_secs(30) - Duration::from_millis(1));
+    assert!(pair.take_client_events().is_empty(), "nothing is due before the deadline");
+    pair.advance_to(t0 + Duration::from_secs(30));
+    let events = pair.take_client_events();
+    assert_eq!(response_for(&events, &plain), Err(RequestError::TimedOut));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ClientEvent::Response { id, .. } if *id == with_progress)),
+        "the call with progress is still running: {events:?}"
+    );
+
+    // Reports every 20 s carry it to 160 s, five times the idle timeout, and it is answered.
+    for i in 2..=8u32 {
+        pair.advance_to(t0 + Duration::from_secs(20) * i);
+        let now = pair.clock.now();
+        pair.server.progress(now, &sid, f64::from(i), None, None).unwrap();
+        pair.pump();
+        let events = pair.take_client_events();
+        assert!(
+            matches!(&events[..], [ClientEvent::Progress { id, .. }] if *id == with_progress),
+            "{events:?}"
+        );
+    }
+    let now = pair.clock.now();
+    assert_eq!(now, t0 + Duration::from_secs(160));
+    let done = json!({"content": [{"type": "text", "text": "done after 8 steps"}]});
+    pair.server.respond(now, sid, Ok(RawJson::from(done))).unwrap();
+    pair.pump();
+    assert!(response_for(&pair.take_client_events(), &with_progress).is_ok());
+}
+
 #[test]
 fn progress_must_increase() {
     let mut pair = ready_pair();

@@ -37,7 +37,7 @@ impl Peer {
 
 fn start(registry: Registry) -> (Peer, thread::JoinHandle<CloseReason>) {
     let (ours, theirs) = UnixStream::pair().unwrap();
-    ours.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    ours.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let reader = theirs.try_clone().unwrap();
     let server = thread::spawn(move || {
         serve(ServerConfig::new("socket-server", "1"), registry, reader, theirs)

@@ -22,8 +22,9 @@ fn spawn_call_close_round_trip_under_async_std() {
             assert_eq!(echo.content[0].as_text(), Some("from async-std"));
             let sampled = client.call_tool("sample", json!({"prompt": "ping"})).await.unwrap();
             assert_eq!(sampled.content[0].as_text(), Some("canned: ping"));
-            // An async-std timer racing a call: dropping the call's future cancels it.
-            let long = client.call_tool("long_running", json!({"steps": 100, "step_ms": 50}));
+            // An async-std timer racing a 60 s call: dropping the call's future cancels it
+            // (else the fixture would not exit cleanly at close below).
+            let long = client.call_tool("long_running", json!({"steps": 1200, "step_ms": 50}));
             let raced = async_std::future::timeout(Duration::from_millis(200), long).await;
             assert!(raced.is_err(), "the long call was cut short by the timeout");
             client.ping().await.unwrap();

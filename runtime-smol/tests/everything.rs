@@ -118,15 +118,19 @@ async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
 /// The tools listed, re-listing until the capability-dependent ones (registered after
 /// `initialized` and announced by tools/list_changed) appear.
 async fn tools(client: &Client) -> BTreeSet<String> {
-    for _ in 0..50 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
         let names: BTreeSet<String> =
             client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
         if names.contains("trigger-sampling-request") {
             return names;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sampling-dependent tools never appeared"
+        );
         smol::Timer::after(Duration::from_millis(100)).await;
     }
-    panic!("the sampling-dependent tools never appeared");
 }
 
 #[test]
@@ -139,7 +143,7 @@ fn server_everything_full_tour() {
         let listed = tools(&client).await;
         // The capability-dependent tools were announced, and the notification was kept
         // for us even though nobody was reading yet.
-        notification(&notes, 5, |n| matches!(n, ServerNotification::ToolListChanged)).await;
+        notification(&notes, 30, |n| matches!(n, ServerNotification::ToolListChanged)).await;
         client.ping().await.unwrap();
         let mut called = BTreeSet::new();
         let mut tool = |name: &'static str| {
@@ -215,7 +219,7 @@ fn server_everything_full_tour() {
 
         client.set_logging_level(LoggingLevel::Debug).await.unwrap();
         call(&client, tool("toggle-simulated-logging"), json!({})).await;
-        notification(&notes, 10, |n| matches!(n, ServerNotification::LoggingMessage(_))).await;
+        notification(&notes, 30, |n| matches!(n, ServerNotification::LoggingMessage(_))).await;
         call(&client, "toggle-simulated-logging", json!({})).await;
 
         let watched = "demo://resource/static/document/features.md";
@@ -223,7 +227,7 @@ fn server_everything_full_tour() {
         call(&client, tool("toggle-subscriber-updates"), json!({})).await;
         notification(
             &notes,
-            10,
+            30,
             |n| matches!(n, ServerNotification::ResourceUpdated(u) if u.uri == watched),
         )
         .await;
@@ -342,7 +346,7 @@ fn server_everything_call_cancelled_mid_flight() {
         let outcome = async { Ok(long.await) }.or(first).await;
         assert_eq!(outcome.unwrap_err(), 1.0, "the call was still running when dropped");
         // Dropping it sent notifications/cancelled naming its id: seen on the wire.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while let Err(e) = wire.cancelled_call("trigger-long-running-operation") {
             assert!(std::time::Instant::now() < deadline, "{e}");
             smol::Timer::after(Duration::from_millis(20)).await;

@@ -26,7 +26,9 @@ fn text(r: &CallToolResult) -> &str {
 
 /// The whole fixture contract, from the client side.
 async fn tour(server: PathBuf) {
-    let cmd = StdioCommand::new(&server).on_stderr(|_| {}).shutdown_grace(Duration::from_secs(1));
+    // Every fixture exits as soon as its stdin ends: a 30 s grace is never waited out, and the
+    // clean exit asserted below cannot turn into a SIGTERM on a slow machine.
+    let cmd = StdioCommand::new(&server).on_stderr(|_| {}).shutdown_grace(Duration::from_secs(30));
     let options = ClientOptions::new("zest-smol-matrix", "0.1.0").handlers(canned_sampling());
     let client = Client::spawn(cmd, options).await.unwrap();
 
@@ -82,7 +84,7 @@ async fn tour(server: PathBuf) {
     let (tx, reports) = smol::channel::unbounded();
     let long = client.call_tool_with_progress(
         "long_running",
-        json!({"steps": 100, "step_ms": 50}),
+        json!({"steps": 1200, "step_ms": 50}),
         move |p| {
             let _ = tx.try_send(p.progress);
         },

@@ -37,13 +37,13 @@ fn options() -> ClientOptions {
 
 #[test]
 fn own_pipes_are_non_blocking_during_the_session_and_blocking_after_it() {
-    run(30, async {
+    run(60, async {
         // After the fixture, the shell reports the flags of the same stdin and stdout.
         let script = r#""$0" 2>/dev/null; cat /proc/self/fdinfo/0 /proc/self/fdinfo/1 >&2"#;
         let stderr = Stderr::default();
         let cmd = StdioCommand::new("sh")
             .args(["-c", script, &fixture().to_string_lossy()])
-            .shutdown_grace(Duration::from_secs(5))
+            .shutdown_grace(Duration::from_secs(30))
             .on_stderr(stderr.sink());
         let client = zest_smol::Client::spawn(cmd, options()).await.unwrap();
         client.call_tool("echo", json!({"text": "hi"})).await.unwrap();

@@ -100,10 +100,11 @@ async fn a_child_exiting_mid_call_fails_every_pending_call_at_once() {
     let client = Client::spawn(common::fixture_command(&[]), options()).await.unwrap();
     let pid = client.pid();
     let started = Instant::now();
-    let slow = client.call_tool("long_running", json!({"steps": 100, "step_ms": 100}));
+    let slow = client.call_tool("long_running", json!({"steps": 600, "step_ms": 100}));
     let crash = client.call_tool("crash", json!({}));
     let (slow, crash) = tokio::join!(slow, crash);
-    assert!(started.elapsed() < Duration::from_secs(3), "failed at once, not after 10 s");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(30), "failed at once, not after 60 s: {took:?}");
     for outcome in [slow, crash] {
         assert!(
             matches!(
@@ -115,7 +116,7 @@ async fn a_child_exiting_mid_call_fails_every_pending_call_at_once() {
     }
     let status = client.close().await.unwrap();
     assert_eq!(status.code(), Some(3), "the crash tool exits with 3");
-    common::assert_reaped(pid, Duration::from_secs(5)).await;
+    common::assert_reaped(pid, Duration::from_secs(30)).await;
 }
 
 #[tokio::test]
@@ -128,8 +129,10 @@ async fn a_child_ignoring_stdin_close_and_sigterm_is_killed_and_reaped() {
     let took = started.elapsed();
     assert_eq!(status.signal(), Some(9), "only SIGKILL ends it: {status:?}");
     assert!(took >= Duration::from_millis(400), "waited grace twice: {took:?}");
-    assert!(took < Duration::from_secs(3), "{took:?}");
-    common::assert_reaped(pid, Duration::from_secs(1)).await;
+    // The child lingers for ever: only the SIGKILL (status above) ended it. This bound only
+    // says the sequence did not stall.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    common::assert_reaped(pid, Duration::from_secs(30)).await;
 }
 
 #[tokio::test]
@@ -158,15 +161,27 @@ async fn a_child_that_exits_before_the_handshake_is_a_handshake_error() {
 async fn dropping_the_client_with_calls_in_flight_shuts_the_child_down() {
     let client = Client::spawn(stubborn(), options()).await.unwrap();
     let pid = client.pid();
+    let (tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     let calls: Vec<_> = (0..4)
         .map(|_| {
             let client = client.clone();
+            let tx = tx.clone();
             tokio::spawn(async move {
-                client.call_tool("long_running", json!({"steps": 100, "step_ms": 100})).await
+                let args = json!({"steps": 600, "step_ms": 100});
+                client
+                    .call_tool_with_progress("long_running", args, move |p| {
+                        if p.progress == 1.0 {
+                            let _ = tx.send(());
+                        }
+                    })
+                    .await
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Every call is in flight once the server has reported on it (not after some sleep).
+    for _ in 0..4 {
+        started.recv().await.expect("each call reports its first step");
+    }
     drop(client);
     for call in &calls {
         call.abort();
@@ -175,7 +190,7 @@ async fn dropping_the_client_with_calls_in_flight_shuts_the_child_down() {
         assert!(call.await.unwrap_err().is_cancelled(), "the call was still in flight");
     }
     // The last handle is gone: close stdin, 200 ms, SIGTERM (ignored), 200 ms, SIGKILL.
-    common::assert_reaped(pid, Duration::from_secs(3)).await;
+    common::assert_reaped(pid, Duration::from_secs(30)).await;
 }
 
 #[test]

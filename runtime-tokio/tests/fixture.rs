@@ -44,8 +44,10 @@ async fn spawn(command: StdioCommand) -> Client {
     Client::spawn(command, options).await.expect("the fixture starts")
 }
 
+/// A 30 s grace: every fixture exits as soon as its stdin ends, so it is never waited out, and
+/// "exits 0 once its stdin closes" cannot fail because a loaded machine was slow to exit.
 fn command(server: &Path) -> StdioCommand {
-    StdioCommand::new(server).shutdown_grace(Duration::from_millis(300)).on_stderr(|_| {})
+    StdioCommand::new(server).shutdown_grace(Duration::from_secs(30)).on_stderr(|_| {})
 }
 
 fn text(result: &CallToolResult) -> &str {
@@ -113,19 +115,20 @@ async fn cancel_mid_flight(client: &Client) {
     let (tx, mut progress) = mpsc::unbounded_channel();
     let mut slow = client.call_tool_with_progress(
         "long_running",
-        json!({"steps": 200, "step_ms": 50}),
+        json!({"steps": 1200, "step_ms": 50}),
         move |p| {
             let _ = tx.send(p.progress);
         },
     );
     tokio::select! {
-        outcome = &mut slow => panic!("a 10 s call finished early: {outcome:?}"),
+        outcome = &mut slow => panic!("a 60 s call finished early: {outcome:?}"),
         first = progress.recv() => assert_eq!(first, Some(1.0)),
     }
     let started = Instant::now();
     drop(slow);
     assert_eq!(text(&tool(client, "echo", json!({"text": "after"})).await), "after");
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // Not queued behind the dropped call: that one had 60 s to go.
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
 }
 
 /// Eight tasks of fifty calls each, every answer going to its own caller.
@@ -175,10 +178,21 @@ async fn dropping_a_call_aborts_its_handler_on_the_server() {
     let sink = lines.clone();
     let command = command(&common::fixture()).on_stderr(move |l| sink.lock().unwrap().push(l));
     let client = spawn(command).await;
-    let slow = client.call_tool("long_running", json!({"steps": 100, "step_ms": 20}));
-    let outcome = tokio::time::timeout(Duration::from_millis(150), slow).await;
-    assert!(outcome.is_err(), "a 2 s call cannot finish in 150 ms");
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let mut slow = client.call_tool_with_progress(
+        "long_running",
+        json!({"steps": 3000, "step_ms": 20}),
+        move |p| {
+            let _ = tx.send(p.progress);
+        },
+    );
+    // Dropped once the handler is surely running on the server: after its first report.
+    tokio::select! {
+        outcome = &mut slow => panic!("a 60 s call finished early: {outcome:?}"),
+        first = progress.recv() => assert_eq!(first, Some(1.0)),
+    }
+    drop(slow);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let cancelled = lines.lock().unwrap().iter().any(|l| l.contains("cancelled after step"));
         if cancelled {

@@ -1,12 +1,13 @@
 //! `serve` over in-memory streams, with the test playing the client line by line: concurrent
 //! handlers, cancellation, a panicking handler, requests to the client, progress and logging.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf};
 use tokio::io::{AsyncRead, WriteHalf};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use zest_tokio::core::error::CloseReason;
 use zest_tokio::core::server::ServerConfig;
@@ -27,9 +28,9 @@ impl Peer {
     }
 
     async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.from_server.next_line())
+        let line = tokio::time::timeout(Duration::from_secs(30), self.from_server.next_line())
             .await
-            .expect("a message within 5 s")
+            .expect("a message within 30 s")
             .expect("readable")
             .expect("not EOF");
         serde_json::from_str(&line).expect("the server writes JSON")
@@ -90,12 +91,24 @@ async fn end(mut peer: Peer, server: JoinHandle<CloseReason>) {
 
 #[tokio::test]
 async fn handlers_run_concurrently() {
+    let gate = Arc::new(Notify::new());
     let mut registry = Registry::default();
     sleeper(&mut registry);
+    let held = gate.clone();
+    registry.tool(tool("gated"), move |_, _| {
+        let held = held.clone();
+        async move {
+            held.notified().await;
+            Ok(CallToolResult::text("let through"))
+        }
+    });
     let (mut peer, server) = start(registry).await;
-    peer.call(1, "sleep", json!({"ms": 300})).await;
+    // Call 1 is let through only once call 2 has been answered: with one handler at a time
+    // nothing would ever be answered, and recv's guard fails the test.
+    peer.call(1, "gated", json!({})).await;
     peer.call(2, "sleep", json!({"ms": 1})).await;
-    assert_eq!(peer.recv().await["id"], 2, "the quick call overtakes the slow one");
+    assert_eq!(peer.recv().await["id"], 2, "the quick call overtakes the held one");
+    gate.notify_one();
     assert_eq!(peer.recv().await["id"], 1);
     end(peer, server).await;
 }
@@ -126,7 +139,7 @@ async fn a_cancelled_call_is_aborted_and_never_answered() {
     let cancel = json!({"requestId": 7, "reason": "test"});
     peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
         .await;
-    let id = tokio::time::timeout(Duration::from_secs(5), seen.recv()).await.unwrap();
+    let id = tokio::time::timeout(Duration::from_secs(30), seen.recv()).await.unwrap();
     assert_eq!(id.as_deref(), Some("7"));
     peer.call(8, "sleep", json!({"ms": 1})).await;
     assert_eq!(peer.recv().await["id"], 8, "no answer for 7, and the session goes on");

@@ -65,9 +65,9 @@ impl WireLog {
         })
     }
 
-    /// Waits (up to 10 s, blocking the thread) for [`Self::cancelled_call`]; panics if not.
+    /// Waits (up to 30 s, blocking the thread) for [`Self::cancelled_call`]; panics if not.
     pub(crate) fn expect_cancelled_call(&self, tool: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             match self.cancelled_call(tool) {
                 Ok(cancelled) => return cancelled,

@@ -59,12 +59,14 @@ impl Stderr {
     }
 }
 
-/// The fixture with `args`, a short grace period and its stderr captured.
+/// The fixture with `args`, its stderr captured, and a 30 s grace period: the fixture exits as
+/// soon as its stdin ends, so the grace is never waited out, and tests that expect a clean
+/// exit (`success()`) cannot see a SIGTERM because a loaded machine was slow to exit.
 pub fn fixture_cmd(args: &[&str]) -> (StdioCommand, Stderr) {
     let stderr = Stderr::default();
     let cmd = StdioCommand::new(fixture())
         .args(args)
-        .shutdown_grace(Duration::from_millis(500))
+        .shutdown_grace(Duration::from_secs(30))
         .on_stderr(stderr.sink());
     (cmd, stderr)
 }
