@@ -95,7 +95,7 @@ async fn handlers_run_concurrently() {
     let mut registry = Registry::default();
     sleeper(&mut registry);
     let held = gate.clone();
-    registry.tool(tool("gated"), move |_, _| {
+    registry.raw_tool(tool("gated"), move |_, _| {
         let held = held.clone();
         async move {
             held.notified().await;
