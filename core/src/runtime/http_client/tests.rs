@@ -1,4 +1,4 @@
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
@@ -48,7 +48,7 @@ fn urls_name_host_port_and_tls() {
 
 #[test]
 fn an_exchange_reports_head_body_and_end_then_is_reusable() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut conn = ClientConn::new(Config::default());
     conn.send(now, StreamId(3), post("http://127.0.0.1:9/mcp", b"{}")).unwrap();
     let out = String::from_utf8(written(&mut conn)).unwrap();
@@ -71,7 +71,7 @@ fn an_exchange_reports_head_body_and_end_then_is_reusable() {
 
 #[test]
 fn an_event_stream_has_no_body_limit_but_json_does() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let config = Config { max_body_bytes: Some(4), ..Config::default() };
     let mut conn = ClientConn::new(config.clone());
     conn.send(now, StreamId(1), post("http://h/mcp", b"{}")).unwrap();
@@ -96,7 +96,7 @@ fn an_event_stream_has_no_body_limit_but_json_does() {
 
 #[test]
 fn a_head_later_than_the_read_timeout_times_out_and_early_timeouts_do_nothing() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let config = Config { head_timeout: Duration::from_secs(5), ..Config::default() };
     let mut conn = ClientConn::new(config);
     conn.send(now, StreamId(1), post("http://h/mcp", b"{}")).unwrap();
@@ -110,7 +110,7 @@ fn a_head_later_than_the_read_timeout_times_out_and_early_timeouts_do_nothing() 
 
 #[test]
 fn eof_and_socket_failures_fail_the_exchange_once() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut conn = ClientConn::new(Config::default());
     conn.send(now, StreamId(1), post("http://h/mcp", b"{}")).unwrap();
     conn.handle_end();
@@ -131,7 +131,7 @@ fn eof_and_socket_failures_fail_the_exchange_once() {
 
 #[test]
 fn the_pool_reuses_the_newest_connection_and_forgets_idle_ones() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let a = Target::parse("http://a/").unwrap();
     let b = Target::parse("http://b/").unwrap();
     let mut pool = Pool::new(2, Duration::from_secs(10));

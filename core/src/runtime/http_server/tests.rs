@@ -1,4 +1,4 @@
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
@@ -40,7 +40,7 @@ const POST: &[u8] = b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2
 
 #[test]
 fn each_request_is_a_new_stream_and_a_json_answer_goes_out_with_its_length() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut c = conn(now);
     c.handle_data(now, POST);
     let got = inbound(&mut c);
@@ -66,7 +66,7 @@ fn each_request_is_a_new_stream_and_a_json_answer_goes_out_with_its_length() {
 
 #[test]
 fn an_sse_answer_streams_each_event_as_it_comes() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut c = conn(now);
     c.handle_data(now, POST);
     let stream = inbound(&mut c)[0].stream;
@@ -84,7 +84,7 @@ fn an_sse_answer_streams_each_event_as_it_comes() {
 
 #[test]
 fn an_answer_before_the_body_ends_waits_for_it() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut c = conn(now);
     c.handle_data(now, &POST[..POST.len() - 1]);
     let stream = inbound(&mut c)[0].stream;
@@ -97,7 +97,7 @@ fn an_answer_before_the_body_ends_waits_for_it() {
 
 #[test]
 fn a_client_that_goes_away_fails_its_stream() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut c = conn(now);
     c.handle_data(now, POST);
     let stream = inbound(&mut c)[0].stream;
@@ -113,7 +113,7 @@ fn a_client_that_goes_away_fails_its_stream() {
 
 #[test]
 fn an_oversized_body_is_refused_with_413_and_the_router_hears_failed() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut c = conn(now);
     c.handle_data(now, b"POST /mcp HTTP/1.1\r\nhost: h\r\ncontent-length: 17\r\n\r\n");
     let got = inbound(&mut c);
@@ -126,7 +126,7 @@ fn an_oversized_body_is_refused_with_413_and_the_router_hears_failed() {
 
 #[test]
 fn a_slow_head_is_refused_with_408() {
-    let now = Instant::now();
+    let now = crate::testkit::VirtualClock::new().now();
     let mut c = conn(now);
     c.handle_data(now, b"POST /mcp HTTP/1.1\r\n");
     let deadline = c.poll_timeout().unwrap();

@@ -1,0 +1,283 @@
+//! The one [`Router`] every connection of a server feeds, behind a mutex, and what its
+//! outputs set going: transmits to the connection tasks that carry their streams, handler
+//! tasks for calls, outcomes to handlers waiting on the client.
+//!
+//! A connection task locks the hub, feeds its inputs, drains the router and unlocks: no task
+//! hop between a socket and the router. Handler tasks do the same for their answers, reports
+//! and requests to the client. Every transmit goes through its connection's channel (also to
+//! the task that drained it), sent while the lock is held, so transmits of one stream keep
+//! their order whoever produced them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tokio::sync::{mpsc, Notify};
+use tokio::task::AbortHandle;
+use zest_core::api::CallError;
+use zest_core::error::UsageError;
+use zest_core::handler::AsyncHandler;
+use zest_core::http::server::{Router, RouterEvent, SessionId};
+use zest_core::io::{Output, StreamId, Transmit};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::http_server::Inbound;
+use zest_core::runtime::{CallKeys, Calls, CancelFlag, OwnedEvent, PeerCall, ReplySlot, Report};
+use zest_core::server::Event;
+
+use crate::calls::{self, CatchUnwind, Reply};
+use crate::server::{RequestContext, SessionLink};
+
+/// The router's handler type.
+type Handler = AsyncHandler<RequestContext>;
+
+/// What a connection task receives from the hub for the stream it carries.
+pub(super) type ToConn = mpsc::UnboundedSender<Transmit>;
+
+/// The shared server state.
+pub(crate) struct Hub {
+    state: Mutex<State>,
+    /// Woken when the router's deadline may have moved.
+    pub(super) timer: Notify,
+    /// Woken when the last running handler finished.
+    pub(super) idle: Notify,
+    keys: CallKeys,
+}
+
+pub(super) struct State {
+    pub(super) router: Router<Handler>,
+    /// The connection carrying each open exchange.
+    conns: HashMap<StreamId, ToConn>,
+    /// Each session's requests to the client in flight.
+    calls: HashMap<SessionId, Calls<Reply>>,
+    running: HashMap<(SessionId, RequestId), Running>,
+    /// The deadline the timer task sleeps until.
+    armed: Option<Instant>,
+}
+
+/// A handler task in flight.
+struct Running {
+    task: AbortHandle,
+    cancelled: CancelFlag,
+}
+
+impl Hub {
+    pub(super) fn new(router: Router<Handler>) -> Arc<Self> {
+        let state = State {
+            router,
+            conns: HashMap::new(),
+            calls: HashMap::new(),
+            running: HashMap::new(),
+            armed: None,
+        };
+        Arc::new(Self {
+            state: Mutex::new(state),
+            timer: Notify::new(),
+            idle: Notify::new(),
+            keys: CallKeys::new(),
+        })
+    }
+
+    /// Feeds one connection's inputs; `conn` carries the exchanges they accept.
+    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) {
+        let now = Instant::now();
+        self.with(|st| {
+            for input in inputs {
+                if matches!(input.event, OwnedEvent::Accept(_)) {
+                    st.conns.insert(input.stream, conn.clone());
+                }
+                if matches!(input.event, OwnedEvent::Failed(_)) {
+                    st.conns.remove(&input.stream);
+                }
+                input.feed(now, &mut st.router);
+            }
+        });
+    }
+
+    /// Time passed: fires the router's deadlines. Returns the next one.
+    pub(super) fn tick(self: &Arc<Self>) -> Option<Instant> {
+        let now = Instant::now();
+        self.with(|st| {
+            if st.router.poll_timeout().is_some_and(|t| t <= now) {
+                st.router.handle_input(zest_core::io::Input::Timeout(now));
+            }
+        });
+        self.lock().router.poll_timeout()
+    }
+
+    /// How many handlers run now.
+    pub(super) fn running(&self) -> usize {
+        self.lock().running.len()
+    }
+
+    /// Ends every session: its streams close and its handlers stop.
+    pub(super) fn close_sessions(self: &Arc<Self>) {
+        let now = Instant::now();
+        self.with(|st| {
+            let ids: Vec<SessionId> = st.router.sessions().cloned().collect();
+            for id in ids {
+                st.router.close_session(now, &id);
+            }
+        });
+    }
+
+    /// Runs `f` on the state under the lock, then drains the router.
+    pub(super) fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut st = self.lock();
+        let out = f(&mut st);
+        self.drain(&mut st);
+        out
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while locked leaves the router as it was between two inputs: go on.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Performs every router output.
+    fn drain(self: &Arc<Self>, st: &mut State) {
+        while let Some(output) = st.router.poll_output() {
+            match output {
+                Output::Transmit(t) => {
+                    let (stream, last) = match &t {
+                        Transmit::Close { stream } | Transmit::Abort { stream } => (*stream, true),
+                        Transmit::Respond { stream, .. } | Transmit::Write { stream, .. } => {
+                            (*stream, false)
+                        }
+                        // A router never opens exchanges.
+                        Transmit::Http { .. } => continue,
+                    };
+                    if let Some(conn) = st.conns.get(&stream) {
+                        // The connection may be gone; the router hears that from it.
+                        let _ = conn.send(t);
+                    }
+                    if last {
+                        st.conns.remove(&stream);
+                    }
+                }
+                Output::Event(RouterEvent { session, event }) => self.event(st, session, event),
+            }
+        }
+        let next = st.router.poll_timeout();
+        if next != st.armed {
+            st.armed = next;
+            self.timer.notify_one();
+        }
+    }
+
+    fn event(self: &Arc<Self>, st: &mut State, session: SessionId, event: Event<Handler>) {
+        match event {
+            Event::Call { id, handler, call, .. } => {
+                let cancelled = CancelFlag::new();
+                let link =
+                    SessionLink::http(HttpLink { hub: self.clone(), session: session.clone() });
+                let ctx = RequestContext::new(id.clone(), cancelled.clone(), link);
+                let work = CatchUnwind(handler.run(ctx, call));
+                let hub = self.clone();
+                let (s, answer_id) = (session.clone(), id.clone());
+                let task = tokio::spawn(async move {
+                    let result = work.await;
+                    hub.answer(s, answer_id, result);
+                });
+                st.running.insert((session, id), Running { task: task.abort_handle(), cancelled });
+            }
+            Event::Cancelled { id } => {
+                if let Some(running) = st.running.remove(&(session, id)) {
+                    running.cancelled.cancel();
+                    running.task.abort();
+                    self.maybe_idle(st);
+                }
+            }
+            Event::Response { id, result } => {
+                if let Some(calls) = st.calls.get_mut(&session) {
+                    calls.complete(&id, result);
+                }
+            }
+            Event::Closed(reason) => {
+                if let Some(mut calls) = st.calls.remove(&session) {
+                    calls.close(&reason).into_iter().for_each(|d| d.deliver());
+                }
+                st.running.retain(|(s, _), running| {
+                    if *s != session {
+                        return true;
+                    }
+                    running.cancelled.cancel();
+                    running.task.abort();
+                    false
+                });
+                self.maybe_idle(st);
+            }
+            // Lifecycle events, notifications and violations (already answered) need nothing.
+            _ => {}
+        }
+    }
+
+    /// A handler finished.
+    fn answer(
+        self: &Arc<Self>,
+        session: SessionId,
+        id: RequestId,
+        result: Result<RawJson, ErrorObject>,
+    ) {
+        let now = Instant::now();
+        self.with(|st| {
+            if st.running.remove(&(session.clone(), id.clone())).is_none() {
+                // Cancelled meanwhile: its answer is dropped.
+                return;
+            }
+            if let Some(machine) = st.router.session_mut(&session) {
+                // Err only if the session closed meanwhile; the answer has nowhere to go.
+                let _ = machine.respond(now, id, result);
+            }
+            self.maybe_idle(st);
+        });
+    }
+
+    fn maybe_idle(&self, st: &State) {
+        if st.running.is_empty() {
+            self.idle.notify_waiters();
+        }
+    }
+}
+
+/// The HTTP half of [`SessionLink`]: a handler's line to its session in the router.
+#[derive(Clone)]
+pub(crate) struct HttpLink {
+    hub: Arc<Hub>,
+    session: SessionId,
+}
+
+impl HttpLink {
+    pub(crate) fn report(&self, report: Report) -> Result<(), UsageError> {
+        let now = Instant::now();
+        self.hub.with(|st| match st.router.session_mut(&self.session) {
+            Some(machine) => report.apply(now, machine),
+            None => Err(UsageError::Closed),
+        })
+    }
+
+    pub(crate) async fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
+        let key = self.hub.keys.next();
+        let (reply, rx) = calls::reply();
+        let now = Instant::now();
+        self.hub.with(|st| {
+            let Some(machine) = st.router.session_mut(&self.session) else {
+                return reply.deliver(Err(CallError::Usage(UsageError::Closed)));
+            };
+            let calls = st.calls.entry(self.session.clone()).or_default();
+            calls.start(Some(key), reply, None, || call.send(now, machine));
+        });
+        calls::outcome(rx, || {
+            let now = Instant::now();
+            self.hub.with(|st| {
+                let Some(id) = st.calls.get_mut(&self.session).and_then(|c| c.abandon(key)) else {
+                    return;
+                };
+                if let Some(machine) = st.router.session_mut(&self.session) {
+                    // Err only if the outcome was already decided; nothing to cancel then.
+                    let _ = machine.cancel(now, &id, Some("the handler stopped waiting"));
+                }
+            });
+        })
+        .await
+    }
+}
