@@ -22,7 +22,7 @@ use zest_core::io::{Output, StreamId, Transmit};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::Inbound;
 use zest_core::runtime::{CallKeys, Calls, CancelFlag, OwnedEvent, PeerCall, ReplySlot, Report};
-use zest_core::server::Event;
+use zest_core::server::{Event, ListKind};
 
 use crate::calls::{self, CatchUnwind, Reply};
 use crate::server::{RequestContext, SessionLink};
@@ -118,6 +118,21 @@ impl Hub {
                 st.router.close_session(now, &id);
             }
         });
+    }
+
+    /// Changes the shared registry and announces the lists in `changed`.
+    pub(super) fn change_registry(
+        self: &Arc<Self>,
+        changed: &[ListKind],
+        change: impl FnOnce(&mut zest_core::server::Registry<Handler>),
+    ) {
+        let now = Instant::now();
+        self.with(|st| st.router.change_registry(now, changed, change));
+    }
+
+    /// How many sessions the router holds.
+    pub(super) fn session_count(&self) -> usize {
+        self.lock().router.session_count()
     }
 
     /// Runs `f` on the state under the lock, then drains the router.

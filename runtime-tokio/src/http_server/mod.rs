@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use zest_core::http::server::{Router, RouterConfig};
 use zest_core::http1;
 use zest_core::runtime::http_server::StreamIds;
-use zest_core::server::ServerConfig;
+use zest_core::server::{ListKind, ServerConfig};
 
 pub(crate) use hub::HttpLink;
 use hub::Hub;
@@ -95,9 +95,9 @@ pub async fn serve_http_with(
 /// A running HTTP server. Dropping it leaves the server running; [`shutdown`] stops it.
 ///
 /// [`shutdown`]: Self::shutdown
-#[derive(Debug)]
 pub struct HttpServer {
     local_addr: SocketAddr,
+    hub: Arc<Hub>,
     stop: watch::Sender<bool>,
     done: watch::Receiver<bool>,
 }
@@ -117,11 +117,12 @@ impl HttpServer {
         let (stop, stop_rx) = watch::channel(false);
         let (done_tx, done) = watch::channel(false);
         let grace = http.shutdown_grace;
+        let task_hub = hub.clone();
         tokio::spawn(async move {
-            run(listener, hub, connection, stop_rx, grace).await;
+            run(listener, task_hub, connection, stop_rx, grace).await;
             done_tx.send_replace(true);
         });
-        Self { local_addr, stop, done }
+        Self { local_addr, hub, stop, done }
     }
 
     /// Where the server listens.
@@ -132,6 +133,23 @@ impl HttpServer {
     /// The MCP endpoint's URL, `http://<addr>/mcp`.
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.local_addr)
+    }
+
+    /// Changes the registry every session shares, and tells each session's client that the
+    /// lists named in `changed` changed (`notifications/*/list_changed`, on its GET stream).
+    pub fn change_registry(&self, changed: &[ListKind], change: impl FnOnce(&mut Registry)) {
+        self.hub.change_registry(changed, change);
+    }
+
+    /// Ends every session now: their streams close and their ids get 404 from now on (a
+    /// client then starts a new session).
+    pub fn close_sessions(&self) {
+        self.hub.close_sessions();
+    }
+
+    /// How many sessions the server holds now.
+    pub fn session_count(&self) -> usize {
+        self.hub.session_count()
     }
 
     /// Stops gracefully: stops accepting, lets running handlers finish (up to the grace
@@ -148,6 +166,12 @@ impl HttpServer {
         let mut done = self.done.clone();
         // Err only if the server task is gone, which also means it stopped.
         let _ = done.wait_for(|d| *d).await;
+    }
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer").field("local_addr", &self.local_addr).finish()
     }
 }
 

@@ -147,3 +147,21 @@ fn the_pool_reuses_the_newest_connection_and_forgets_idle_ones() {
     let mut none: Pool<u8> = Pool::new(0, Duration::from_secs(1));
     assert_eq!(none.checkin(now, a, 5), Some(5));
 }
+
+#[test]
+fn an_endpoint_checks_its_url_and_headers_and_hides_its_token() {
+    let e = HttpEndpoint::new("https://example.test/mcp").header("x-a", "1").bearer("secret");
+    let config = e.http_config().unwrap();
+    assert_eq!(config.headers.get("x-a").unwrap(), "1");
+    assert!(!format!("{e:?}").contains("secret"));
+    let bad = |e: HttpEndpoint| {
+        matches!(e.http_config(), Err(crate::runtime::ConnectError::InvalidConfig(_)))
+    };
+    assert!(bad(HttpEndpoint::new("ftp://example.test/")));
+    assert!(bad(HttpEndpoint::new("/mcp")));
+    assert!(bad(HttpEndpoint::new("http://h/").header("bad name", "1")));
+    assert!(bad(HttpEndpoint::new("http://h/").header("x", "line\nbreak")));
+    let c = HttpEndpoint::new("http://h/").read_timeout(Duration::from_secs(3)).connection_config();
+    assert_eq!(c.head_timeout, Duration::from_secs(3));
+    assert_eq!(c.max_body_bytes, None, "the planner bounds bodies and events");
+}

@@ -21,6 +21,10 @@ use http::header::CONTENT_TYPE;
 use http::uri::Scheme;
 use http::{Request, Uri};
 
+mod endpoint;
+
+pub use endpoint::HttpEndpoint;
+
 use super::OwnedEvent;
 use crate::http1::{self, ClientConnection, ClientEvent, Config};
 use crate::io::{HttpRequest, ResponseHead, StreamId, TransportFailure};
