@@ -261,3 +261,23 @@ async fn custom_headers_and_the_bearer_token_reach_the_server() {
     assert!(head.contains("x-tenant: blue"), "{head}");
     assert!(head.contains("authorization: bearer s3cret"), "{head}");
 }
+
+#[tokio::test]
+async fn shutdown_finishes_calls_in_flight_then_stops_accepting() {
+    let server = server().await;
+    let url = server.url();
+    let client = Client::connect(&url, options()).await.unwrap();
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("steps", json!({"n": 5})).await })
+    };
+    // Let the call reach its handler before shutting down.
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let started = std::time::Instant::now();
+    server.shutdown().await;
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    let result = running.await.unwrap().expect("the call in flight finished");
+    assert_eq!(text(&result), "done after 5 steps");
+    let error = Client::connect(&url, options()).await.unwrap_err();
+    assert!(matches!(error, ConnectError::Transport(TransportFailure::Refused(_))), "{error:?}");
+}
