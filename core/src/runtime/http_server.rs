@@ -32,6 +32,10 @@ use bytes::BytesMut;
 use http::header::CONTENT_TYPE;
 use http::{Response, StatusCode};
 
+mod dispatch;
+
+pub use dispatch::{Dispatch, Step};
+
 use super::OwnedEvent;
 use crate::http::server::Router;
 use crate::http1::{self, Config, ServerConnection, ServerEvent};

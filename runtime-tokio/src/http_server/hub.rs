@@ -8,7 +8,6 @@
 //! the task that drained it), sent while the lock is held, so transmits of one stream keep
 //! their order whoever produced them.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -17,12 +16,12 @@ use tokio::task::AbortHandle;
 use zest_core::api::CallError;
 use zest_core::error::UsageError;
 use zest_core::handler::AsyncHandler;
-use zest_core::http::server::{Router, RouterEvent, SessionId};
-use zest_core::io::{Output, StreamId, Transmit};
+use zest_core::http::server::{Router, SessionId};
+use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::http_server::Inbound;
-use zest_core::runtime::{CallKeys, Calls, CancelFlag, OwnedEvent, PeerCall, ReplySlot, Report};
-use zest_core::server::{Event, ListKind};
+use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
+use zest_core::runtime::{CallKeys, PeerCall, ReplySlot, Report};
+use zest_core::server::ListKind;
 
 use crate::calls::{self, CatchUnwind, Reply};
 use crate::server::{RequestContext, SessionLink};
@@ -45,30 +44,16 @@ pub(crate) struct Hub {
 
 pub(super) struct State {
     pub(super) router: Router<Handler>,
-    /// The connection carrying each open exchange.
-    conns: HashMap<StreamId, ToConn>,
-    /// Each session's requests to the client in flight.
-    calls: HashMap<SessionId, Calls<Reply>>,
-    running: HashMap<(SessionId, RequestId), Running>,
+    /// Which connection carries each exchange, which handler runs for which call, and each
+    /// session's requests to the client (zest-core's, shared with every runtime).
+    dispatch: Dispatch<ToConn, AbortHandle, Reply>,
     /// The deadline the timer task sleeps until.
     armed: Option<Instant>,
 }
 
-/// A handler task in flight.
-struct Running {
-    task: AbortHandle,
-    cancelled: CancelFlag,
-}
-
 impl Hub {
     pub(super) fn new(router: Router<Handler>) -> Arc<Self> {
-        let state = State {
-            router,
-            conns: HashMap::new(),
-            calls: HashMap::new(),
-            running: HashMap::new(),
-            armed: None,
-        };
+        let state = State { router, dispatch: Dispatch::new(), armed: None };
         Arc::new(Self {
             state: Mutex::new(state),
             timer: Notify::new(),
@@ -82,12 +67,7 @@ impl Hub {
         let now = Instant::now();
         self.with(|st| {
             for input in inputs {
-                if matches!(input.event, OwnedEvent::Accept(_)) {
-                    st.conns.insert(input.stream, conn.clone());
-                }
-                if matches!(input.event, OwnedEvent::Failed(_)) {
-                    st.conns.remove(&input.stream);
-                }
+                st.dispatch.track(input, conn);
                 input.feed(now, &mut st.router);
             }
         });
@@ -106,7 +86,7 @@ impl Hub {
 
     /// How many handlers run now.
     pub(super) fn running(&self) -> usize {
-        self.lock().running.len()
+        self.lock().dispatch.running()
     }
 
     /// Ends every session: its streams close and its handlers stop.
@@ -151,78 +131,34 @@ impl Hub {
     /// Performs every router output.
     fn drain(self: &Arc<Self>, st: &mut State) {
         while let Some(output) = st.router.poll_output() {
-            match output {
-                Output::Transmit(t) => {
-                    let (stream, last) = match &t {
-                        Transmit::Close { stream } | Transmit::Abort { stream } => (*stream, true),
-                        Transmit::Respond { stream, .. } | Transmit::Write { stream, .. } => {
-                            (*stream, false)
-                        }
-                        // A router never opens exchanges.
-                        Transmit::Http { .. } => continue,
-                    };
-                    if let Some(conn) = st.conns.get(&stream) {
-                        // The connection may be gone; the router hears that from it.
-                        let _ = conn.send(t);
-                    }
-                    if last {
-                        st.conns.remove(&stream);
-                    }
+            match st.dispatch.route(output) {
+                Step::Nothing => {}
+                Step::Send { conn, transmit } => {
+                    // The connection may be gone; the router hears that from it.
+                    let _ = conn.send(transmit);
                 }
-                Output::Event(RouterEvent { session, event }) => self.event(st, session, event),
+                Step::Run { session, id, handler, call, cancelled } => {
+                    let link = HttpLink { hub: self.clone(), session: session.clone() };
+                    let ctx = RequestContext::new(id.clone(), cancelled, SessionLink::http(link));
+                    let work = CatchUnwind(handler.run(ctx, *call));
+                    let hub = self.clone();
+                    let (s, answer_id) = (session.clone(), id.clone());
+                    let task = tokio::spawn(async move {
+                        let result = work.await;
+                        hub.answer(s, answer_id, result);
+                    });
+                    st.dispatch.started(session, id, task.abort_handle());
+                }
+                Step::Stop(tasks) => {
+                    tasks.iter().for_each(AbortHandle::abort);
+                    self.maybe_idle(st);
+                }
             }
         }
         let next = st.router.poll_timeout();
         if next != st.armed {
             st.armed = next;
             self.timer.notify_one();
-        }
-    }
-
-    fn event(self: &Arc<Self>, st: &mut State, session: SessionId, event: Event<Handler>) {
-        match event {
-            Event::Call { id, handler, call, .. } => {
-                let cancelled = CancelFlag::new();
-                let link =
-                    SessionLink::http(HttpLink { hub: self.clone(), session: session.clone() });
-                let ctx = RequestContext::new(id.clone(), cancelled.clone(), link);
-                let work = CatchUnwind(handler.run(ctx, call));
-                let hub = self.clone();
-                let (s, answer_id) = (session.clone(), id.clone());
-                let task = tokio::spawn(async move {
-                    let result = work.await;
-                    hub.answer(s, answer_id, result);
-                });
-                st.running.insert((session, id), Running { task: task.abort_handle(), cancelled });
-            }
-            Event::Cancelled { id } => {
-                if let Some(running) = st.running.remove(&(session, id)) {
-                    running.cancelled.cancel();
-                    running.task.abort();
-                    self.maybe_idle(st);
-                }
-            }
-            Event::Response { id, result } => {
-                if let Some(calls) = st.calls.get_mut(&session) {
-                    calls.complete(&id, result);
-                }
-            }
-            Event::Closed(reason) => {
-                if let Some(mut calls) = st.calls.remove(&session) {
-                    calls.close(&reason).into_iter().for_each(|d| d.deliver());
-                }
-                st.running.retain(|(s, _), running| {
-                    if *s != session {
-                        return true;
-                    }
-                    running.cancelled.cancel();
-                    running.task.abort();
-                    false
-                });
-                self.maybe_idle(st);
-            }
-            // Lifecycle events, notifications and violations (already answered) need nothing.
-            _ => {}
         }
     }
 
@@ -235,7 +171,7 @@ impl Hub {
     ) {
         let now = Instant::now();
         self.with(|st| {
-            if st.running.remove(&(session.clone(), id.clone())).is_none() {
+            if !st.dispatch.finished(&session, &id) {
                 // Cancelled meanwhile: its answer is dropped.
                 return;
             }
@@ -248,7 +184,7 @@ impl Hub {
     }
 
     fn maybe_idle(&self, st: &State) {
-        if st.running.is_empty() {
+        if st.dispatch.running() == 0 {
             self.idle.notify_waiters();
         }
     }
@@ -275,18 +211,18 @@ impl HttpLink {
         let (reply, rx) = calls::reply();
         let now = Instant::now();
         self.hub.with(|st| {
-            let Some(machine) = st.router.session_mut(&self.session) else {
-                return reply.deliver(Err(CallError::Usage(UsageError::Closed)));
-            };
-            let calls = st.calls.entry(self.session.clone()).or_default();
-            calls.start(Some(key), reply, None, || call.send(now, machine));
+            let State { router, dispatch, .. } = st;
+            match router.session_mut(&self.session) {
+                Some(machine) => {
+                    dispatch.peer_request(&self.session, key, reply, || call.send(now, machine));
+                }
+                None => reply.deliver(Err(CallError::Usage(UsageError::Closed))),
+            }
         });
         calls::outcome(rx, || {
             let now = Instant::now();
             self.hub.with(|st| {
-                let Some(id) = st.calls.get_mut(&self.session).and_then(|c| c.abandon(key)) else {
-                    return;
-                };
+                let Some(id) = st.dispatch.abandon(&self.session, key) else { return };
                 if let Some(machine) = st.router.session_mut(&self.session) {
                     // Err only if the outcome was already decided; nothing to cancel then.
                     let _ = machine.cancel(now, &id, Some("the handler stopped waiting"));
