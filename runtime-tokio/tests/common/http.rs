@@ -2,6 +2,7 @@
 //! requests a well-behaved client never sends.
 #![allow(dead_code, unreachable_pub)]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -69,10 +70,24 @@ pub fn registry() -> Registry {
         }
     });
     r.tool(Tool::new("never", "Never answers", json!({"type": "object"})), |_, _| async move {
+        let _guard = Dropped;
+        NEVER_STARTED.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_secs(3600)).await;
         Ok(CallToolResult::text("too late"))
     });
     r
+}
+
+/// How many `never` handlers started, and how many were dropped (their task aborted).
+pub static NEVER_STARTED: AtomicUsize = AtomicUsize::new(0);
+pub static NEVER_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+struct Dropped;
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        NEVER_DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 fn str_arg(p: &CallToolParams, name: &str) -> String {
