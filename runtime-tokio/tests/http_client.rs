@@ -359,3 +359,20 @@ async fn many_sessions_in_parallel_lose_and_duplicate_nothing() {
     assert_eq!(server.session_count(), 0, "every session was closed with DELETE");
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_that_act_or_panic_before_their_first_await_still_answer_once() {
+    let server = server().await;
+    let client = Client::connect(&server.url(), options()).await.unwrap();
+    let eager = tokio::time::timeout(Duration::from_secs(5), client.call_tool("eager", json!({})));
+    assert_eq!(text(&eager.await.expect("no deadlock").unwrap()), "eager done");
+    let boom = client.call_tool("boom", json!({})).await;
+    let Err(CallError::Request(RequestError::Remote(error))) = &boom else {
+        panic!("expected an internal error, got {boom:?}")
+    };
+    assert!(error.message.contains("panicked"), "{error:?}");
+    let echoed = client.call_tool("echo", json!({"text": "after the panic"})).await.unwrap();
+    assert_eq!(text(&echoed), "after the panic");
+    client.close().await.unwrap();
+    server.shutdown().await;
+}

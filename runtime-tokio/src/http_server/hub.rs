@@ -8,13 +8,14 @@
 //! the task that drained it), sent while the lock is held, so transmits of one stream keep
 //! their order whoever produced them.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use tokio::sync::{mpsc, Notify};
 use tokio::task::AbortHandle;
 use zest_core::api::CallError;
-use zest_core::error::UsageError;
+use zest_core::error::{Rejection, UsageError};
 use zest_core::handler::AsyncHandler;
 use zest_core::http::server::{Router, SessionId};
 use zest_core::io::Transmit;
@@ -140,11 +141,18 @@ impl Hub {
                 Step::Run { session, id, handler, call, cancelled } => {
                     let link = HttpLink { hub: self.clone(), session: session.clone() };
                     let ctx = RequestContext::new(id.clone(), cancelled, SessionLink::http(link));
-                    let work = CatchUnwind(handler.run(ctx, *call));
                     let hub = self.clone();
                     let (s, answer_id) = (session.clone(), id.clone());
+                    // The handler is called inside its task, never under the hub's lock: code
+                    // it runs before its first await may use its context (which locks).
                     let task = tokio::spawn(async move {
-                        let result = work.await;
+                        let started = catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call)));
+                        let result = match started {
+                            Ok(work) => CatchUnwind(work).await,
+                            Err(_) => {
+                                Err(Rejection::Internal("the handler panicked".into()).to_jsonrpc())
+                            }
+                        };
                         hub.answer(s, answer_id, result);
                     });
                     st.dispatch.started(session, id, task.abort_handle());

@@ -92,9 +92,9 @@ pub async fn serve_http_with(
     Ok(HttpServer::start(listener, config, http, registry))
 }
 
-/// A running HTTP server. Dropping it leaves the server running; [`shutdown`] stops it.
-///
-/// [`shutdown`]: Self::shutdown
+/// A running HTTP server. [`shutdown`](Self::shutdown) stops it and waits until it has
+/// stopped; dropping it starts the same graceful shutdown without waiting. To serve until
+/// something else stops the process, await [`stopped`](Self::stopped).
 pub struct HttpServer {
     local_addr: SocketAddr,
     hub: Arc<Hub>,
@@ -160,12 +160,17 @@ impl HttpServer {
         self.stopped().await;
     }
 
-    /// Resolves once the server has stopped (after [`shutdown`](Self::shutdown) from any
-    /// clone of its stop signal).
+    /// Resolves once the server has stopped.
     pub async fn stopped(&self) {
         let mut done = self.done.clone();
         // Err only if the server task is gone, which also means it stopped.
         let _ = done.wait_for(|d| *d).await;
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.send_replace(true);
     }
 }
 

@@ -69,6 +69,18 @@ pub fn registry() -> Registry {
             Err(e) => Ok(CallToolResult::error_text(format!("sampling failed: {e}"))),
         }
     });
+    // Uses its context before its first await (the closure's body runs when it is called).
+    r.tool(Tool::new("eager", "Logs before it awaits", json!({"type": "object"})), |ctx, _| {
+        drop(ctx.log(LoggingLevel::Info, json!("eager")));
+        async move { Ok(CallToolResult::text("eager done")) }
+    });
+    // Panics when called, before it returns a future.
+    r.tool(Tool::new("boom", "Panics at once", json!({"type": "object"})), |_, p| {
+        if p.arguments.is_some() {
+            panic!("boom");
+        }
+        async move { Ok(CallToolResult::text("no arguments, no boom")) }
+    });
     r.tool(Tool::new("never", "Never answers", json!({"type": "object"})), |_, _| async move {
         let _guard = Dropped;
         NEVER_STARTED.fetch_add(1, Ordering::SeqCst);
