@@ -3,13 +3,18 @@
 //! tasks for calls, outcomes to handlers waiting on the client.
 //!
 //! A connection task locks the hub, feeds its inputs, drains the router and unlocks: no task
-//! hop between a socket and the router. Handler tasks do the same for their answers, reports
+//! hop between a socket and the router. Handlers the router asks for are then called and
+//! polled once by that same task, unlocked: one that is done at once (most tools) is
+//! answered there and then, with no spawn and no wake-up; the others continue in a task. Handler tasks do the same for their answers, reports
 //! and requests to the client. Every transmit goes through its connection's channel (also to
 //! the task that drained it), sent while the lock is held, so transmits of one stream keep
 //! their order whoever produced them.
 
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use tokio::sync::{mpsc, Notify};
@@ -21,8 +26,8 @@ use zest_core::http::server::{Router, SessionId};
 use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
-use zest_core::runtime::{CallKeys, PeerCall, ReplySlot, Report};
-use zest_core::server::ListKind;
+use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, ReplySlot, Report};
+use zest_core::server::{Call, ListKind};
 
 use crate::calls::{self, CatchUnwind, Reply};
 use crate::server::{RequestContext, SessionLink};
@@ -116,12 +121,49 @@ impl Hub {
         self.lock().router.session_count()
     }
 
-    /// Runs `f` on the state under the lock, then drains the router.
+    /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
+    /// the handlers the router asked for.
     pub(super) fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
-        let mut st = self.lock();
-        let out = f(&mut st);
-        self.drain(&mut st);
+        let mut starts = Vec::new();
+        let out = {
+            let mut st = self.lock();
+            let out = f(&mut st);
+            self.drain(&mut st, &mut starts);
+            out
+        };
+        for start in starts {
+            self.start(start);
+        }
         out
+    }
+
+    /// Calls a handler and polls it once, here, unlocked: one that is done at once is
+    /// answered without a task (no spawn, no wake-up); one that is not moves into a task of
+    /// its own. A handler that panics is answered with an internal error.
+    fn start(self: &Arc<Self>, start: Start) {
+        let Start { session, id, handler, call, cancelled } = start;
+        let link = HttpLink { hub: self.clone(), session: session.clone() };
+        let ctx = RequestContext::new(id.clone(), cancelled, SessionLink::http(link));
+        let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
+            Ok(work) => CatchUnwind(work),
+            Err(_) => return self.answer(session, id, Err(panicked())),
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        if let Poll::Ready(result) = Pin::new(&mut work).poll(&mut cx) {
+            return self.answer(session, id, result);
+        }
+        let hub = self.clone();
+        self.with(|st| {
+            let (s, answer_id) = (session.clone(), id.clone());
+            let task = tokio::spawn(async move {
+                let result = work.await;
+                hub.answer(s, answer_id, result);
+            });
+            if let Err(task) = st.dispatch.started(session, id, task.abort_handle()) {
+                // Cancelled while it was polled: it is not wanted any more.
+                task.abort();
+            }
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -130,7 +172,7 @@ impl Hub {
     }
 
     /// Performs every router output.
-    fn drain(self: &Arc<Self>, st: &mut State) {
+    fn drain(self: &Arc<Self>, st: &mut State, starts: &mut Vec<Start>) {
         while let Some(output) = st.router.poll_output() {
             match st.dispatch.route(output) {
                 Step::Nothing => {}
@@ -139,23 +181,7 @@ impl Hub {
                     let _ = conn.send(transmit);
                 }
                 Step::Run { session, id, handler, call, cancelled } => {
-                    let link = HttpLink { hub: self.clone(), session: session.clone() };
-                    let ctx = RequestContext::new(id.clone(), cancelled, SessionLink::http(link));
-                    let hub = self.clone();
-                    let (s, answer_id) = (session.clone(), id.clone());
-                    // The handler is called inside its task, never under the hub's lock: code
-                    // it runs before its first await may use its context (which locks).
-                    let task = tokio::spawn(async move {
-                        let started = catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call)));
-                        let result = match started {
-                            Ok(work) => CatchUnwind(work).await,
-                            Err(_) => {
-                                Err(Rejection::Internal("the handler panicked".into()).to_jsonrpc())
-                            }
-                        };
-                        hub.answer(s, answer_id, result);
-                    });
-                    st.dispatch.started(session, id, task.abort_handle());
+                    starts.push(Start { session, id, handler, call, cancelled });
                 }
                 Step::Stop(tasks) => {
                     tasks.iter().for_each(AbortHandle::abort);
@@ -196,6 +222,19 @@ impl Hub {
             self.idle.notify_waiters();
         }
     }
+}
+
+/// A handler the router asked for, started once the lock is released.
+struct Start {
+    session: SessionId,
+    id: RequestId,
+    handler: Handler,
+    call: Box<Call>,
+    cancelled: CancelFlag,
+}
+
+fn panicked() -> ErrorObject {
+    Rejection::Internal("the handler panicked".into()).to_jsonrpc()
 }
 
 /// The HTTP half of [`SessionLink`]: a handler's line to its session in the router.

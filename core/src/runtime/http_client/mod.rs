@@ -237,7 +237,7 @@ pub struct Pool<C> {
 
 impl<C> Pool<C> {
     /// Default most idle connections kept per target.
-    pub const DEFAULT_MAX_IDLE: usize = 4;
+    pub const DEFAULT_MAX_IDLE: usize = 32;
     /// Default time an idle connection is kept.
     pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 

@@ -28,7 +28,8 @@ pub enum Step<H, C, T> {
     /// Nothing (the output needed no runtime action, or was handled here).
     Nothing,
     /// Start `handler` for `call`, give it a context for request `id` of `session` with
-    /// `cancelled`, then file the started task with [`Dispatch::started`].
+    /// `cancelled`. A handler done at once is answered after [`Dispatch::finished`]; one
+    /// that needs a task is filed with [`Dispatch::started`].
     Run {
         /// The session the call belongs to.
         session: SessionId,
@@ -122,19 +123,27 @@ impl<C: Clone, T, R: ReplySlot> Dispatch<C, T, R> {
         }
     }
 
-    /// Files the task started for a [`Step::Run`].
-    pub fn started(&mut self, session: SessionId, id: RequestId, task: T) {
+    /// Files the task started for a [`Step::Run`]. `Err(task)` when the call was cancelled
+    /// (or its session ended) before the task was filed: stop the task.
+    pub fn started(&mut self, session: SessionId, id: RequestId, task: T) -> Result<(), T> {
         let key = (session, id);
-        let cancelled = self.starting.remove(&key).unwrap_or_default();
-        self.running.insert(key, Running { task, cancelled });
+        match self.starting.remove(&key) {
+            Some(cancelled) => {
+                self.running.insert(key, Running { task, cancelled });
+                Ok(())
+            }
+            None => Err(task),
+        }
     }
 
-    /// The handler of `id` finished: true when its answer should go to the session (false:
-    /// the call was cancelled or its session ended meanwhile, and the answer is dropped).
+    /// The handler of `id` finished (in its task, or at once before it needed one): true
+    /// when its answer should go to the session (false: the call was cancelled or its
+    /// session ended meanwhile, and the answer is dropped).
     pub fn finished(&mut self, session: &SessionId, id: &RequestId) -> bool {
         let key = (session.clone(), id.clone());
-        self.starting.remove(&key);
-        self.running.remove(&key).is_some()
+        let starting = self.starting.remove(&key).is_some();
+        let running = self.running.remove(&key).is_some();
+        starting || running
     }
 
     /// Issues a handler's request to the client with `send` (the session's `request`, or

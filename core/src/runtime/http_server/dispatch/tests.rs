@@ -117,7 +117,7 @@ fn transmits_go_to_the_connection_that_carries_their_stream_until_it_closes() {
     assert_eq!(rig.dispatch.carried(), 0, "every answer so far closed its exchange");
     let (id, _) = rig.call(2);
     assert_eq!(rig.dispatch.carried(), 1, "the call's POST waits for its answer");
-    rig.dispatch.started(rig.session(), id.clone(), 7);
+    rig.dispatch.started(rig.session(), id.clone(), 7).unwrap();
     assert!(rig.dispatch.finished(&rig.session(), &id));
     let now = rig.clock.now();
     let session = rig.session();
@@ -133,7 +133,7 @@ fn transmits_go_to_the_connection_that_carries_their_stream_until_it_closes() {
 fn a_cancelled_call_stops_its_task_and_drops_its_answer() {
     let mut rig = Rig::new();
     let (id, cancelled) = rig.call(2);
-    rig.dispatch.started(rig.session(), id.clone(), 7);
+    rig.dispatch.started(rig.session(), id.clone(), 7).unwrap();
     assert_eq!(rig.dispatch.running(), 1);
     let steps = rig.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 2}}));
@@ -149,7 +149,7 @@ fn a_closed_session_stops_its_handlers_and_fails_its_requests_to_the_client_once
     let (first, flag) = rig.call(2);
     let (second, _) = rig.call(3);
     let session = rig.session();
-    rig.dispatch.started(session.clone(), first, 1);
+    rig.dispatch.started(session.clone(), first, 1).unwrap();
     // `second` is still starting when the session ends: its flag is set all the same.
     let _ = second;
     let slot = Slot::default();
@@ -188,4 +188,18 @@ fn an_abandoned_request_to_the_client_names_its_id_once() {
     assert!(rig.dispatch.abandon(&session, key).is_some());
     assert_eq!(rig.dispatch.abandon(&session, key), None);
     assert!(slot.0.lock().unwrap().is_empty(), "an abandoned call is not answered");
+}
+
+#[test]
+fn a_call_answered_before_it_needed_a_task_or_cancelled_before_its_task_was_filed() {
+    let mut rig = Rig::new();
+    let (id, _) = rig.call(2);
+    assert!(rig.dispatch.finished(&rig.session(), &id), "answered at once");
+    assert_eq!(rig.dispatch.running(), 0);
+    let (id, cancelled) = rig.call(3);
+    let _ = rig.post(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 3}}));
+    assert!(cancelled.is_cancelled());
+    assert_eq!(rig.dispatch.started(rig.session(), id.clone(), 9), Err(9), "stop the late task");
+    assert!(!rig.dispatch.finished(&rig.session(), &id));
 }
