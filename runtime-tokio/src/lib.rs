@@ -53,6 +53,7 @@
 mod calls;
 mod client;
 mod command;
+mod http_server;
 mod server;
 mod writer;
 
@@ -62,8 +63,13 @@ pub use zest_core::schema;
 
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
+pub use http_server::{
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
+};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
+pub use zest_core::http::client::HttpMode;
+pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
 

@@ -66,6 +66,11 @@ impl Client {
                 }
                 RequestError::Transport(why) => CloseReason::TransportFailed(why),
                 RequestError::SessionExpired => CloseReason::SessionExpired,
+                // The exchange ended without a response in it: a body that is not JSON-RPC, a
+                // content type that is neither JSON nor SSE (each reported as a violation).
+                RequestError::StreamLost => CloseReason::InitializeInvalid(
+                    "the answer to initialize held no JSON-RPC response".into(),
+                ),
                 _ => CloseReason::TransportEnded,
             };
             return self.close_with(reason);

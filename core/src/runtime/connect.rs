@@ -5,6 +5,7 @@ use std::io;
 use std::process::ExitStatus;
 
 use crate::error::CloseReason;
+use crate::io::TransportFailure;
 use crate::jsonrpc::ErrorObject;
 
 /// Why spawning a stdio server, or the handshake with it, failed.
@@ -24,6 +25,14 @@ pub enum ConnectError {
         /// The child's exit status, when the runtime reaped it before returning (zest-smol
         /// and zest-blocking do; zest-tokio returns at once and leaves it `None`).
         status: Option<ExitStatus>,
+    },
+    /// The HTTP server answered `initialize` with an error status (401 and 403 included:
+    /// authorization is needed, see `www_authenticate`).
+    HttpStatus {
+        /// The status code.
+        status: http::StatusCode,
+        /// The `WWW-Authenticate` challenge, if the server sent one.
+        www_authenticate: Option<String>,
     },
     /// The handshake failed otherwise: the session was closed locally (the `spawn` was
     /// abandoned, or the runtime's driver stopped), or for a reason this version does not
@@ -45,6 +54,12 @@ pub enum ConnectError {
     },
     /// No answer to `initialize` within the configured `init_timeout`.
     TimedOut,
+    /// The HTTP server could not be reached or spoken to: the connection was refused or
+    /// timed out, the TLS handshake failed (a wrong certificate), or the bytes were not HTTP.
+    Transport(TransportFailure),
+    /// The URL or the HTTP options cannot be used (not an absolute `http`/`https` URL, a
+    /// header or token that is not a valid header value, a bad root certificate).
+    InvalidConfig(String),
 }
 
 impl ConnectError {
@@ -60,6 +75,14 @@ impl ConnectError {
             CloseReason::InitializeInvalid(detail) => Self::Invalid(detail),
             CloseReason::InitializeRejected(error) => Self::Rejected(error),
             CloseReason::InitializeTimedOut => Self::TimedOut,
+            CloseReason::TransportFailed(
+                failure @ (TransportFailure::Refused(_)
+                | TransportFailure::Tls(_)
+                | TransportFailure::TimedOut),
+            ) => Self::Transport(failure),
+            CloseReason::HttpStatus { status, www_authenticate } => {
+                Self::HttpStatus { status, www_authenticate }
+            }
             reason @ (CloseReason::TransportEnded | CloseReason::TransportFailed(_)) => {
                 Self::Exited { reason, status }
             }
@@ -82,6 +105,16 @@ impl fmt::Display for ConnectError {
             Self::Rejected(error) => write!(f, "the server rejected initialize: {error}"),
             Self::Spawn { program, message, .. } => write!(f, "cannot start {program}: {message}"),
             Self::TimedOut => f.write_str("the server did not answer initialize in time"),
+            Self::Transport(failure) => write!(f, "cannot reach the server: {failure}"),
+            Self::HttpStatus { status, www_authenticate: Some(challenge) } => {
+                let status = status.as_u16();
+                write!(f, "the server answered initialize with HTTP {status} ({challenge})")
+            }
+            Self::HttpStatus { status, www_authenticate: None } => {
+                let status = status.as_u16();
+                write!(f, "the server answered initialize with HTTP {status}")
+            }
+            Self::InvalidConfig(why) => write!(f, "unusable http options: {why}"),
         }
     }
 }
@@ -91,7 +124,6 @@ impl std::error::Error for ConnectError {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::TransportFailure;
 
     #[test]
     fn each_close_reason_before_the_handshake_has_its_variant() {
@@ -115,6 +147,27 @@ mod tests {
                 ConnectError::Exited { reason, status: None }
             );
         }
+        for failure in [
+            TransportFailure::Refused("no listener".into()),
+            TransportFailure::Tls("bad certificate".into()),
+            TransportFailure::TimedOut,
+        ] {
+            let reason = CloseReason::TransportFailed(failure.clone());
+            let e = ConnectError::from_close(reason, None);
+            assert!(e.to_string().starts_with("cannot reach the server: "), "{e}");
+            assert_eq!(e, ConnectError::Transport(failure));
+        }
+        let reason = CloseReason::HttpStatus {
+            status: http::StatusCode::UNAUTHORIZED,
+            www_authenticate: Some("Bearer".into()),
+        };
+        assert_eq!(
+            ConnectError::from_close(reason, None),
+            ConnectError::HttpStatus {
+                status: http::StatusCode::UNAUTHORIZED,
+                www_authenticate: Some("Bearer".into())
+            }
+        );
         assert_eq!(
             ConnectError::from_close(CloseReason::Local, None),
             ConnectError::Handshake(CloseReason::Local)

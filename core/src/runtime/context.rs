@@ -22,7 +22,7 @@ use crate::jsonrpc::{RawJson, RequestId};
 use crate::rpc::RequestOptions;
 use crate::schema::methods::Method;
 use crate::schema::LoggingLevel;
-use crate::server::Server;
+use crate::server::Session;
 
 /// How a runtime's [`RequestContext`] reaches its session's loop.
 ///
@@ -77,9 +77,10 @@ pub enum Report {
 }
 
 impl Report {
-    /// Applies the report to the server machine ([`Session::log`](crate::server::Session::log) or [`Session::progress`](crate::server::Session::progress));
-    /// drain the machine afterwards.
-    pub fn apply<H: Clone>(self, now: Instant, server: &mut Server<H>) -> Result<(), UsageError> {
+    /// Applies the report to the session ([`Session::log`] or [`Session::progress`]): a stdio
+    /// [`Server`](crate::server::Server) derefs to its session, and an HTTP router hands one
+    /// out with `session_mut`. Drain the machine afterwards.
+    pub fn apply<H: Clone>(self, now: Instant, server: &mut Session<H>) -> Result<(), UsageError> {
         match self {
             Self::Log { related, level, logger, data } => {
                 server.log(now, Some(&related), level, logger.as_deref(), data)
@@ -103,13 +104,13 @@ pub struct PeerCall {
 }
 
 impl PeerCall {
-    /// Issues the request on the server machine ([`Session::request`](crate::server::Session::request), default options) and
-    /// returns its id, which a [`Calls`](super::Calls) table then waits on; drain the machine
+    /// Issues the request on the session ([`Session::request`], default options) and returns
+    /// its id, which a [`Calls`](super::Calls) table then waits on; drain the machine
     /// afterwards.
     pub fn send<H: Clone>(
         self,
         now: Instant,
-        server: &mut Server<H>,
+        server: &mut Session<H>,
     ) -> Result<RequestId, UsageError> {
         let opts = RequestOptions::default();
         server.request(now, Some(&self.related), self.method, Some(self.params), opts)

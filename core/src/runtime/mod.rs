@@ -16,7 +16,13 @@
 //! - [`RequestContext`]: what a server handler gets, with the same methods on every runtime;
 //!   the runtime supplies only the [`Link`] that carries a handler's [`Report`]s and
 //!   [`PeerCall`]s to its session's loop.
-//! - [`ConnectError`]: why spawning a stdio server and shaking hands with it failed.
+//! - [`ConnectError`]: why spawning a stdio server (or reaching an HTTP one) and shaking
+//!   hands with it failed.
+//! - [`http_server`]: one accepted HTTP/1.1 connection between a socket and the
+//!   [`Router`](crate::http::server::Router) ([`http_server::ServerConn`], stream ids).
+//! - [`http_client`]: where a URL connects ([`http_client::Target`]), one client connection
+//!   between a socket and the client machine ([`http_client::ClientConn`]), and the
+//!   keep-alive [`http_client::Pool`].
 //!
 //! Nothing here does IO, reads a clock or needs an executor: deadlines are `Instant`
 //! arguments, and a runtime's future types appear only as an associated type of [`Link`].
@@ -24,9 +30,13 @@
 mod calls;
 mod connect;
 mod context;
+pub mod http_client;
+pub mod http_server;
+mod owned;
 mod write;
 
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
+pub use owned::OwnedEvent;
 pub use write::{WriteEnd, WriteQueue, WriteStep};

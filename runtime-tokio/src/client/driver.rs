@@ -20,6 +20,8 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{CallKey, Calls, ConnectError};
 use zest_core::RequestOptions;
 
+mod http;
+
 use super::process::{Child, Pipes};
 use crate::calls::{CatchUnwind, Reply};
 use crate::writer::Writer;
@@ -66,9 +68,19 @@ impl Driver {
         notifications: broadcast::Sender<ServerNotification>,
         ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
     ) -> Self {
+        Self::with_core(core::Client::new(config, Instant::now()), handlers, notifications, ready)
+    }
+
+    /// A driver for a machine made elsewhere (an HTTP one).
+    pub(super) fn with_core(
+        core: core::Client,
+        handlers: AsyncClientHandlers,
+        notifications: broadcast::Sender<ServerNotification>,
+        ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
+    ) -> Self {
         let (answers, answer_rx) = mpsc::unbounded_channel();
         Self {
-            core: core::Client::new(config, Instant::now()),
+            core,
             handlers,
             calls: Calls::new(),
             serving: HashMap::new(),

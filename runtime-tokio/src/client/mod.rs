@@ -1,6 +1,7 @@
 //! The stdio client: a server run as a child process, one driver task per session, and a
 //! cheap-to-clone [`Client`] handle with the typed API of [`ClientApi`].
 
+mod connector;
 mod driver;
 mod process;
 
@@ -16,6 +17,7 @@ use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::BoxFuture;
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKeys, ConnectError};
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
@@ -89,6 +91,60 @@ impl Client {
         Ok(Self { shared: Arc::new(shared) })
     }
 
+    /// Connects to the MCP server at `url` (`http://` or `https://`) with every
+    /// [`HttpEndpoint`] default, performs the handshake and returns once the session is
+    /// ready. See [`connect_to`](Self::connect_to).
+    pub async fn connect(url: &str, options: ClientOptions) -> Result<Self, ConnectError> {
+        Self::connect_to(HttpEndpoint::new(url), options).await
+    }
+
+    /// Connects to an MCP server over HTTP: Streamable HTTP, legacy HTTP+SSE, or detection
+    /// between them ([`HttpEndpoint::mode`]), with the endpoint's headers, bearer token,
+    /// timeouts and trust roots. Requests travel on keep-alive connections (an SSE stream
+    /// holds one of its own while it lasts), with `TCP_NODELAY`, and TLS by rustls for
+    /// `https`. [`close`](Self::close) ends the session with a DELETE.
+    ///
+    /// A server that cannot be reached fails with [`ConnectError::Transport`] (refused, timed
+    /// out, a TLS failure such as an untrusted certificate); an HTTP error status answering
+    /// `initialize` with [`ConnectError::HttpStatus`]. Must be called within a tokio runtime
+    /// with IO and time enabled.
+    pub async fn connect_to(
+        endpoint: HttpEndpoint,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let http = endpoint.http_config()?;
+        let connector = connector::Connector::new(&endpoint)?;
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities.clone());
+        let core = zest_core::client::Client::new_http(config, http, std::time::Instant::now())
+            .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
+        let (exit_tx, exit) = watch::channel(None);
+        let notifications = notes_tx.downgrade();
+        let driver = Driver::with_core(core, handlers, notes_tx, ready_tx);
+        tokio::spawn(driver.run_http(connector, command_rx, exit_tx));
+        let negotiated = match ready_rx.await {
+            Ok(outcome) => outcome?,
+            Err(_) => {
+                let why = "the session driver stopped during the handshake".to_owned();
+                let failure = TransportFailure::Other(why);
+                return Err(ConnectError::Handshake(CloseReason::TransportFailed(failure)));
+            }
+        };
+        let shared = Shared {
+            commands,
+            keys: CallKeys::new(),
+            negotiated,
+            pid: 0,
+            first_notifications: Mutex::new(Some(notes_rx)),
+            notifications,
+            exit,
+        };
+        Ok(Self { shared: Arc::new(shared) })
+    }
+
     /// What the handshake settled: revision, server info, capabilities, instructions.
     pub fn negotiated(&self) -> &Negotiated {
         &self.shared.negotiated
@@ -110,7 +166,8 @@ impl Client {
         }
     }
 
-    /// The child's process id, which is also its process group id.
+    /// The child's process id, which is also its process group id; 0 for a session over
+    /// HTTP.
     pub fn pid(&self) -> u32 {
         self.shared.pid
     }
@@ -118,6 +175,9 @@ impl Client {
     /// Ends the session for every clone: pending calls fail with `Closed(Local)`, then the
     /// child is shut down (close stdin, wait, SIGTERM, wait, SIGKILL) and reaped. Returns its
     /// exit status; calling it again, or after the server exited, returns the same status.
+    ///
+    /// Over HTTP the session ends with a DELETE (when the server gave a session id; up to
+    /// 2 s), and the status returned is a success.
     pub async fn close(&self) -> io::Result<ExitStatus> {
         // If the driver is already gone the session is over and the status is recorded.
         let _ = self.shared.commands.send(Command::Close);

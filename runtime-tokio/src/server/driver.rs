@@ -49,6 +49,8 @@ struct Running {
 pub(super) struct Driver {
     core: Server<AsyncHandler<RequestContext>>,
     link: SessionLink,
+    /// Where handler tasks send their answers (the sending end of `commands`).
+    answers: mpsc::UnboundedSender<Command>,
     commands: mpsc::UnboundedReceiver<Command>,
     running: HashMap<RequestId, Running>,
     calls: Calls<Reply>,
@@ -61,7 +63,8 @@ impl Driver {
         let (tx, commands) = mpsc::unbounded_channel();
         Self {
             core: Server::new(config, registry, Instant::now()),
-            link: SessionLink { commands: tx, keys: Arc::new(CallKeys::new()) },
+            link: SessionLink::stdio(tx.clone(), Arc::new(CallKeys::new())),
+            answers: tx,
             commands,
             running: HashMap::new(),
             calls: Calls::new(),
@@ -186,7 +189,7 @@ impl Driver {
                             let _ = self.core.respond(Instant::now(), id, result);
                             continue;
                         }
-                        let link = self.link.commands.clone();
+                        let link = self.answers.clone();
                         let answer_id = id.clone();
                         let task = tokio::spawn(async move {
                             let result = work.await;

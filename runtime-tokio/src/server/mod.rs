@@ -67,14 +67,30 @@ where
 pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 
 /// The session end of this runtime's [`RequestContext`]: carries a handler's reports and
-/// requests to the client to the session's driver. Handlers never need to name it.
+/// requests to the client to the session's driver (stdio) or to its session in the HTTP
+/// router. Handlers never need to name it.
 #[derive(Clone)]
-pub struct SessionLink {
+pub struct SessionLink(Inner);
+
+#[derive(Clone)]
+enum Inner {
+    Http(crate::http_server::HttpLink),
+    Stdio(StdioLink),
+}
+
+#[derive(Clone)]
+struct StdioLink {
     commands: mpsc::UnboundedSender<Command>,
     keys: Arc<CallKeys>,
 }
 
 impl SessionLink {
+    pub(crate) fn http(link: crate::http_server::HttpLink) -> Self {
+        Self(Inner::Http(link))
+    }
+}
+
+impl StdioLink {
     /// Sends a command that carries a reply sender, and awaits the reply.
     async fn ask<T>(
         &self,
@@ -96,9 +112,25 @@ impl Link for SessionLink {
     type Reply<'a, T: 'a> = BoxFuture<'a, T>;
 
     fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
-        Box::pin(self.ask(|reply| Command::Report { report, reply }))
+        match &self.0 {
+            Inner::Http(link) => Box::pin(std::future::ready(link.report(report))),
+            Inner::Stdio(link) => Box::pin(link.ask(|reply| Command::Report { report, reply })),
+        }
     }
 
+    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
+        match &self.0 {
+            Inner::Http(link) => Box::pin(link.peer_request(call)),
+            Inner::Stdio(link) => link.peer_request(call),
+        }
+    }
+
+    fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
+        Box::pin(async move { f(reply.await) })
+    }
+}
+
+impl StdioLink {
     fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
         Box::pin(async move {
             let key = self.keys.next();
@@ -113,8 +145,10 @@ impl Link for SessionLink {
             .await
         })
     }
+}
 
-    fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
-        Box::pin(async move { f(reply.await) })
+impl SessionLink {
+    fn stdio(commands: mpsc::UnboundedSender<Command>, keys: Arc<CallKeys>) -> Self {
+        Self(Inner::Stdio(StdioLink { commands, keys }))
     }
 }

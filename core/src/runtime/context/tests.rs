@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use super::*;
 use crate::error::{CloseReason, RequestError};
 use crate::schema::methods::ListRoots;
-use crate::server::{Registry, ServerConfig};
+use crate::server::{Registry, Server, ServerConfig};
 use crate::testkit::VirtualClock;
 
 /// A blocking-style link (a call returns its result) that records what reaches the "loop"

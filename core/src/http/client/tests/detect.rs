@@ -92,3 +92,26 @@ fn detection_is_bounded_by_the_initialize_timeout() {
     assert_eq!(f.take_events(), [Event::Closed(CloseReason::InitializeTimedOut)]);
     assert_eq!(f.aborts, [sse]);
 }
+
+#[test]
+fn an_initialize_answer_without_a_response_closes_as_invalid_not_as_ended() {
+    let invalid = || {
+        CloseReason::InitializeInvalid("the answer to initialize held no JSON-RPC response".into())
+    };
+    // A body labelled JSON that is not JSON.
+    let mut f = Fake::streamable();
+    let (init, _) = f.take_one();
+    f.answer_json(init, &[], "<html>no</html>");
+    let events = f.take_events();
+    assert!(events.iter().any(|e| matches!(e, Event::Violation(_))), "{events:?}");
+    assert_eq!(events.last(), Some(&Event::Closed(invalid())));
+    // A content type that is neither JSON nor SSE.
+    let mut f = Fake::streamable();
+    let (init, _) = f.take_one();
+    f.head(init, 200, &[("content-type", "text/html")]);
+    f.data(init, "hi");
+    f.end(init);
+    let events = f.take_events();
+    assert!(events.iter().any(|e| matches!(e, Event::Violation(_))), "{events:?}");
+    assert_eq!(events.last(), Some(&Event::Closed(invalid())));
+}

@@ -1,0 +1,219 @@
+//! `cargo bench -p zest-tokio --bench http`: `tools/call` echo over Streamable HTTP on
+//! loopback at concurrency 1, 8 and 64, zest-tokio's client against zest-tokio's server in one
+//! process (a 2-worker runtime), beside a raw floor from the same run: a keep-alive
+//! HTTP/1.1 JSON echo (zest-core's http1 machines on both sides, one connection per worker,
+//! no MCP). Figures are printed, never asserted.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use zest_tokio::core::http1::{self, Config, ServerConnection, ServerEvent};
+use zest_tokio::core::io::{HttpRequest, StreamId};
+use zest_tokio::core::runtime::http_client::ClientConn;
+use zest_tokio::core::runtime::OwnedEvent;
+use zest_tokio::core::server::ServerConfig;
+use zest_tokio::schema::{CallToolResult, Tool};
+use zest_tokio::{serve_http, Client, ClientApi, ClientOptions, Registry};
+
+const CALLS: usize = 8_000;
+const WARMUP: usize = 200;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        println!("zest-tokio HTTP bench: {CALLS} tools/call echo calls of a 64-char text");
+        println!("client and server in one process, 2 worker threads, loopback");
+        println!();
+        println!(
+            "{:<28} {:>4} {:>9} {:>8} {:>8} {:>9}",
+            "", "conc", "calls/s", "p50 µs", "p99 µs", "of floor"
+        );
+        let floor_addr = raw_echo_server().await;
+        let server = zest_server().await;
+        for concurrency in [1, 8, 64] {
+            let raw = raw_run(floor_addr, concurrency).await;
+            let zest = zest_run(&server.url(), concurrency).await;
+            print_row("raw HTTP/1.1 JSON echo", concurrency, &raw, None);
+            print_row("zest-tokio (MCP over HTTP)", concurrency, &zest, Some(&raw));
+        }
+        server.shutdown().await;
+    });
+}
+
+/// Calls per second and latencies of one run.
+struct Run {
+    per_sec: f64,
+    latencies: Vec<Duration>,
+}
+
+fn print_row(name: &str, concurrency: usize, run: &Run, floor: Option<&Run>) {
+    let mut sorted = run.latencies.clone();
+    sorted.sort();
+    let at = |q: f64| sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)];
+    let share =
+        floor.map_or(String::new(), |f| format!("{:.0} %", 100.0 * run.per_sec / f.per_sec));
+    println!(
+        "{name:<28} {concurrency:>4} {:>9.0} {:>8} {:>8} {share:>9}",
+        run.per_sec,
+        at(0.5).as_micros(),
+        at(0.99).as_micros()
+    );
+}
+
+async fn zest_server() -> zest_tokio::HttpServer {
+    let mut registry = Registry::default();
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    registry.raw_tool(Tool::new("echo", "Echoes", schema), |_, p| async move {
+        let text = p.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str());
+        Ok(CallToolResult::text(text.unwrap_or_default()))
+    });
+    serve_http("127.0.0.1:0", ServerConfig::new("bench", "1"), registry).await.expect("bind")
+}
+
+async fn zest_run(url: &str, concurrency: usize) -> Run {
+    let client = Client::connect(url, ClientOptions::new("bench", "1")).await.expect("connect");
+    let text = "x".repeat(64);
+    for _ in 0..WARMUP {
+        client.call_tool("echo", json!({"text": text})).await.expect("warm-up call");
+    }
+    let started = Instant::now();
+    let workers = (0..concurrency).map(|_| {
+        let client = client.clone();
+        let text = text.clone();
+        tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(CALLS / concurrency);
+            for _ in 0..CALLS / concurrency {
+                let t = Instant::now();
+                client.call_tool("echo", json!({"text": text})).await.expect("call");
+                latencies.push(t.elapsed());
+            }
+            latencies
+        })
+    });
+    let latencies = gather(workers).await;
+    let per_sec = latencies.len() as f64 / started.elapsed().as_secs_f64();
+    client.close().await.expect("close");
+    Run { per_sec, latencies }
+}
+
+async fn gather(
+    workers: impl Iterator<Item = tokio::task::JoinHandle<Vec<Duration>>>,
+) -> Vec<Duration> {
+    let mut all = Vec::new();
+    for worker in workers.collect::<Vec<_>>() {
+        all.extend(worker.await.expect("a worker"));
+    }
+    all
+}
+
+/// Echoes each POST body back as JSON, keep-alive, through zest-core's http1 machine.
+async fn raw_echo_server() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let _ = socket.set_nodelay(true);
+            tokio::spawn(async move {
+                let mut conn = ServerConnection::new(Config::default(), Instant::now());
+                let mut body = Vec::new();
+                let mut buf = vec![0u8; 16 * 1024];
+                loop {
+                    while let Some(event) = conn.poll_event() {
+                        match event {
+                            ServerEvent::Data(b) => body.extend_from_slice(&b),
+                            ServerEvent::End => {
+                                let mut response =
+                                    Response::new(Bytes::from(std::mem::take(&mut body)));
+                                response.headers_mut().insert(
+                                    "content-type",
+                                    HeaderValue::from_static("application/json"),
+                                );
+                                if conn.send_response(Instant::now(), response).is_err() {
+                                    return;
+                                }
+                            }
+                            ServerEvent::Failed(_) => return,
+                            _ => {}
+                        }
+                    }
+                    while let Some(t) = conn.poll_transmit() {
+                        match t {
+                            http1::Transmit::Write(b) => {
+                                if socket.write_all(&b).await.is_err() {
+                                    return;
+                                }
+                            }
+                            http1::Transmit::Close => return,
+                        }
+                    }
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => conn.handle_data(&buf[..n]),
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The same exchange with no MCP: each worker POSTs a JSON-RPC-sized body on its own
+/// keep-alive connection and reads the echo.
+async fn raw_run(addr: std::net::SocketAddr, concurrency: usize) -> Run {
+    let body = Bytes::from(
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x".repeat(64)}}}))
+        .expect("json"),
+    );
+    let uri: http::Uri = format!("http://{addr}/mcp").parse().expect("uri");
+    let started = Instant::now();
+    let workers = (0..concurrency).map(|_| {
+        let (body, uri) = (body.clone(), uri.clone());
+        tokio::spawn(async move {
+            let mut socket = TcpStream::connect(addr).await.expect("connect");
+            let _ = socket.set_nodelay(true);
+            let mut conn = ClientConn::new(Config::default());
+            let mut buf = vec![0u8; 16 * 1024];
+            let mut latencies = Vec::with_capacity(CALLS / concurrency);
+            for i in 0..CALLS / concurrency {
+                let mut headers = HeaderMap::new();
+                headers.insert("content-type", HeaderValue::from_static("application/json"));
+                let request = HttpRequest {
+                    method: Method::POST,
+                    uri: uri.clone(),
+                    headers,
+                    body: body.clone(),
+                };
+                let t = Instant::now();
+                conn.send(t, StreamId(i as u64 + 1), request).expect("idle connection");
+                'exchange: loop {
+                    while let Some(http1::Transmit::Write(b)) = conn.poll_transmit() {
+                        socket.write_all(&b).await.expect("write");
+                    }
+                    while let Some((_, event)) = conn.poll_event() {
+                        match event {
+                            OwnedEvent::End => break 'exchange,
+                            OwnedEvent::Failed(f) => panic!("{f}"),
+                            _ => {}
+                        }
+                    }
+                    let n = socket.read(&mut buf).await.expect("read");
+                    conn.handle_data(&buf[..n]);
+                }
+                latencies.push(t.elapsed());
+            }
+            latencies
+        })
+    });
+    let latencies = gather(workers).await;
+    let per_sec = latencies.len() as f64 / started.elapsed().as_secs_f64();
+    Run { per_sec, latencies }
+}
