@@ -5,14 +5,13 @@
 //! MCP_CONFORMANCE_SCENARIO=tools_call conformance_client --runtime tokio http://localhost:PORT/mcp
 //! ```
 //!
-//! It needs zest's Streamable HTTP client (`Client::connect(url, options)` on each runtime),
-//! which is not in this build yet: until it is, every run fails at the connect step and says
-//! so. The scenario steps themselves (`zest_conformance::client_scenarios`) are tested over
+//! It connects with the runtime's Streamable HTTP client (`Client::connect(url, options)`); a
+//! runtime without one fails at the connect step and says so. The scenario steps themselves (`zest_conformance::client_scenarios`) are tested over
 //! stdio against `scenario_server`.
 
 use std::process::ExitCode;
 
-use zest_conformance::client_scenarios::Scenario;
+use zest_conformance::client_scenarios::{elicitation_answer, play, OnTokio, Scenario};
 use zest_conformance::Runtime;
 
 const USAGE: &str =
@@ -40,12 +39,32 @@ fn run() -> Result<(), String> {
     connect(runtime, url, scenario)
 }
 
-/// Connects over Streamable HTTP and plays `scenario`. Not available until the runtimes
-/// have `Client::connect(url, options)`; then this builds the client with
-/// `elicitation_answer` as its elicitation handler and calls `client_scenarios::play`.
+/// Connects over Streamable HTTP (with `elicitation_answer` as the elicitation handler) and
+/// plays `scenario`; a runtime without `Client::connect(url, options)` fails and says so.
 fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String> {
-    Err(format!(
-        "cannot play {scenario} against {url}: the Streamable HTTP client is not available in \
-         this build (zest-{runtime} has no Client::connect(url, options) yet)"
-    ))
+    match runtime {
+        Runtime::Tokio => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+            let handlers = zest_core::handler::AsyncClientHandlers::default()
+                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
+            let options = zest_tokio::ClientOptions::new(
+                "zest-conformance-client",
+                env!("CARGO_PKG_VERSION"),
+            )
+            .handlers(handlers);
+            let client = rt
+                .block_on(zest_tokio::Client::connect(url, options))
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            let played = play(scenario, &OnTokio { runtime: &rt, client: &client });
+            let _ = rt.block_on(client.close());
+            played.map(|_| ())
+        }
+        other => Err(format!(
+            "cannot play {scenario} against {url}: the Streamable HTTP client is not available \
+             in this build (zest-{other} has no Client::connect(url, options) yet)"
+        )),
+    }
 }
