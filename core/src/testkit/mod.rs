@@ -3,9 +3,11 @@
 //! Everything here is deterministic: time moves only when a test moves it, and bytes cross
 //! from one machine to the other only when the test pumps.
 
+mod faults;
 mod http;
 mod pair;
 
+pub use faults::Faults;
 pub use http::HttpPair;
 pub use pair::{Pair, Wire};
 
