@@ -281,6 +281,18 @@ impl<H: Clone> Router<H> {
         self.sessions.len()
     }
 
+    /// How many SSE events the event store keeps for resumption, all sessions together
+    /// (`None` when the store cannot tell; see [`EventStore::events_held`]).
+    pub fn events_held(&self) -> Option<usize> {
+        self.wire.store.events_held()
+    }
+
+    /// How many HTTP exchanges the router is in the middle of: POSTs whose body is arriving,
+    /// and exchanges carrying a session's stream or awaiting its answer.
+    pub fn exchange_count(&self) -> usize {
+        self.exchanges.len()
+    }
+
     /// The registry every session shares.
     pub fn registry(&self) -> &Registry<H> {
         &self.shared.registry

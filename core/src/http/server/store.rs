@@ -25,6 +25,11 @@ pub trait EventStore: fmt::Debug + Send {
     fn forget_stream(&mut self, session: &SessionId, stream: u64);
     /// The session ended.
     fn forget_session(&mut self, session: &SessionId);
+    /// How many events the store holds for all sessions, if it can tell cheaply (for
+    /// metrics and leak checks); `None` by default.
+    fn events_held(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The default [`EventStore`]: per session, the newest events up to a count and a byte
@@ -98,5 +103,9 @@ impl EventStore for MemoryEventStore {
 
     fn forget_session(&mut self, session: &SessionId) {
         self.sessions.remove(session);
+    }
+
+    fn events_held(&self) -> Option<usize> {
+        Some(self.sessions.values().map(|k| k.events.len()).sum())
     }
 }
