@@ -19,7 +19,7 @@ use zest_core::jsonrpc::{RawJson, RequestId};
 use zest_core::schema::methods::CallTool;
 use zest_core::schema::{CallToolParams, ClientCapabilities, LoggingLevel, ProtocolVersion};
 use zest_core::server::{Event, ListKind, ServerConfig};
-use zest_core::testkit::HttpPair;
+use zest_core::testkit::{Faults, HttpPair};
 use zest_core::RequestOptions;
 
 fn pair_with(
@@ -210,6 +210,47 @@ fn a_stream_dropped_mid_answer_resumes_and_delivers_everything_once() {
     assert_eq!(responses(&events).len(), 1);
     assert_eq!(responses(&events)[0].0, id);
     assert!(pair.transcript().iter().any(|l| l == "GET /mcp → 200"), "{:?}", pair.transcript());
+}
+
+/// Regression: the router forgot a stream's events as soon as it had written the last one, so
+/// a connection that broke while the response was on its way left nothing to resume from, and
+/// the call failed with `StreamLost` though the server had answered it.
+#[test]
+fn a_response_cut_in_the_middle_of_its_event_is_replayed_on_resume() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    // Every body chunk after an exchange's first is split inside and the exchange cut.
+    pair.set_faults(Faults::seeded(1).split(1000));
+    let now = pair.clock.now();
+    let id = pair
+        .client
+        .send::<CallTool>(now, &call("echo", json!({"text": "x"})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    let (session, sid) = pair
+        .take_router_events()
+        .into_iter()
+        .find_map(|e| match e.event {
+            Event::Call { id, .. } => Some((e.session, id)),
+            _ => None,
+        })
+        .unwrap();
+    let answer = json!({"content":[{"type":"text","text":"x"}]});
+    pair.router
+        .session_mut(&session)
+        .unwrap()
+        .respond(now, sid, Ok(RawJson::from(answer)))
+        .unwrap();
+    pair.pump();
+    assert!(responses(&pair.take_client_events()).is_empty(), "the response was cut");
+    pair.advance(Duration::from_secs(10));
+    let events = pair.take_client_events();
+    let outcomes = responses(&events);
+    assert_eq!(outcomes.len(), 1, "{events:?}");
+    assert_eq!(outcomes[0].0, id);
+    let result = client::decode_result::<CallTool>(outcomes[0].1.clone()).unwrap();
+    assert_eq!(result.content[0].as_text(), Some("x"));
+    let t = pair.transcript();
+    assert!(t.iter().any(|l| l == "GET /mcp → 200"), "resumed with a GET: {t:?}");
 }
 
 #[test]

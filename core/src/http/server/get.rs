@@ -50,8 +50,9 @@ impl<H: Clone> Router<H> {
         let answer = slot.answers.iter_mut().find(|(_, a)| a.logical.number == number);
         let logical = match answer {
             Some((&origin, a)) if a.finished => {
+                // This replay may be cut short too: the events stay a while (see `Slot`).
                 slot.answers.remove(&origin);
-                self.wire.store.forget_stream(id, number);
+                slot.written_whole(number);
                 return self.wire.close(stream);
             }
             Some((_, a)) => &mut a.logical,
