@@ -427,6 +427,37 @@ fn list_changes_go_on_the_get_stream_and_wait_for_one() {
     assert_eq!(http.answer(get).messages()[1]["method"], "notifications/message");
 }
 
+/// Regression (found by the fault-injection properties): what the session sent on its GET
+/// stream while the client was reconnecting waited in the backlog for a *fresh* GET, so a
+/// client that resumed with `Last-Event-ID` never got it.
+#[test]
+fn a_resumed_get_stream_gets_what_was_sent_while_it_was_down() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    let sid = SessionId::clone(http.router.sessions().next().unwrap());
+    let get = http.get(&session, None);
+    let log = |http: &mut Http, text: &str| {
+        let now = http.now();
+        let s = http.router.session_mut(&sid).unwrap();
+        s.log(now, None, LoggingLevel::Info, None, json!(text)).unwrap();
+        http.pump();
+    };
+    log(&mut http, "one");
+    let events = http.answer(get).events();
+    let last = events.last().unwrap().0.clone().unwrap();
+    http.drop_stream(get);
+    log(&mut http, "two");
+    let resumed = http.get(&session, Some(&last));
+    let a = http.answer(resumed);
+    assert_eq!(a.status, Some(StatusCode::OK));
+    let messages = a.messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["params"]["data"], "two");
+    // It is carried on the resumed stream from now on.
+    log(&mut http, "three");
+    assert_eq!(http.answer(resumed).messages()[1]["params"]["data"], "three");
+}
+
 #[test]
 fn transport_refusals_have_their_statuses() {
     let mut http = Http::new(config());

@@ -47,6 +47,7 @@ impl<H: Clone> Router<H> {
         for event in self.wire.store.replay(id, number, seq) {
             self.wire.write(stream, event);
         }
+        let standalone = slot.answers.values().all(|a| a.logical.number != number);
         let answer = slot.answers.iter_mut().find(|(_, a)| a.logical.number == number);
         let logical = match answer {
             Some((&origin, a)) if a.finished => {
@@ -66,6 +67,9 @@ impl<H: Clone> Router<H> {
             self.wire.close(old);
         }
         self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        if standalone {
+            slot.flush_standalone_backlog(id, &mut self.wire);
+        }
     }
 
     pub(super) fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {

@@ -217,6 +217,17 @@ impl<H: Clone> Slot<H> {
         self.standalone = Some(logical);
     }
 
+    /// The standalone stream was resumed on a new carrier: what was sent while it had none
+    /// (kept in the backlog) goes out now, after the replay.
+    pub(super) fn flush_standalone_backlog(&mut self, id: &SessionId, wire: &mut Wire) {
+        let Some(logical) = self.standalone.as_mut().filter(|l| l.carrier.is_some()) else {
+            return;
+        };
+        for json in self.backlog.drain(..) {
+            logical.send(id, &json, wire);
+        }
+    }
+
     /// The legacy GET stream opened: it carries everything from now on.
     pub(super) fn flush_legacy_backlog(&mut self, wire: &mut Wire) {
         if let SlotKind::Legacy { carrier: Some(carrier) } = self.kind {
