@@ -288,6 +288,31 @@ fn an_expired_session_fails_in_flight_calls_then_starts_afresh() {
     assert!(responses(&pair.take_client_events())[0].1.is_ok());
 }
 
+/// Regression (found by the fault-injection properties): in JSON-response mode, a POST whose
+/// only request was cancelled is answered with an empty JSON body; the client reported that
+/// as a decode violation.
+#[test]
+fn an_empty_json_answer_to_a_cancelled_call_is_no_violation() {
+    let mut c = ClientConfig::new("c", "1");
+    c.protocol_version = ProtocolVersion::V2025_11_25;
+    let mut router = RouterConfig::new([5; 32]);
+    router.json_response = true;
+    let mut pair = pair_with(c, http_config("/mcp"), router);
+    pair.take_client_events();
+    let now = pair.clock.now();
+    let id = pair
+        .client
+        .send::<CallTool>(now, &call("echo", json!({"text": "x"})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    pair.client.cancel(now, &id, None).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    assert!(matches!(&responses(&events)[..], [(i, Err(RequestError::Cancelled))] if *i == id));
+    assert!(!events.iter().any(|e| matches!(e, ClientEvent::Violation(_))), "{events:?}");
+    assert_eq!(pair.open_streams().len(), 1, "only the GET stream is open");
+}
+
 #[test]
 fn close_deletes_the_session() {
     let mut pair = ready(ProtocolVersion::V2025_11_25);

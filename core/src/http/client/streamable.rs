@@ -461,7 +461,11 @@ impl Streamable {
                 let error = match failure {
                     Some(why) => RequestError::Transport(why),
                     None => {
-                        self.deliver(stream, Incoming::decode(&buf), up);
+                        // An empty body carries no message: a router answers so when the
+                        // POST's only request was cancelled.
+                        if !buf.iter().all(u8::is_ascii_whitespace) {
+                            self.deliver(stream, Incoming::decode(&buf), up);
+                        }
                         RequestError::StreamLost
                     }
                 };
