@@ -3,8 +3,8 @@
 //! exchanges, disconnects in the middle of an SSE event, cuts, session expiry and a server
 //! that stops answering.
 //!
-//! Random scenarios make calls (with progress, log lines and sampling requests related to
-//! them), answer them, cancel them, inject faults and let time pass; a final drain answers
+//! Random scenarios (with the router answering in SSE, or in one JSON body per POST) make
+//! calls (with progress, log lines and sampling requests related to them), answer them, cancel them, inject faults and let time pass; a final drain answers
 //! what is left, lets every timer run out, closes the client and waits out the router's idle
 //! expiry. Then:
 //! - every request the client made got exactly one `Response`, and one consistent with what
@@ -120,6 +120,9 @@ impl Arbitrary for LinkFaults {
 struct Scenario {
     faults: LinkFaults,
     ops: Vec<Op>,
+    /// The router answers every POST with one JSON body (related messages then go on the
+    /// GET stream) instead of SSE.
+    json_response: bool,
 }
 
 impl Arbitrary for Scenario {
@@ -127,14 +130,20 @@ impl Arbitrary for Scenario {
         // A few calls up front, so most scenarios start with something to race.
         let mut ops: Vec<Op> = (0..3).map(|_| Op::Call(30, true)).collect();
         ops.extend(Vec::<Op>::arbitrary(g));
-        Self { faults: LinkFaults::arbitrary(g), ops }
+        let json_response = u8::arbitrary(g) % 4 == 0;
+        Self { faults: LinkFaults::arbitrary(g), ops, json_response }
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
-        let faults = self.faults.clone();
-        let ops = self.ops.clone();
-        let fewer = self.ops.shrink().map(move |ops| Self { faults: faults.clone(), ops });
-        let simpler = self.faults.shrink().map(move |faults| Self { faults, ops: ops.clone() });
+        let (faults, ops, json_response) =
+            (self.faults.clone(), self.ops.clone(), self.json_response);
+        let fewer =
+            self.ops.shrink().map(move |ops| Self { faults: faults.clone(), ops, json_response });
+        let simpler = self.faults.shrink().map(move |faults| Self {
+            faults,
+            ops: ops.clone(),
+            json_response,
+        });
         Box::new(fewer.chain(simpler))
     }
 }
@@ -199,10 +208,11 @@ fn config(resume_attempts: u32) -> (ClientConfig, HttpClientConfig) {
 }
 
 impl World {
-    fn new(faults: Faults, resume_attempts: u32) -> Self {
+    fn new(faults: Faults, resume_attempts: u32, json_response: bool) -> Self {
         let (c, http) = config(resume_attempts);
         let mut router = RouterConfig::new([7; 32]);
         router.idle_timeout = IDLE;
+        router.json_response = json_response;
         let server = ServerConfig::new("s", "1");
         // The handshake crosses a perfect link; the faults start once the session is ready.
         let mut pair = HttpPair::new(c, http, server, router, registry());
@@ -506,7 +516,7 @@ impl World {
 }
 
 fn run(scenario: &Scenario, resume_attempts: u32) -> World {
-    let mut world = World::new(scenario.faults.0.clone(), resume_attempts);
+    let mut world = World::new(scenario.faults.0.clone(), resume_attempts, scenario.json_response);
     for op in &scenario.ops {
         world.apply(op);
         world.collect();
@@ -551,7 +561,10 @@ fn a_disconnect_mid_event_resumes_and_delivers_every_response_once() {
             ops.push(Op::Advance(u16::from(wait) * 4));
             ops.push(Op::Answer(0, true));
         }
-        let world = run(&Scenario { faults: LinkFaults(faults), ops }, 20);
+        // SSE answers: in JSON mode progress goes on the GET stream and may come after the
+        // result, when the client no longer wants it.
+        let scenario = Scenario { faults: LinkFaults(faults), ops, json_response: false };
+        let world = run(&scenario, 20);
         let strict = world.sent.iter().find_map(|(id, sent)| {
             let outcome = &world.outcomes.get(id)?.first()?.1;
             let seen = world.progress_seen.get(id).cloned().unwrap_or_default();
