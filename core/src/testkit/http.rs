@@ -98,8 +98,11 @@ impl<H: Clone> HttpPair<H> {
     }
 
     /// From now on, the link has these faults (the dice are reseeded from `faults.seed`).
+    /// Hops in flight keep their due instants; losses already drawn for open exchanges and
+    /// not yet happened are called off.
     pub fn set_faults(&mut self, faults: Faults) {
         self.dice = Dice::new(faults);
+        self.doomed.clear();
     }
 
     /// The link's faults.
@@ -162,6 +165,8 @@ impl<H: Clone> HttpPair<H> {
     /// Lets time pass to `t`, firing every deadline and delivering every hop on the way, in
     /// time order.
     pub fn advance_to(&mut self, t: Instant) {
+        // What the commands since the last pump produced leaves now, not at the first deadline.
+        self.pump();
         loop {
             let hops = (!self.stalled).then(|| {
                 [self.to_router.next_due(), self.to_client.next_due()].into_iter().flatten().min()
