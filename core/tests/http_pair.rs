@@ -313,6 +313,38 @@ fn an_empty_json_answer_to_a_cancelled_call_is_no_violation() {
     assert_eq!(pair.open_streams().len(), 1, "only the GET stream is open");
 }
 
+/// Regression (found by the fault-injection properties): once the GET stream's reconnections
+/// ran out, the client never opened one again, and everything the server sent outside a call
+/// stayed in the router's backlog for the rest of the session.
+#[test]
+fn a_get_stream_given_up_is_opened_again_after_the_next_accepted_post() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    let session = pair.router.sessions().next().unwrap().clone();
+    // The GET stream and each reconnection break before anything new arrives on them.
+    for _ in 0..4 {
+        let get = *pair.open_streams().last().expect("a GET stream");
+        pair.cut(get);
+        pair.advance(Duration::from_secs(2));
+    }
+    assert!(pair.open_streams().is_empty(), "the client gave up: {:?}", pair.transcript());
+    let now = pair.clock.now();
+    pair.client
+        .send::<CallTool>(now, &call("echo", json!({"text": "x"})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    pair.serve(app);
+    let now = pair.clock.now();
+    let s = pair.router.session_mut(&session).unwrap();
+    s.log(now, None, LoggingLevel::Info, None, json!("outside")).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    assert!(
+        events.iter().any(|e| matches!(e, ClientEvent::Notification(ServerNotification::LoggingMessage(m)) if m.data == json!("outside"))),
+        "{events:?} {:?}",
+        pair.transcript()
+    );
+}
+
 #[test]
 fn close_deletes_the_session() {
     let mut pair = ready(ProtocolVersion::V2025_11_25);
