@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use serde_json::json;
-use zest_core::client::{ClientConfig, Event as ClientEvent, ServerRequest};
+use zest_core::client::{ClientConfig, Event as ClientEvent, ServerNotification, ServerRequest};
 use zest_core::error::RequestError;
 use zest_core::http::client::HttpClientConfig;
 use zest_core::http::server::{RouterConfig, SessionId};
@@ -193,6 +193,8 @@ struct World {
     ended_on_a_healthy_link: usize,
     /// Faults are not protocol errors: neither side may report the other for one.
     violations: Vec<String>,
+    /// A message outside any call reached the client once the link was healthy again.
+    heard_outside_calls: bool,
     /// Progress the server reported per call (by text) and the client saw (by id).
     progress_sent: BTreeMap<String, Vec<f64>>,
     progress_seen: BTreeMap<RequestId, Vec<f64>>,
@@ -235,6 +237,7 @@ impl World {
             progress: 0.0,
             ended_on_a_healthy_link: 0,
             violations: Vec::new(),
+            heard_outside_calls: false,
             progress_sent: BTreeMap::new(),
             progress_seen: BTreeMap::new(),
         };
@@ -260,6 +263,11 @@ impl World {
                 }
                 ClientEvent::Progress { id, progress } => {
                     self.progress_seen.entry(id).or_default().push(progress.progress);
+                }
+                ClientEvent::Notification(ServerNotification::LoggingMessage(m))
+                    if m.data == json!("outside") =>
+                {
+                    self.heard_outside_calls = true;
                 }
                 ClientEvent::Closed(_) => self.client_closed += 1,
                 ClientEvent::Violation(v) => self.violations.push(format!("client: {v:?}")),
@@ -421,10 +429,35 @@ impl World {
         self.ended_on_a_healthy_link = self.pair.client.in_flight();
         self.pair.advance(EVERYTHING_TIMES_OUT);
         self.collect();
+        self.say_outside_calls();
         let now = self.now();
         self.pair.client.close(now);
         self.pair.pump();
         self.pair.advance(IDLE + IDLE / 4);
+        self.collect();
+    }
+
+    /// On a link healthy again, after one more call, the server sends a log line outside any
+    /// call: it must reach the client (on its GET stream, which the client must have reopened
+    /// if it lost it), unless the client is closed (a session it could not re-initialize).
+    fn say_outside_calls(&mut self) {
+        if self.pair.client.is_closed() {
+            self.heard_outside_calls = true;
+            return;
+        }
+        self.apply(&Op::Call(30, false));
+        self.collect();
+        while !self.calls.is_empty() {
+            self.apply(&Op::Answer(0, true));
+        }
+        let now = self.now();
+        let sessions: Vec<SessionId> = self.pair.router.sessions().cloned().collect();
+        for id in sessions {
+            let s = self.pair.router.session_mut(&id).unwrap();
+            s.log(now, None, LoggingLevel::Info, None, json!("outside")).unwrap();
+        }
+        self.pair.pump();
+        self.pair.advance(Duration::from_secs(2));
         self.collect();
     }
 
@@ -487,6 +520,9 @@ impl World {
         if self.ended_on_a_healthy_link != 0 {
             let n = self.ended_on_a_healthy_link;
             return Err(format!("{n} requests waited for their timeout on a healthy link"));
+        }
+        if !self.heard_outside_calls {
+            return Err("a message outside any call did not arrive on a healthy link".into());
         }
         if self.client_closed != 1 {
             return Err(format!("the client closed {} times", self.client_closed));
