@@ -8,7 +8,7 @@
 //! [`HttpPair::set_faults`] adds seeded latency, reordering of independent streams, loss of
 //! exchanges and disconnects in the middle of an SSE event (see [`Faults`]);
 //! [`HttpPair::stall`] makes the server stop answering; [`HttpPair::expire_sessions`] makes
-//! the router forget its sessions.
+//! the router forget its sessions; [`HttpPair::disconnect_client`] makes the client vanish.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -63,6 +63,8 @@ pub struct HttpPair<H> {
     chunks: HashMap<StreamId, u32>,
     /// While set, nothing is delivered either way: the server stopped answering.
     stalled: bool,
+    /// The client went away without a word: it sends and receives nothing any more.
+    client_gone: bool,
     /// One line per exchange, `"POST /mcp → 200"`, for transcripts.
     transcript: Vec<String>,
 }
@@ -91,6 +93,7 @@ impl<H: Clone> HttpPair<H> {
             doomed: HashMap::new(),
             chunks: HashMap::new(),
             stalled: false,
+            client_gone: false,
             transcript: Vec::new(),
         };
         pair.pump();
@@ -114,6 +117,22 @@ impl<H: Clone> HttpPair<H> {
     /// sent waits, and arrives once the stall ends). The client's timeouts still run.
     pub fn stall(&mut self, on: bool) {
         self.stalled = on;
+        self.pump();
+    }
+
+    /// The client goes away without a word (its process died, its network is gone): every
+    /// exchange breaks (the router sees each fail), nothing in flight arrives, and from now on
+    /// what the client sends is lost and nothing reaches it. The client machine stays for the
+    /// test to inspect (and close).
+    pub fn disconnect_client(&mut self) {
+        self.pump();
+        self.client_gone = true;
+        for stream in self.open_streams() {
+            self.break_stream(stream);
+        }
+        for (stream, _) in self.to_router.drain().into_iter().chain(self.to_client.drain()) {
+            self.break_stream(stream);
+        }
         self.pump();
     }
 
@@ -222,7 +241,9 @@ impl<H: Clone> HttpPair<H> {
         let failed = || StreamEvent::Failed(TransportFailure::Reset("cut".into()));
         self.router.handle_input(Input::Receive(now, Receive { stream, event: failed() }));
         self.drain_router();
-        self.client.handle_input(Input::Receive(now, Receive { stream, event: failed() }));
+        if !self.client_gone {
+            self.client.handle_input(Input::Receive(now, Receive { stream, event: failed() }));
+        }
     }
 
     /// Counts one hop of a lost exchange: true when it is the one where the link breaks.
@@ -288,6 +309,7 @@ impl<H: Clone> HttpPair<H> {
     fn drain_client(&mut self) {
         while let Some(out) = self.client.poll_output() {
             match out {
+                Output::Transmit(_) if self.client_gone => {}
                 Output::Transmit(Transmit::Http { stream, request }) => {
                     let mut headers = request.headers;
                     if let Some(host) = request.uri.authority() {
@@ -384,6 +406,9 @@ impl<H: Clone> HttpPair<H> {
     }
 
     fn deliver_to_client(&mut self, now: Instant, stream: StreamId, hop: Hop) {
+        if self.client_gone {
+            return;
+        }
         let event = match hop {
             Hop::Head(head) => StreamEvent::Head(head),
             Hop::Data(ref bytes) => {
