@@ -6,7 +6,8 @@
 //! Random scenarios (with the router answering in SSE, or in one JSON body per POST) make
 //! calls (with progress, log lines and sampling requests related to them), answer them, cancel them, inject faults and let time pass; a final drain answers
 //! what is left, lets every timer run out, closes the client and waits out the router's idle
-//! expiry. Then:
+//! expiry; or the client vanishes without a word with calls in progress, which the server
+//! app then finishes. Then:
 //! - every request the client made got exactly one `Response`, and one consistent with what
 //!   happened (a result is the one the server gave for that call; a transport outcome only
 //!   after a fault; a timeout only when the answer could not have arrived in time);
@@ -123,6 +124,9 @@ struct Scenario {
     /// The router answers every POST with one JSON body (related messages then go on the
     /// GET stream) instead of SSE.
     json_response: bool,
+    /// The scenario ends with the client vanishing (no DELETE; calls still in progress, which
+    /// the server app then finishes) instead of a drain and a close.
+    vanish: bool,
 }
 
 impl Arbitrary for Scenario {
@@ -131,18 +135,24 @@ impl Arbitrary for Scenario {
         let mut ops: Vec<Op> = (0..3).map(|_| Op::Call(30, true)).collect();
         ops.extend(Vec::<Op>::arbitrary(g));
         let json_response = u8::arbitrary(g) % 4 == 0;
-        Self { faults: LinkFaults::arbitrary(g), ops, json_response }
+        let vanish = u8::arbitrary(g) % 4 == 0;
+        Self { faults: LinkFaults::arbitrary(g), ops, json_response, vanish }
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
-        let (faults, ops, json_response) =
-            (self.faults.clone(), self.ops.clone(), self.json_response);
-        let fewer =
-            self.ops.shrink().map(move |ops| Self { faults: faults.clone(), ops, json_response });
+        let (faults, ops) = (self.faults.clone(), self.ops.clone());
+        let (json_response, vanish) = (self.json_response, self.vanish);
+        let fewer = self.ops.shrink().map(move |ops| Self {
+            faults: faults.clone(),
+            ops,
+            json_response,
+            vanish,
+        });
         let simpler = self.faults.shrink().map(move |faults| Self {
             faults,
             ops: ops.clone(),
             json_response,
+            vanish,
         });
         Box::new(fewer.chain(simpler))
     }
@@ -412,6 +422,27 @@ impl World {
 
     /// Answers everything still open on a perfect link, lets every timer run out, closes the
     /// client and waits out the router's idle expiry.
+    /// The client vanishes with what it had in flight; the server app finishes its calls, the
+    /// server's own requests time out, and the router's idle expiry must clean up.
+    fn vanish(&mut self) {
+        self.pair.set_faults(Faults::none());
+        self.pair.stall(false);
+        self.collect();
+        self.broken = true;
+        self.heard_outside_calls = true;
+        self.pair.disconnect_client();
+        self.collect();
+        while !self.calls.is_empty() {
+            self.apply(&Op::Answer(0, true));
+        }
+        self.pair.advance(EVERYTHING_TIMES_OUT);
+        let now = self.now();
+        self.pair.client.close(now);
+        self.pair.pump();
+        self.pair.advance(IDLE + IDLE / 4);
+        self.collect();
+    }
+
     fn drain(&mut self) {
         self.pair.set_faults(Faults::none());
         self.pair.stall(false);
@@ -557,7 +588,11 @@ fn run(scenario: &Scenario, resume_attempts: u32) -> World {
         world.apply(op);
         world.collect();
     }
-    world.drain();
+    if scenario.vanish {
+        world.vanish();
+    } else {
+        world.drain();
+    }
     world
 }
 
@@ -599,7 +634,8 @@ fn a_disconnect_mid_event_resumes_and_delivers_every_response_once() {
         }
         // SSE answers: in JSON mode progress goes on the GET stream and may come after the
         // result, when the client no longer wants it.
-        let scenario = Scenario { faults: LinkFaults(faults), ops, json_response: false };
+        let scenario =
+            Scenario { faults: LinkFaults(faults), ops, json_response: false, vanish: false };
         let world = run(&scenario, 20);
         let strict = world.sent.iter().find_map(|(id, sent)| {
             let outcome = &world.outcomes.get(id)?.first()?.1;
