@@ -19,7 +19,7 @@ use zest_core::jsonrpc::{RawJson, RequestId};
 use zest_core::schema::methods::CallTool;
 use zest_core::schema::{CallToolParams, ClientCapabilities, LoggingLevel, ProtocolVersion};
 use zest_core::server::{Event, ListKind, ServerConfig};
-use zest_core::testkit::HttpPair;
+use zest_core::testkit::{Faults, HttpPair};
 use zest_core::RequestOptions;
 
 fn pair_with(
@@ -212,6 +212,47 @@ fn a_stream_dropped_mid_answer_resumes_and_delivers_everything_once() {
     assert!(pair.transcript().iter().any(|l| l == "GET /mcp → 200"), "{:?}", pair.transcript());
 }
 
+/// Regression: the router forgot a stream's events as soon as it had written the last one, so
+/// a connection that broke while the response was on its way left nothing to resume from, and
+/// the call failed with `StreamLost` though the server had answered it.
+#[test]
+fn a_response_cut_in_the_middle_of_its_event_is_replayed_on_resume() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    // Every body chunk after an exchange's first is split inside and the exchange cut.
+    pair.set_faults(Faults::seeded(1).split(1000));
+    let now = pair.clock.now();
+    let id = pair
+        .client
+        .send::<CallTool>(now, &call("echo", json!({"text": "x"})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    let (session, sid) = pair
+        .take_router_events()
+        .into_iter()
+        .find_map(|e| match e.event {
+            Event::Call { id, .. } => Some((e.session, id)),
+            _ => None,
+        })
+        .unwrap();
+    let answer = json!({"content":[{"type":"text","text":"x"}]});
+    pair.router
+        .session_mut(&session)
+        .unwrap()
+        .respond(now, sid, Ok(RawJson::from(answer)))
+        .unwrap();
+    pair.pump();
+    assert!(responses(&pair.take_client_events()).is_empty(), "the response was cut");
+    pair.advance(Duration::from_secs(10));
+    let events = pair.take_client_events();
+    let outcomes = responses(&events);
+    assert_eq!(outcomes.len(), 1, "{events:?}");
+    assert_eq!(outcomes[0].0, id);
+    let result = client::decode_result::<CallTool>(outcomes[0].1.clone()).unwrap();
+    assert_eq!(result.content[0].as_text(), Some("x"));
+    let t = pair.transcript();
+    assert!(t.iter().any(|l| l == "GET /mcp → 200"), "resumed with a GET: {t:?}");
+}
+
 #[test]
 fn an_expired_session_fails_in_flight_calls_then_starts_afresh() {
     let mut pair = ready(ProtocolVersion::V2025_11_25);
@@ -245,6 +286,63 @@ fn an_expired_session_fails_in_flight_calls_then_starts_afresh() {
     pair.pump();
     pair.serve(app);
     assert!(responses(&pair.take_client_events())[0].1.is_ok());
+}
+
+/// Regression (found by the fault-injection properties): in JSON-response mode, a POST whose
+/// only request was cancelled is answered with an empty JSON body; the client reported that
+/// as a decode violation.
+#[test]
+fn an_empty_json_answer_to_a_cancelled_call_is_no_violation() {
+    let mut c = ClientConfig::new("c", "1");
+    c.protocol_version = ProtocolVersion::V2025_11_25;
+    let mut router = RouterConfig::new([5; 32]);
+    router.json_response = true;
+    let mut pair = pair_with(c, http_config("/mcp"), router);
+    pair.take_client_events();
+    let now = pair.clock.now();
+    let id = pair
+        .client
+        .send::<CallTool>(now, &call("echo", json!({"text": "x"})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    pair.client.cancel(now, &id, None).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    assert!(matches!(&responses(&events)[..], [(i, Err(RequestError::Cancelled))] if *i == id));
+    assert!(!events.iter().any(|e| matches!(e, ClientEvent::Violation(_))), "{events:?}");
+    assert_eq!(pair.open_streams().len(), 1, "only the GET stream is open");
+}
+
+/// Regression (found by the fault-injection properties): once the GET stream's reconnections
+/// ran out, the client never opened one again, and everything the server sent outside a call
+/// stayed in the router's backlog for the rest of the session.
+#[test]
+fn a_get_stream_given_up_is_opened_again_after_the_next_accepted_post() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    let session = pair.router.sessions().next().unwrap().clone();
+    // The GET stream and each reconnection break before anything new arrives on them.
+    for _ in 0..4 {
+        let get = *pair.open_streams().last().expect("a GET stream");
+        pair.cut(get);
+        pair.advance(Duration::from_secs(2));
+    }
+    assert!(pair.open_streams().is_empty(), "the client gave up: {:?}", pair.transcript());
+    let now = pair.clock.now();
+    pair.client
+        .send::<CallTool>(now, &call("echo", json!({"text": "x"})), RequestOptions::default())
+        .unwrap();
+    pair.pump();
+    pair.serve(app);
+    let now = pair.clock.now();
+    let s = pair.router.session_mut(&session).unwrap();
+    s.log(now, None, LoggingLevel::Info, None, json!("outside")).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    assert!(
+        events.iter().any(|e| matches!(e, ClientEvent::Notification(ServerNotification::LoggingMessage(m)) if m.data == json!("outside"))),
+        "{events:?} {:?}",
+        pair.transcript()
+    );
 }
 
 #[test]

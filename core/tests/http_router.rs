@@ -322,9 +322,51 @@ fn a_dropped_answer_resumes_with_last_event_id_and_nothing_twice() {
     assert_eq!(replayed[0]["params"]["progress"], 2.0);
     assert_eq!(replayed[1]["id"], 5);
     assert_eq!(http.answer(call).body.len(), before, "nothing went to the dead exchange");
-    // Resuming again finds the stream delivered and gone.
+    // A client that resumes from the same id again did not get that replay (the connection
+    // broke on the way): it gets the same events again, and from the last one, nothing.
     let again = http.get(&session, Some(&last));
-    assert!(http.answer(again).messages().is_empty());
+    assert_eq!(http.answer(again).messages(), replayed);
+    let done = http.get(&session, Some("1-3"));
+    assert!(http.answer(done).messages().is_empty());
+    // Two sweeps later the stream is forgotten.
+    assert_eq!(http.router.events_held(), Some(3));
+    for _ in 0..2 {
+        let t = http.router.poll_timeout().unwrap();
+        http.clock.advance_to(t);
+        http.router.handle_input(Input::Timeout(t));
+        http.pump();
+    }
+    assert_eq!(http.router.events_held(), Some(0));
+    let late = http.get(&session, Some(&last));
+    assert!(http.answer(late).messages().is_empty());
+}
+
+/// A stream written whole stays resumable for a while: the connection may break after the
+/// router wrote the last event and before it arrived (regression: it was forgotten at once,
+/// and the call failed with `StreamLost` though it had been answered).
+#[test]
+fn a_stream_written_whole_stays_resumable_until_the_second_sweep() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    let (sid, id, _) = http.take_calls()[0].clone();
+    let now = http.now();
+    http.router
+        .session_mut(&sid)
+        .unwrap()
+        .respond(now, id, Ok(RawJson::from(json!({"content":[]}))))
+        .unwrap();
+    http.pump();
+    assert!(http.answer(call).closed, "the reply went out and the stream ended");
+    // The client saw only the priming event: the reply was lost on the way.
+    let resumed = http.get(&session, Some("1-0"));
+    let replayed = http.answer(resumed).messages();
+    assert_eq!(replayed.len(), 1, "{replayed:?}");
+    assert_eq!(replayed[0]["id"], 5);
 }
 
 #[test]
@@ -383,6 +425,37 @@ fn list_changes_go_on_the_get_stream_and_wait_for_one() {
         .unwrap();
     http.pump();
     assert_eq!(http.answer(get).messages()[1]["method"], "notifications/message");
+}
+
+/// Regression (found by the fault-injection properties): what the session sent on its GET
+/// stream while the client was reconnecting waited in the backlog for a *fresh* GET, so a
+/// client that resumed with `Last-Event-ID` never got it.
+#[test]
+fn a_resumed_get_stream_gets_what_was_sent_while_it_was_down() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    let sid = SessionId::clone(http.router.sessions().next().unwrap());
+    let get = http.get(&session, None);
+    let log = |http: &mut Http, text: &str| {
+        let now = http.now();
+        let s = http.router.session_mut(&sid).unwrap();
+        s.log(now, None, LoggingLevel::Info, None, json!(text)).unwrap();
+        http.pump();
+    };
+    log(&mut http, "one");
+    let events = http.answer(get).events();
+    let last = events.last().unwrap().0.clone().unwrap();
+    http.drop_stream(get);
+    log(&mut http, "two");
+    let resumed = http.get(&session, Some(&last));
+    let a = http.answer(resumed);
+    assert_eq!(a.status, Some(StatusCode::OK));
+    let messages = a.messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["params"]["data"], "two");
+    // It is carried on the resumed stream from now on.
+    log(&mut http, "three");
+    assert_eq!(http.answer(resumed).messages()[1]["params"]["data"], "three");
 }
 
 #[test]

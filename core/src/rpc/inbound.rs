@@ -63,6 +63,11 @@ impl Inbound {
         Finished::Unknown
     }
 
+    /// How many requests are in progress.
+    pub(crate) fn len(&self) -> usize {
+        self.active.len()
+    }
+
     /// The stream an active request arrived on.
     pub(crate) fn stream_of(&self, id: &RequestId) -> Option<StreamId> {
         self.active.get(id).map(|e| e.stream)

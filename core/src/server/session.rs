@@ -367,6 +367,17 @@ impl<H: Clone> Session<H> {
         self.phase == ServerPhase::Closed
     }
 
+    /// How many of our requests to the client await an outcome.
+    pub fn in_flight(&self) -> usize {
+        self.endpoint.outstanding.len()
+    }
+
+    /// How many of the client's requests are in progress: reported and not yet answered,
+    /// cancelled or ended with the session.
+    pub fn calls_in_progress(&self) -> usize {
+        self.endpoint.inbound.len()
+    }
+
     fn check_open(&self) -> Result<(), UsageError> {
         match self.phase {
             ServerPhase::Closed => Err(UsageError::Closed),

@@ -1,11 +1,15 @@
-//! Test support (feature `testkit`): a virtual clock and an in-memory client+server pair.
+//! Test support (feature `testkit`): a virtual clock, an in-memory client+server pair over
+//! stdio ([`Pair`]) and over Streamable HTTP ([`HttpPair`]), and [`Faults`] for their links.
 //!
-//! Everything here is deterministic: time moves only when a test moves it, and bytes cross
-//! from one machine to the other only when the test pumps.
+//! Everything here is deterministic: time moves only when a test moves it, bytes cross from
+//! one machine to the other only when the test pumps (or lets time pass, when the link has
+//! latency), and every fault is drawn from a ChaCha20 stream seeded by the test.
 
+mod faults;
 mod http;
 mod pair;
 
+pub use faults::Faults;
 pub use http::HttpPair;
 pub use pair::{Pair, Wire};
 

@@ -1,13 +1,19 @@
 //! A client and a server wired back to back in memory.
+//!
+//! Faults: [`Pair::set_faults`] gives the pipe seeded latency (order is always kept: it is
+//! one byte stream each way); [`Pair::stall_server`] makes the server stop answering;
+//! [`Pair::crash_server`] kills it with frames in flight.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+use bytes::Bytes;
 
 use crate::client::{self, Client, ClientConfig};
 use crate::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::server::{self, Call, Registry, Server, ServerConfig};
 
+use super::faults::{Dice, Faults, Link};
 use super::VirtualClock;
 
 /// One frame that crossed the wire, for transcripts.
@@ -38,6 +44,13 @@ pub struct Pair<H> {
     pub server_events: Vec<server::Event<H>>,
     /// Every frame that crossed, in order.
     pub wire: Vec<Wire>,
+    to_server: Link<Transmit>,
+    to_client: Link<Transmit>,
+    dice: Dice,
+    /// While set, nothing crosses: the server stopped answering.
+    stalled: bool,
+    /// The server crashed: it gets no input and what it writes is lost.
+    crashed: bool,
 }
 
 impl<H: Clone> Pair<H> {
@@ -52,34 +65,103 @@ impl<H: Clone> Pair<H> {
             client_events: Vec::new(),
             server_events: Vec::new(),
             wire: Vec::new(),
+            to_server: Link::default(),
+            to_client: Link::default(),
+            dice: Dice::new(Faults::none()),
+            stalled: false,
+            crashed: false,
         }
+    }
+
+    /// From now on the pipe has these faults; only the latency applies to a pipe (it keeps
+    /// order, and loses nothing unless the server crashes).
+    pub fn set_faults(&mut self, faults: Faults) {
+        self.dice = Dice::new(faults);
+    }
+
+    /// While `on`, the server stops answering: nothing crosses either way (what was written
+    /// waits, and arrives once the stall ends). The client's timeouts still run.
+    pub fn stall_server(&mut self, on: bool) {
+        self.stalled = on;
+        self.pump();
+    }
+
+    /// The server process dies: what it had written and the client had not read yet is lost
+    /// (the client may read the first part of one frame), what the client wrote to it is
+    /// lost, and the client sees its stream end. The server machine gets no input from then on.
+    pub fn crash_server(&mut self) {
+        self.pump();
+        self.crashed = true;
+        self.to_server.drain();
+        let now = self.clock.now();
+        let partial = self.to_client.drain().into_iter().find_map(|(_, t)| match t {
+            Transmit::Write { bytes, .. } => Some(bytes),
+            _ => None,
+        });
+        if let Some(bytes) = partial {
+            let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+            let cut = self.dice.below(len) as usize;
+            if cut > 0 {
+                let stream = StreamId::STDIO;
+                let part: Bytes = bytes.slice(..cut);
+                self.wire.push(Wire::ToClient(String::from_utf8_lossy(&part).into_owned()));
+                let event = StreamEvent::Data(&part);
+                self.client.handle_input(Input::Receive(now, Receive { stream, event }));
+                self.pump();
+            }
+        }
+        self.wire.push(Wire::ServerClosed);
+        let event = StreamEvent::End;
+        self.client.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+        self.pump();
+    }
+
+    /// True when nothing is in flight on the pipe.
+    pub fn is_idle(&self) -> bool {
+        self.to_server.is_empty() && self.to_client.is_empty()
     }
 
     /// Moves bytes both ways until neither side has anything to send. Like a real runtime, it
     /// drains a machine completely before feeding it the next input.
     pub fn pump(&mut self) {
-        let mut to_server = VecDeque::new();
-        let mut to_client = VecDeque::new();
+        let stream = StreamId::STDIO;
         loop {
+            let now = self.clock.now();
             while let Some(out) = self.client.poll_output() {
                 match out {
-                    Output::Transmit(t) => to_server.push_back(t),
+                    Output::Transmit(_) if self.crashed => {}
+                    Output::Transmit(t) => {
+                        let latency = self.dice.latency();
+                        self.to_server.send(now, latency, false, stream, t);
+                    }
                     Output::Event(e) => self.client_events.push(e),
                 }
             }
             while let Some(out) = self.server.poll_output() {
                 match out {
-                    Output::Transmit(t) => to_client.push_back(t),
+                    Output::Transmit(_) if self.crashed => {}
+                    Output::Transmit(t) => {
+                        let latency = self.dice.latency();
+                        self.to_client.send(now, latency, false, stream, t);
+                    }
                     Output::Event(e) => self.server_events.push(e),
                 }
             }
-            let now = self.clock.now();
-            if let Some(t) = to_server.pop_front() {
-                deliver(t, now, &mut self.wire, true, |input| self.server.handle_input(input));
-            } else if let Some(t) = to_client.pop_front() {
-                deliver(t, now, &mut self.wire, false, |input| self.client.handle_input(input));
-            } else {
+            if self.stalled {
                 return;
+            }
+            let server_due = self.to_server.next_due().filter(|d| *d <= now);
+            let client_due = self.to_client.next_due().filter(|d| *d <= now);
+            let to_server = match (server_due, client_due) {
+                (Some(s), Some(c)) => s <= c,
+                (s, c) => s.is_some() || c.is_none(),
+            };
+            if to_server {
+                let Some((_, t)) = self.to_server.pop_due(now) else { return };
+                deliver(t, now, &mut self.wire, true, |input| self.server.handle_input(input));
+            } else {
+                let Some((_, t)) = self.to_client.pop_due(now) else { return };
+                deliver(t, now, &mut self.wire, false, |input| self.client.handle_input(input));
             }
         }
     }
@@ -100,13 +182,27 @@ impl<H: Clone> Pair<H> {
         self.advance_to(t);
     }
 
-    /// Moves time to `t`, delivers timeouts to both sides and pumps.
+    /// Moves time to `t`, delivers timeouts to both sides and pumps. Frames in flight arrive
+    /// on the way, each at its instant, after the timeouts due by then.
     pub fn advance_to(&mut self, t: Instant) {
         self.pump();
+        loop {
+            let hops = [self.to_server.next_due(), self.to_client.next_due()];
+            let next = hops.into_iter().flatten().min().filter(|d| *d < t && !self.stalled);
+            let Some(due) = next else { break };
+            self.tick(due);
+        }
+        self.tick(t);
+    }
+
+    /// Moves time to `t`, delivers timeouts to both sides and pumps.
+    fn tick(&mut self, t: Instant) {
         let now = self.clock.advance_to(t);
         self.client.handle_input(Input::Timeout(now));
         self.pump();
-        self.server.handle_input(Input::Timeout(now));
+        if !self.crashed {
+            self.server.handle_input(Input::Timeout(now));
+        }
         self.pump();
     }
 

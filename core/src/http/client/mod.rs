@@ -21,7 +21,8 @@
 //! stream before the response. `Mcp-Session-Id` from the `initialize` answer goes on every
 //! later request, and so does `MCP-Protocol-Version` once the client is ready. After
 //! `notifications/initialized` is accepted, an optional GET stream carries what the server
-//! sends outside any call (405: none).
+//! sends outside any call (405: none). Without one (its reconnections ran out, or the
+//! POST of `notifications/initialized` was lost) the next POST the server accepts opens one.
 //!
 //! An SSE stream that ends or breaks while it still owes a response is resumed: after the
 //! server's `retry` (or the configured default) a GET with `Last-Event-ID` continues it. A

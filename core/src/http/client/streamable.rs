@@ -39,7 +39,7 @@ const DELIVERED_MEMORY: usize = 4096;
 #[derive(Debug)]
 pub(super) struct Streamable {
     pub(super) common: Common,
-    /// Open the standalone GET stream once `notifications/initialized` is accepted; turned
+    /// Open the standalone GET stream once `notifications/initialized` went out; turned
     /// off for good by a 405.
     want_get: bool,
     max_resume_attempts: u32,
@@ -63,6 +63,10 @@ pub(super) struct Streamable {
     delivered: Delivered,
     /// The key of the standalone GET stream, while there is one.
     get: Option<StreamId>,
+    /// `notifications/initialized` went out in this session: from then on, any POST the
+    /// server accepts while there is no GET stream (its POST was lost, or the stream was
+    /// given up after its reconnections ran out) opens one.
+    initialized_sent: bool,
     closed: bool,
 }
 
@@ -85,7 +89,6 @@ enum Role {
     Post {
         request: Option<RequestId>,
         initialize: bool,
-        initialized: bool,
     },
 }
 
@@ -138,6 +141,7 @@ impl Streamable {
             owed: HashMap::new(),
             delivered: Delivered::default(),
             get: None,
+            initialized_sent: false,
             closed: false,
         }
     }
@@ -165,7 +169,8 @@ impl Streamable {
         if let Some(id) = &request {
             self.owed.insert(id.clone(), stream);
         }
-        let role = Role::Post { request, initialize, initialized };
+        self.initialized_sent |= initialized;
+        let role = Role::Post { request, initialize };
         self.exchanges.insert(stream, Exchange { role, session, body: Body::Head });
     }
 
@@ -282,7 +287,7 @@ impl Streamable {
                 }
                 ex.body = Body::Sse(sse);
             }
-            Role::Post { request, initialize, initialized } => {
+            Role::Post { request, initialize } => {
                 if !status.is_success() {
                     let request = request.clone();
                     return self.post_refused(request, *initialize, &head, up);
@@ -292,7 +297,7 @@ impl Streamable {
                     self.init = None;
                     self.take_session(&head.headers, up);
                 }
-                if *initialized && self.want_get && self.get.is_none() {
+                if self.initialized_sent && self.want_get && self.get.is_none() {
                     let sse = self.connect_new(true);
                     self.get = Some(sse);
                 }
@@ -461,7 +466,11 @@ impl Streamable {
                 let error = match failure {
                     Some(why) => RequestError::Transport(why),
                     None => {
-                        self.deliver(stream, Incoming::decode(&buf), up);
+                        // An empty body carries no message: a router answers so when the
+                        // POST's only request was cancelled.
+                        if !buf.iter().all(u8::is_ascii_whitespace) {
+                            self.deliver(stream, Incoming::decode(&buf), up);
+                        }
                         RequestError::StreamLost
                     }
                 };
@@ -595,6 +604,7 @@ impl Streamable {
         self.sse.clear();
         self.owed.clear();
         self.get = None;
+        self.initialized_sent = false;
         up.push(Upshot::SessionExpired);
     }
 }

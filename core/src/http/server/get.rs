@@ -47,11 +47,13 @@ impl<H: Clone> Router<H> {
         for event in self.wire.store.replay(id, number, seq) {
             self.wire.write(stream, event);
         }
+        let standalone = slot.answers.values().all(|a| a.logical.number != number);
         let answer = slot.answers.iter_mut().find(|(_, a)| a.logical.number == number);
         let logical = match answer {
             Some((&origin, a)) if a.finished => {
+                // This replay may be cut short too: the events stay a while (see `Slot`).
                 slot.answers.remove(&origin);
-                self.wire.store.forget_stream(id, number);
+                slot.written_whole(number);
                 return self.wire.close(stream);
             }
             Some((_, a)) => &mut a.logical,
@@ -65,6 +67,9 @@ impl<H: Clone> Router<H> {
             self.wire.close(old);
         }
         self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        if standalone {
+            slot.flush_standalone_backlog(id, &mut self.wire);
+        }
     }
 
     pub(super) fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {

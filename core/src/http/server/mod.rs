@@ -19,7 +19,9 @@
 //! ends. Messages tied to no request go on the session's GET stream (kept, bounded, until
 //! one is open). Every SSE event has an id `<stream>-<seq>` and is kept in the
 //! [`EventStore`]: a client that lost a stream resumes it with `Last-Event-ID` and gets what
-//! it missed, once. A disconnect is not a cancellation.
+//! it missed, once. A stream written whole stays in the store until the second idle sweep
+//! after (`idle_timeout / 8` apart, at least 1 s): the connection may have broken before its
+//! last bytes arrived. A disconnect is not a cancellation.
 //!
 //! Streams: the runtime names each exchange it accepts (see [`crate::io`]). For an accepted
 //! exchange, [`StreamEvent::End`] means the request body is complete and
@@ -279,6 +281,18 @@ impl<H: Clone> Router<H> {
     /// How many sessions are held now.
     pub fn session_count(&self) -> usize {
         self.sessions.len()
+    }
+
+    /// How many SSE events the event store keeps for resumption, all sessions together
+    /// (`None` when the store cannot tell; see [`EventStore::events_held`]).
+    pub fn events_held(&self) -> Option<usize> {
+        self.wire.store.events_held()
+    }
+
+    /// How many HTTP exchanges the router is in the middle of: POSTs whose body is arriving,
+    /// and exchanges carrying a session's stream or awaiting its answer.
+    pub fn exchange_count(&self) -> usize {
+        self.exchanges.len()
     }
 
     /// The registry every session shares.
@@ -563,7 +577,7 @@ impl<H: Clone> Router<H> {
                         slot.answers.remove(&origin);
                         self.exchanges.remove(&carrier);
                         self.wire.close(carrier);
-                        self.wire.store.forget_stream(id, number);
+                        slot.written_whole(number);
                     }
                     // The client lost the stream: it waits, finished, for a resume.
                     None if resumable => answer.finished = true,
@@ -629,6 +643,9 @@ impl<H: Clone> Router<H> {
             .collect();
         for id in expired {
             self.close_session(now, &id);
+        }
+        for (id, slot) in &mut self.sessions {
+            slot.age_written(id, self.wire.store.as_mut());
         }
         self.next_sweep = (!self.sessions.is_empty()).then(|| now + self.sweep_every());
     }

@@ -21,10 +21,17 @@ pub trait EventStore: fmt::Debug + Send {
     fn store(&mut self, session: &SessionId, stream: u64, seq: u64, event: Bytes);
     /// The events of `stream` after `seq`, oldest first.
     fn replay(&self, session: &SessionId, stream: u64, after: u64) -> Vec<Bytes>;
-    /// `stream` was delivered whole: its events are no longer needed.
+    /// `stream` was written whole a while ago (one to two sweeps of the router's idle expiry,
+    /// so that a client whose connection broke before the last bytes arrived could still
+    /// resume): its events are no longer needed.
     fn forget_stream(&mut self, session: &SessionId, stream: u64);
     /// The session ended.
     fn forget_session(&mut self, session: &SessionId);
+    /// How many events the store holds for all sessions, if it can tell cheaply (for
+    /// metrics and leak checks); `None` by default.
+    fn events_held(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The default [`EventStore`]: per session, the newest events up to a count and a byte
@@ -57,7 +64,7 @@ impl MemoryEventStore {
 impl Default for MemoryEventStore {
     /// 256 events and 1 MiB per session: what a client that lost a stream for a few seconds
     /// needs, and at most 10 GiB for 10,000 sessions that all hold that much at once. A
-    /// stream delivered whole is forgotten at once, so most sessions hold nothing.
+    /// stream written whole is forgotten soon after, so most sessions hold little.
     fn default() -> Self {
         Self::new(256, 1 << 20)
     }
@@ -98,5 +105,9 @@ impl EventStore for MemoryEventStore {
 
     fn forget_session(&mut self, session: &SessionId) {
         self.sessions.remove(session);
+    }
+
+    fn events_held(&self) -> Option<usize> {
+        Some(self.sessions.values().map(|k| k.events.len()).sum())
     }
 }

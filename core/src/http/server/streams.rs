@@ -89,6 +89,11 @@ pub(super) struct Slot<H> {
     pub(super) standalone: Option<Logical>,
     /// Standalone messages waiting for a GET stream, oldest first.
     backlog: VecDeque<Vec<u8>>,
+    /// Streams written whole since the last sweep, then those written whole before it. Their
+    /// events stay in the store a while: the last bytes written may never have arrived (the
+    /// connection can break after the router wrote them), and the client then resumes. They
+    /// are forgotten at the second sweep after, one to two sweep intervals later.
+    written: [Vec<u64>; 2],
 }
 
 /// The answer to one POST.
@@ -138,6 +143,20 @@ impl<H: Clone> Slot<H> {
             answers: HashMap::new(),
             standalone: None,
             backlog: VecDeque::new(),
+            written: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// Stream `number` was written whole: its events stay until the second sweep from now.
+    pub(super) fn written_whole(&mut self, number: u64) {
+        self.written[0].push(number);
+    }
+
+    /// A sweep: forgets the streams written whole before the previous sweep.
+    pub(super) fn age_written(&mut self, id: &SessionId, store: &mut dyn EventStore) {
+        let recent = std::mem::take(&mut self.written[0]);
+        for number in std::mem::replace(&mut self.written[1], recent) {
+            store.forget_stream(id, number);
         }
     }
 
@@ -196,6 +215,17 @@ impl<H: Clone> Slot<H> {
             logical.send(id, &json, wire);
         }
         self.standalone = Some(logical);
+    }
+
+    /// The standalone stream was resumed on a new carrier: what was sent while it had none
+    /// (kept in the backlog) goes out now, after the replay.
+    pub(super) fn flush_standalone_backlog(&mut self, id: &SessionId, wire: &mut Wire) {
+        let Some(logical) = self.standalone.as_mut().filter(|l| l.carrier.is_some()) else {
+            return;
+        };
+        for json in self.backlog.drain(..) {
+            logical.send(id, &json, wire);
+        }
     }
 
     /// The legacy GET stream opened: it carries everything from now on.
