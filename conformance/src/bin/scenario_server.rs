@@ -41,9 +41,10 @@ fn main() {
         let answer = answer.map_err(|e| ErrorObject::new(codes::INTERNAL_ERROR, e.to_string()))?;
         Ok(CallToolResult::text(Value::Object(answer.content.unwrap_or_default()).to_string()))
     });
-    r.raw_tool(Tool::new("test_reconnection", "Closes its SSE stream mid-call", empty()), |_, _| {
-        Ok(CallToolResult::text("Reconnection test completed successfully"))
-    });
+    r.raw_tool(
+        Tool::new("test_reconnection", "Closes its SSE stream mid-call", empty()),
+        |_, _| Ok(CallToolResult::text("Reconnection test completed successfully")),
+    );
     let focal = Tool::new("json_schema_2020_12_tool", "Rich 2020-12 schema", json_schema_2020_12());
     r.raw_tool(focal, |_, _| Ok(CallToolResult::text("called")));
     let echo_schema = json!({
