@@ -33,6 +33,7 @@
 
 mod child;
 mod client;
+mod http_server;
 mod link;
 mod server;
 mod workers;
@@ -43,6 +44,9 @@ pub use zest_core::schema;
 
 pub use client::{
     CancelHandle, Client, ClientOptions, Notifications, PendingCall, NOTIFICATION_QUEUE,
+};
+pub use http_server::{
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
