@@ -12,7 +12,7 @@
 
 use std::process::ExitCode;
 
-use zest_conformance::client_scenarios::Scenario;
+use zest_conformance::client_scenarios::{elicitation_answer, play, Scenario};
 use zest_conformance::Runtime;
 
 const USAGE: &str =
@@ -44,8 +44,25 @@ fn run() -> Result<(), String> {
 /// have `Client::connect(url, options)`; then this builds the client with
 /// `elicitation_answer` as its elicitation handler and calls `client_scenarios::play`.
 fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String> {
+    if runtime == Runtime::Blocking {
+        return play_blocking(url, scenario);
+    }
     Err(format!(
         "cannot play {scenario} against {url}: the Streamable HTTP client is not available in \
          this build (zest-{runtime} has no Client::connect(url, options) yet)"
     ))
+}
+
+/// zest-blocking's HTTP client, with [`elicitation_answer`] as its elicitation handler.
+fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
+    let handlers = zest_core::handler::SyncClientHandlers::default()
+        .on_elicitation(|params| Ok(elicitation_answer(&params)));
+    let options = zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0")
+        .handlers(handlers);
+    let client = zest_blocking::Client::connect(url, options)
+        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    let played = play(scenario, &client);
+    // A failed DELETE does not change the scenario's outcome.
+    let _ = client.close();
+    played.map(drop).map_err(|e| format!("{scenario}: {e}"))
 }

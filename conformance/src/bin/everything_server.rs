@@ -35,6 +35,7 @@ fn main() -> ExitCode {
             eprintln!("everything_server ({runtime}): session over: {reason}");
             ExitCode::SUCCESS
         }
+        Serve::Http(port) if runtime == Runtime::Blocking => serve_http_blocking(port),
         Serve::Http(port) => {
             eprintln!(
                 "everything_server: HTTP serving on {runtime} is not available in this build \
@@ -61,6 +62,23 @@ fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
             smol::block_on(zest_smol::serve_stdio(config, registry))
         }
         Runtime::Blocking => zest_blocking::serve_stdio(config, fixture::registry(blocking::adapt)),
+    }
+}
+
+/// Streamable HTTP on 127.0.0.1:`port` with zest-blocking until the process is stopped.
+fn serve_http_blocking(port: u16) -> ExitCode {
+    let config = fixture::server_config(Runtime::Blocking.name());
+    let registry = fixture::registry(blocking::adapt);
+    match zest_blocking::serve_http(("127.0.0.1", port), config, registry) {
+        Ok(server) => {
+            eprintln!("everything_server (blocking): serving {}", server.url());
+            server.stopped();
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("everything_server (blocking): cannot listen on 127.0.0.1:{port}: {e}");
+            ExitCode::from(3)
+        }
     }
 }
 
