@@ -20,9 +20,7 @@ use zest_blocking::core::server::ListKind;
 use zest_blocking::core::RequestOptions;
 use zest_blocking::schema::methods::CallTool;
 use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
-use zest_blocking::{
-    CallError, Client, ClientApi, ConnectError, HttpEndpoint, HttpMode,
-};
+use zest_blocking::{CallError, Client, ClientApi, ConnectError, HttpEndpoint, HttpMode};
 
 /// Hang guard for waits on another thread.
 const GUARD: Duration = Duration::from_secs(30);

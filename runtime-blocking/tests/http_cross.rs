@@ -110,7 +110,8 @@ fn exercise(runtime: &str) {
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
     let sampled = client.call_tool("sample", json!({"prompt": "hi"})).unwrap();
     assert_eq!(text(&sampled), "canned: 1 message(s)");
-    let prompt = client.get_prompt("greet", [("name".to_owned(), "Ada".to_owned())].into()).unwrap();
+    let prompt =
+        client.get_prompt("greet", [("name".to_owned(), "Ada".to_owned())].into()).unwrap();
     assert!(format!("{prompt:?}").contains("Hello, Ada!"), "{prompt:?}");
     let item = client.read_resource("zest://items/7").unwrap();
     assert!(format!("{item:?}").contains("item 7"), "{item:?}");

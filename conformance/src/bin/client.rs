@@ -57,8 +57,8 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
 fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
     let handlers = zest_core::handler::SyncClientHandlers::default()
         .on_elicitation(|params| Ok(elicitation_answer(&params)));
-    let options = zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0")
-        .handlers(handlers);
+    let options =
+        zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0").handlers(handlers);
     let client = zest_blocking::Client::connect(url, options)
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
     let played = play(scenario, &client);

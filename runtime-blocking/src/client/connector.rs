@@ -330,9 +330,8 @@ fn exchange_on(
             }
         }
         let deadline = conn.http.poll_timeout();
-        let wait = deadline.map(|at| {
-            at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
-        });
+        let wait = deadline
+            .map(|at| at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
         let _ = conn.io.tcp().set_read_timeout(wait);
         match conn.io.read(&mut buf) {
             Ok(0) => conn.http.handle_end(),

@@ -85,8 +85,15 @@ impl Client {
         config.capabilities = handlers.capabilities(config.capabilities);
         let machine = machine::Client::new(config, Instant::now());
         let ready = Arc::new(Slot::new());
-        let session =
-            Session::new(machine, Pipe::Stdin(stdin), None, handlers, notes_tx, ready.clone(), grace);
+        let session = Session::new(
+            machine,
+            Pipe::Stdin(stdin),
+            None,
+            handlers,
+            notes_tx,
+            ready.clone(),
+            grace,
+        );
         // `initialize` is written before anything is read.
         session.start();
         let on_stderr = command.take_stderr_sink().unwrap_or_else(|| {
@@ -160,7 +167,10 @@ impl Client {
     /// A server that cannot be reached fails with [`ConnectError::Transport`] (refused, timed
     /// out, a TLS failure such as an untrusted certificate); an HTTP error status answering
     /// `initialize` with [`ConnectError::HttpStatus`].
-    pub fn connect_to(endpoint: HttpEndpoint, options: ClientOptions) -> Result<Self, ConnectError> {
+    pub fn connect_to(
+        endpoint: HttpEndpoint,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
         let http = endpoint.http_config()?;
         let connector = connector::Connector::new(&endpoint)?;
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
@@ -170,8 +180,15 @@ impl Client {
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
         let ready = Arc::new(Slot::new());
         let grace = Duration::ZERO;
-        let session =
-            Session::new(machine, Pipe::Http, Some(connector), handlers, notes_tx, ready.clone(), grace);
+        let session = Session::new(
+            machine,
+            Pipe::Http,
+            Some(connector),
+            handlers,
+            notes_tx,
+            ready.clone(),
+            grace,
+        );
         let exit = Arc::new(ExitSlot::default());
         let (supervised, done) = (session.clone(), exit.clone());
         let builder = thread::Builder::new().name("zest-client".into());

@@ -426,7 +426,9 @@ impl Session {
                 let mut emit = |s: StreamId, event: OwnedEvent| {
                     me.upgrade().is_some_and(|session| session.feed_http(s, event))
                 };
-                link::no_join(|| connector::exchange(&connector, stream, request, &cell, &mut emit));
+                link::no_join(|| {
+                    connector::exchange(&connector, stream, request, &cell, &mut emit)
+                });
                 if let Some(session) = me.upgrade() {
                     // Ended without a last event (cut, or nobody wanted the rest).
                     let mut st = lock(&session.state);

@@ -37,15 +37,22 @@ pub(super) type ToConn = Sender<ConnMsg>;
 
 const READ_BUF: usize = 16 * 1024;
 
-/// Starts the threads of one accepted connection. `done` runs when it has ended.
+/// What every connection of a server shares.
+#[derive(Clone)]
+pub(super) struct Shared {
+    pub(super) hub: Arc<Hub>,
+    pub(super) config: Config,
+    pub(super) ids: Arc<StreamIds>,
+    /// Set once the server shuts down.
+    pub(super) stop: Arc<AtomicBool>,
+}
+
+/// Starts the threads of one accepted connection, woken through `channel`. `done` runs when
+/// it has ended.
 pub(super) fn spawn(
-    hub: Arc<Hub>,
+    shared: &Shared,
     socket: TcpStream,
-    config: Config,
-    ids: Arc<StreamIds>,
-    stop: Arc<AtomicBool>,
-    tx: ToConn,
-    rx: Receiver<ConnMsg>,
+    (tx, rx): (ToConn, Receiver<ConnMsg>),
     done: impl FnOnce() + Send + 'static,
 ) -> io::Result<()> {
     // Nagle would hold small SSE events and JSON answers back (DESIGN.md §5).
@@ -67,6 +74,7 @@ pub(super) fn spawn(
             }
         }
     })?;
+    let Shared { hub, config, ids, stop } = shared.clone();
     thread::Builder::new().name("zest-http-conn".into()).spawn(move || {
         serve(&hub, socket, config, ids, &stop, &tx, &rx);
         done();

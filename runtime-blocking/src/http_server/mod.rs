@@ -242,7 +242,12 @@ fn run(
     stop: &Arc<AtomicBool>,
     grace: Duration,
 ) {
-    let ids = Arc::new(StreamIds::new());
+    let shared = conn::Shared {
+        hub: hub.clone(),
+        config,
+        ids: Arc::new(StreamIds::new()),
+        stop: stop.clone(),
+    };
     let conns = Arc::new(Conns::default());
     let mut next_id = 0u64;
     for accepted in listener.incoming() {
@@ -261,8 +266,7 @@ fn run(
             lock(&ended.open).remove(&id);
             ended.changed.notify_all();
         };
-        let started =
-            conn::spawn(hub.clone(), socket, config.clone(), ids.clone(), stop.clone(), tx, rx, done);
+        let started = conn::spawn(&shared, socket, (tx, rx), done);
         if started.is_err() {
             // Without threads for it the connection is dropped (closed) at once.
             lock(&conns.open).remove(&id);
@@ -286,7 +290,11 @@ fn run(
             }
             break;
         }
-        open = conns.changed.wait_timeout(open, deadline - now).unwrap_or_else(PoisonError::into_inner).0;
+        open = conns
+            .changed
+            .wait_timeout(open, deadline - now)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
     }
 }
 

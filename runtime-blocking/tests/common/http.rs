@@ -21,9 +21,7 @@ use zest_blocking::schema::{
     CallToolParams, CallToolResult, CreateMessageParams, CreateMessageResult, LoggingLevel, Role,
     SamplingContent, SamplingMessage, Tool,
 };
-use zest_blocking::{
-    serve_http_with, ClientOptions, HttpConfig, HttpServer, PeerApi, Registry,
-};
+use zest_blocking::{serve_http_with, ClientOptions, HttpConfig, HttpServer, PeerApi, Registry};
 
 /// The tools the HTTP tests call: `echo {text}`, `add {a, b}`, `steps {n}` (a progress report
 /// and a log line per step, 20 ms apart, then `done after n steps`), `sample {prompt}` (asks
