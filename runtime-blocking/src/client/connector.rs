@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::{CertificateDer, ServerName};
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
-use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
+use zest_core::runtime::http_client::{
+    Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
+};
 use zest_core::runtime::{ConnectError, OwnedEvent};
 
 /// A socket, plain or TLS.
@@ -256,7 +258,7 @@ pub(crate) fn exchange(
 enum Ran {
     /// The exchange ended (reported); the connection when it can be reused.
     Done(Option<Box<Conn>>),
-    /// `stale_ok` was set and the connection closed before any answer: nothing reported.
+    /// The reused connection was stale (see [`Attempt`]): nothing reported.
     Stale,
 }
 
@@ -267,12 +269,12 @@ fn run(
     request: HttpRequest,
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
-    stale_ok: bool,
+    reused: bool,
 ) -> Ran {
     if !abort.attach(conn.io.tcp()) {
         return Ran::Done(None);
     }
-    let ran = exchange_on(&mut conn, stream, request, abort, emit, stale_ok);
+    let ran = exchange_on(&mut conn, stream, request, abort, emit, reused);
     abort.detach();
     match ran {
         Some(true) if !abort.is_aborted() => {
@@ -291,14 +293,14 @@ fn exchange_on(
     request: HttpRequest,
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
-    stale_ok: bool,
+    reused: bool,
 ) -> Option<bool> {
     if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
         emit(stream, OwnedEvent::Failed(failure));
         return Some(false);
     }
+    let mut attempt = Attempt::new(reused);
     let mut buf = vec![0u8; 32 * 1024];
-    let mut answered = false;
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
@@ -308,24 +310,22 @@ fn exchange_on(
                 http1::Transmit::Close => conn.io.tcp().shutdown(Shutdown::Write),
             };
             if let Err(e) = written {
-                if stale_ok && !answered {
+                if attempt.write_failed() {
                     return None;
                 }
                 conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
             }
         }
         while let Some((s, event)) = conn.http.poll_event() {
-            let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
-            let dropped = matches!(event, OwnedEvent::Failed(TransportFailure::Reset(_)));
-            if dropped && stale_ok && !answered {
+            let step = attempt.event(&event);
+            if step == AttemptStep::Stale {
                 return None;
             }
-            answered = true;
             if abort.is_aborted() || !emit(s, event) {
                 // Cut, or the session is over: nobody reads the rest.
                 return Some(false);
             }
-            if end {
+            if step == AttemptStep::Last {
                 return Some(conn.http.is_reusable());
             }
         }
