@@ -103,3 +103,23 @@ fn a_foreign_host_gets_403_and_an_unknown_path_404() {
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     server.shutdown();
 }
+
+#[test]
+fn a_head_sent_too_slowly_gets_408_and_does_not_stop_others() {
+    use std::io::{Read, Write};
+    let mut http = zest_blocking::HttpConfig::new();
+    http.http1.head_timeout = std::time::Duration::from_millis(300);
+    let server = server_with(http);
+    // Half a head, then nothing: the connection's own thread waits, nobody else does.
+    let mut slow = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n").unwrap();
+    let r = raw(server.local_addr(), Method::GET, "/health", &[], b"");
+    assert_eq!(r.status, StatusCode::OK, "served beside the trickling connection");
+    // The header-read deadline answers the slow one and closes it.
+    slow.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    let mut answer = Vec::new();
+    let _ = slow.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    server.shutdown();
+}
