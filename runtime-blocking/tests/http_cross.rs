@@ -57,10 +57,19 @@ impl Served {
         Self { child, url }
     }
 
-    /// Closes its stdin and waits for it to exit; true if it exited successfully.
+    /// Closes its stdin and waits (at most 30 s, a hang guard) for it to exit; true if it
+    /// exited successfully in time.
     fn stop(mut self) -> bool {
         drop(self.child.stdin.take());
-        self.child.wait().is_ok_and(|s| s.success())
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return status.success(),
+                Ok(None) => thread::sleep(Duration::from_millis(20)),
+                Err(_) => return false,
+            }
+        }
+        false
     }
 }
 
