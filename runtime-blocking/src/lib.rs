@@ -6,6 +6,12 @@
 //! - [`serve_stdio`] / [`serve`] serve a [`Registry`] of plain closures; each request runs
 //!   on a thread of its own with a [`RequestContext`] (progress, logging, cancellation,
 //!   asking the client for sampling).
+//! - [`Client::connect`] / [`Client::connect_to`] reach a server over Streamable HTTP or
+//!   legacy HTTP+SSE (`http` and `https`): the same [`Client`] and [`ClientApi`]; each HTTP
+//!   exchange runs on a thread of its own through zest-core's connection machine.
+//! - [`serve_http`] / [`serve_http_with`] serve the same [`Registry`] over HTTP (Streamable
+//!   HTTP at `/mcp`, legacy HTTP+SSE, `/health`) on threads until [`HttpServer::shutdown`];
+//!   a handler's progress, logs and requests to the client travel on its call's SSE stream.
 //!
 //! Threading: no thread owns a session. zest-core's machine sits behind a lock, and the
 //! thread that has an input feeds it and drains it: a caller sends its own request and writes
@@ -33,6 +39,7 @@
 
 mod child;
 mod client;
+mod http_server;
 mod link;
 mod server;
 mod workers;
@@ -44,8 +51,13 @@ pub use zest_core::schema;
 pub use client::{
     CancelHandle, Client, ClientOptions, Notifications, PendingCall, NOTIFICATION_QUEUE,
 };
+pub use http_server::{
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
+};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
+pub use zest_core::http::client::HttpMode;
+pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
 

@@ -62,9 +62,24 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
             let _ = rt.block_on(client.close());
             played.map(|_| ())
         }
+        Runtime::Blocking => play_blocking(url, scenario),
         other => Err(format!(
             "cannot play {scenario} against {url}: the Streamable HTTP client is not available \
              in this build (zest-{other} has no Client::connect(url, options) yet)"
         )),
     }
+}
+
+/// zest-blocking's HTTP client, with [`elicitation_answer`] as its elicitation handler.
+fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
+    let handlers = zest_core::handler::SyncClientHandlers::default()
+        .on_elicitation(|params| Ok(elicitation_answer(&params)));
+    let options =
+        zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0").handlers(handlers);
+    let client = zest_blocking::Client::connect(url, options)
+        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    let played = play(scenario, &client);
+    // A failed DELETE does not change the scenario's outcome.
+    let _ = client.close();
+    played.map(drop).map_err(|e| format!("{scenario}: {e}"))
 }

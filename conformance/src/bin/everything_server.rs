@@ -84,6 +84,14 @@ fn serve_http(runtime: Runtime, port: u16) -> Result<(), String> {
                 Ok(())
             })
         }
+        Runtime::Blocking => {
+            let registry = fixture::registry(blocking::adapt);
+            let server = zest_blocking::serve_http(("127.0.0.1", port), config, registry)
+                .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+            eprintln!("everything_server (blocking): serving {}", server.url());
+            server.stopped();
+            Ok(())
+        }
         other => Err(format!(
             "HTTP serving on {other} is not available in this build (no serve_http in \
              zest-{other} yet; asked for 127.0.0.1:{port})"

@@ -1,6 +1,7 @@
 //! The stdio client: spawns a server and offers blocking calls from any thread. The calling
 //! threads drive the session themselves (see [`session`]).
 
+mod connector;
 mod pending;
 mod session;
 
@@ -17,6 +18,7 @@ use zest_core::client::{self as machine, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
 use zest_core::handler::SyncClientHandlers;
 use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::ConnectError;
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
@@ -25,7 +27,7 @@ use zest_core::RequestOptions;
 use crate::child;
 use crate::link::{self, Slot};
 pub use pending::{CancelHandle, PendingCall};
-use session::Session;
+use session::{Pipe, Session};
 use zest_core::stdio::StdioCommand;
 
 /// How many unread server notifications are kept; later ones are dropped until some are read.
@@ -83,7 +85,15 @@ impl Client {
         config.capabilities = handlers.capabilities(config.capabilities);
         let machine = machine::Client::new(config, Instant::now());
         let ready = Arc::new(Slot::new());
-        let session = Session::new(machine, stdin, handlers, notes_tx, ready.clone(), grace);
+        let session = Session::new(
+            machine,
+            Pipe::Stdin(stdin),
+            None,
+            handlers,
+            notes_tx,
+            ready.clone(),
+            grace,
+        );
         // `initialize` is written before anything is read.
         session.start();
         let on_stderr = command.take_stderr_sink().unwrap_or_else(|| {
@@ -141,6 +151,75 @@ impl Client {
         }
     }
 
+    /// Connects to the MCP server at `url` (`http://` or `https://`) with every
+    /// [`HttpEndpoint`] default, performs the handshake and returns once the session is
+    /// ready. See [`connect_to`](Self::connect_to).
+    pub fn connect(url: &str, options: ClientOptions) -> Result<Self, ConnectError> {
+        Self::connect_to(HttpEndpoint::new(url), options)
+    }
+
+    /// Connects to an MCP server over HTTP: Streamable HTTP, legacy HTTP+SSE, or detection
+    /// between them ([`HttpEndpoint::mode`]), with the endpoint's headers, bearer token,
+    /// timeouts and trust roots. Requests travel on keep-alive connections (an SSE stream
+    /// holds one of its own, read by a thread of its own, while it lasts), with `TCP_NODELAY`,
+    /// and TLS by rustls for `https`. [`close`](Self::close) ends the session with a DELETE.
+    ///
+    /// A server that cannot be reached fails with [`ConnectError::Transport`] (refused, timed
+    /// out, a TLS failure such as an untrusted certificate); an HTTP error status answering
+    /// `initialize` with [`ConnectError::HttpStatus`].
+    pub fn connect_to(
+        endpoint: HttpEndpoint,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let http = endpoint.http_config()?;
+        let connector = connector::Connector::new(&endpoint)?;
+        let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities);
+        let machine = machine::Client::new_http(config, http, Instant::now())
+            .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
+        let ready = Arc::new(Slot::new());
+        let grace = Duration::ZERO;
+        let session = Session::new(
+            machine,
+            Pipe::Http,
+            Some(connector),
+            handlers,
+            notes_tx,
+            ready.clone(),
+            grace,
+        );
+        let exit = Arc::new(ExitSlot::default());
+        let (supervised, done) = (session.clone(), exit.clone());
+        let builder = thread::Builder::new().name("zest-client".into());
+        let supervisor = builder
+            .spawn(move || {
+                let status = link::no_join(|| supervised.supervise_http());
+                done.set(Ok(status));
+            })
+            .map_err(|e| ConnectError::spawn("zest-client thread", &e))?;
+        // `initialize` goes out once the supervisor is there to fire its deadline.
+        session.start();
+        match ready.wait() {
+            Ok(negotiated) => Ok(Self {
+                inner: Arc::new(Inner {
+                    session,
+                    negotiated,
+                    notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
+                    pid: 0,
+                    supervisor_thread: supervisor.thread().id(),
+                    supervisor: Mutex::new(Some(supervisor)),
+                    exit,
+                }),
+            }),
+            Err(e) => {
+                session.ask_close();
+                let _ = supervisor.join();
+                Err(e)
+            }
+        }
+    }
+
     /// What the handshake settled.
     pub fn negotiated(&self) -> &Negotiated {
         &self.inner.negotiated
@@ -151,7 +230,7 @@ impl Client {
         &self.inner.notifications
     }
 
-    /// The child's process id (also its process group id).
+    /// The child's process id (also its process group id); 0 over HTTP.
     pub fn pid(&self) -> u32 {
         self.inner.pid
     }

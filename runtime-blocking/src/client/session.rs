@@ -13,11 +13,12 @@
 //! progress callbacks (on whichever thread drained the report). Outcomes are delivered and
 //! dropped waiters released after unlocking.
 
-use std::io;
+use std::collections::HashMap;
+use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -26,12 +27,14 @@ use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerReque
 use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{
-    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
+    HttpRequest, Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, Transmit,
+    TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{Calls, ConnectError, Delivery};
+use zest_core::runtime::{Calls, ConnectError, Delivery, OwnedEvent};
 use zest_core::RequestOptions;
 
+use super::connector::{self, AbortCell, Connector};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
 
@@ -44,8 +47,35 @@ pub(crate) type ReadySlot = Arc<Slot<Result<Negotiated, ConnectError>>>;
 pub(crate) struct Session {
     me: Weak<Self>,
     state: Mutex<State>,
-    out: Arc<Outbox<ChildStdin>>,
+    out: Arc<Outbox<Pipe>>,
     grace: Duration,
+    /// Over HTTP: opens and reuses the connections the machine's exchanges run on.
+    http: Option<Arc<Connector>>,
+    /// Rung when an exchange ends (the closing supervisor waits for the DELETE).
+    exchange_ended: Condvar,
+}
+
+/// Where the machine's frames go: the child's stdin, or nowhere (over HTTP the machine asks
+/// for exchanges instead, and the outbox is only the supervisor's bell).
+pub(crate) enum Pipe {
+    Stdin(ChildStdin),
+    Http,
+}
+
+impl Write for Pipe {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Stdin(stdin) => stdin.write(buf),
+            Self::Http => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Stdin(stdin) => stdin.flush(),
+            Self::Http => Ok(()),
+        }
+    }
 }
 
 struct State {
@@ -63,6 +93,10 @@ struct State {
     pending: Vec<Bytes>,
     closed: bool,
     workers: Workers,
+    /// Over HTTP: the exchanges under way, and what to open and cut once unlocked.
+    exchanges: HashMap<StreamId, Arc<AbortCell>>,
+    to_open: Vec<(StreamId, HttpRequest, Arc<AbortCell>)>,
+    to_abort: Vec<Arc<AbortCell>>,
 }
 
 /// Outcomes to deliver once the lock is released (and waiters to drop there: a progress
@@ -78,7 +112,8 @@ struct Deliveries {
 impl Session {
     pub(crate) fn new(
         machine: client::Client,
-        stdin: ChildStdin,
+        pipe: Pipe,
+        http: Option<Arc<Connector>>,
         handlers: SyncClientHandlers,
         notifications: SyncSender<ServerNotification>,
         ready: ReadySlot,
@@ -94,12 +129,17 @@ impl Session {
             pending: Vec::new(),
             closed: false,
             workers: Workers::new("zest-client-handler"),
+            exchanges: HashMap::new(),
+            to_open: Vec::new(),
+            to_abort: Vec::new(),
         };
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
             state: Mutex::new(state),
-            out: Outbox::new(stdin),
+            out: Outbox::new(pipe),
             grace,
+            http,
+            exchange_ended: Condvar::new(),
         })
     }
 
@@ -145,7 +185,10 @@ impl Session {
 
     /// The child's stdin, unless a writer holds it (used when the supervisor cannot start).
     pub(crate) fn take_stdin(&self) -> Option<ChildStdin> {
-        self.out.take_writer()
+        match self.out.take_writer() {
+            Some(Pipe::Stdin(stdin)) => Some(stdin),
+            _ => None,
+        }
     }
 
     /// Asks the supervisor to end the session.
@@ -178,7 +221,10 @@ impl Session {
         }
         // What is still queued is written, then stdin closed, within the first grace period.
         let deadline = Instant::now() + self.grace;
-        let stdin = self.out.finish(deadline);
+        let stdin = match self.out.finish(deadline) {
+            Some(Pipe::Stdin(stdin)) => Some(stdin),
+            _ => None,
+        };
         crate::child::shutdown(child, stdin, deadline, self.grace)
     }
 
@@ -201,7 +247,11 @@ impl Session {
         for (handlers, violation) in deliveries.violations {
             handlers.report_violation(&violation);
         }
-        self.write(role);
+        if self.http.is_some() {
+            self.perform_http();
+        } else {
+            self.write(role);
+        }
         out
     }
 
@@ -238,6 +288,7 @@ impl Session {
         loop {
             while let Some(out) = st.machine.poll_output() {
                 match out {
+                    Output::Transmit(t) if self.http.is_some() => Self::exchange(st, t),
                     Output::Transmit(t) => match t.into_stdio() {
                         Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
                         Ok(StdioTransmit::Close) => close = true,
@@ -318,6 +369,118 @@ impl Session {
         // The machine has already answered every request; this only covers a broken promise.
         deliveries.outcomes.extend(st.calls.close(reason));
         self.out.set_closed();
+    }
+}
+
+/// How long the last exchanges of a closing HTTP session (its DELETE) may take.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// Over HTTP: exchanges on threads of their own instead of frames on a pipe.
+impl Session {
+    /// Feeds one event of exchange `stream` (on its thread); false once nobody wants more.
+    fn feed_http(&self, stream: StreamId, event: OwnedEvent) -> bool {
+        let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
+        self.drive(Role::WritesAside, |st, now| {
+            if end && st.exchanges.remove(&stream).is_some() {
+                self.exchange_ended.notify_all();
+            }
+            st.machine.handle_input(event.input(now, stream));
+            !st.closed
+        })
+    }
+
+    /// Notes one transmit of the machine (under the lock); performed by [`perform_http`].
+    fn exchange(st: &mut State, transmit: Transmit) {
+        match transmit {
+            Transmit::Http { stream, request } => {
+                let cell = Arc::new(AbortCell::default());
+                st.exchanges.insert(stream, cell.clone());
+                st.to_open.push((stream, *request, cell));
+            }
+            Transmit::Abort { stream } => {
+                if let Some(cell) = st.exchanges.remove(&stream) {
+                    st.to_abort.push(cell);
+                }
+            }
+            // A client over HTTP only opens and aborts exchanges; writes, closes and
+            // responses belong to pipes and servers.
+            Transmit::Write { .. } | Transmit::Close { .. } | Transmit::Respond { .. } => {}
+        }
+    }
+
+    /// Opens and cuts the exchanges the last drain asked for (unlocked): each opened one runs
+    /// on a thread of its own until its response ends.
+    fn perform_http(&self) {
+        let (opens, aborts) = {
+            let mut st = lock(&self.state);
+            (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort))
+        };
+        for cell in aborts {
+            cell.abort();
+        }
+        let Some(connector) = &self.http else { return };
+        for (stream, request, cell) in opens {
+            let (me, connector, workers) =
+                (self.me.clone(), connector.clone(), lock(&self.state).workers.clone());
+            let job = move || {
+                let mut emit = |s: StreamId, event: OwnedEvent| {
+                    me.upgrade().is_some_and(|session| session.feed_http(s, event))
+                };
+                link::no_join(|| {
+                    connector::exchange(&connector, stream, request, &cell, &mut emit)
+                });
+                if let Some(session) = me.upgrade() {
+                    // Ended without a last event (cut, or nobody wanted the rest).
+                    let mut st = lock(&session.state);
+                    if st.exchanges.get(&stream).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+                        st.exchanges.remove(&stream);
+                    }
+                    session.exchange_ended.notify_all();
+                }
+            };
+            if let Err(e) = workers.run(job) {
+                let failure = TransportFailure::Other(format!("cannot start a thread: {e}"));
+                self.feed_http(stream, OwnedEvent::Failed(failure));
+            }
+        }
+    }
+
+    /// The supervisor of an HTTP session: feeds due deadlines and the close asked for, then
+    /// lets the last exchanges (the DELETE) finish, within [`CLOSE_GRACE`].
+    pub(crate) fn supervise_http(&self) -> std::process::ExitStatus {
+        loop {
+            match self.out.next() {
+                Wake::Write => {}
+                Wake::Due => self.drive(Role::WritesAside, |st, now| {
+                    if st.machine.poll_timeout().is_some_and(|at| at <= now) {
+                        st.machine.handle_input(Input::Timeout(now));
+                    }
+                }),
+                Wake::CloseAsked => self.drive(Role::WritesAside, |st, now| st.machine.close(now)),
+                Wake::Closed => break,
+            }
+        }
+        let deadline = Instant::now() + CLOSE_GRACE;
+        let mut st = lock(&self.state);
+        while !st.exchanges.is_empty() {
+            let now = Instant::now();
+            if now >= deadline {
+                for (_, cell) in st.exchanges.drain() {
+                    cell.abort();
+                }
+                break;
+            }
+            st = self
+                .exchange_ended
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+        drop(st);
+        if let Some(connector) = &self.http {
+            connector.clear();
+        }
+        std::process::ExitStatus::default()
     }
 }
 

@@ -22,7 +22,7 @@ pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 /// The session end of this runtime's [`RequestContext`]: feeds a handler's reports and
 /// requests to the client to the session's machine. Handlers never need to name it.
 #[derive(Clone)]
-pub struct SessionLink(pub(super) Arc<dyn Feed>);
+pub struct SessionLink(pub(crate) Arc<dyn Feed>);
 
 /// What a handler's context asks of the session (implemented by the session itself).
 pub(crate) trait Feed: Send + Sync {

@@ -14,6 +14,7 @@ use zest_core::io::TransportFailure;
 use zest_core::server::{Server, ServerConfig};
 
 use crate::{child, link};
+pub(crate) use context::Feed;
 pub use context::{RequestContext, SessionLink};
 use driver::ServerSession;
 

@@ -11,7 +11,8 @@
 //! ended on a connection that [`ClientConn::is_reusable`], the connection goes back to the
 //! pool; an aborted exchange's connection is closed. A connection carries one exchange at a
 //! time, so an SSE stream (the GET stream, a long POST answer) holds its own connection for
-//! as long as it lasts.
+//! as long as it lasts. A pooled connection the server closed while idle is retried once on a
+//! new one, as [`Attempt`] decides.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -200,6 +201,55 @@ impl ClientConn {
                 }
             };
             self.events.push_back((stream, event));
+        }
+    }
+}
+
+/// One try of an exchange, on a connection from the [`Pool`] or a new one: decides when a
+/// reused connection turned out stale (the server closed it while it sat idle), that is a
+/// failed write, or a reset, before any event of the answer was reported. The runtime then
+/// reports nothing of that try and sends the request again, once, on a new connection
+/// (`Attempt::new(false)`, which is never stale).
+#[derive(Debug)]
+pub struct Attempt {
+    reused: bool,
+    answered: bool,
+}
+
+/// What to do with one event of an [`Attempt`].
+#[derive(Debug, PartialEq, Eq)]
+#[must_use]
+pub enum AttemptStep {
+    /// Report it on the exchange's stream; more follow.
+    Forward,
+    /// Report it; the exchange is over (`End` or `Failed`).
+    Last,
+    /// Report nothing: the reused connection was stale; retry on a new one.
+    Stale,
+}
+
+impl Attempt {
+    /// A try on a pooled connection (`reused`) or a freshly opened one.
+    pub fn new(reused: bool) -> Self {
+        Self { reused, answered: false }
+    }
+
+    /// Writing the request failed: true when the try is stale (retry, report nothing);
+    /// otherwise the failure goes to [`ClientConn::handle_failed`] and is reported.
+    pub fn write_failed(&self) -> bool {
+        self.reused && !self.answered
+    }
+
+    /// What to do with the next event of [`ClientConn::poll_event`].
+    pub fn event(&mut self, event: &OwnedEvent) -> AttemptStep {
+        let reset = matches!(event, OwnedEvent::Failed(TransportFailure::Reset(_)));
+        if reset && self.write_failed() {
+            return AttemptStep::Stale;
+        }
+        self.answered = true;
+        match event {
+            OwnedEvent::End | OwnedEvent::Failed(_) => AttemptStep::Last,
+            _ => AttemptStep::Forward,
         }
     }
 }

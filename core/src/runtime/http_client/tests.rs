@@ -165,3 +165,29 @@ fn an_endpoint_checks_its_url_and_headers_and_hides_its_token() {
     assert_eq!(c.head_timeout, Duration::from_secs(3));
     assert_eq!(c.max_body_bytes, None, "the planner bounds bodies and events");
 }
+
+#[test]
+fn a_reused_connection_is_stale_only_until_the_first_event_of_its_answer() {
+    let reset = || OwnedEvent::Failed(TransportFailure::Reset("closed".into()));
+    // A pooled connection reset before any answer: stale, retried, nothing reported.
+    let mut stale = Attempt::new(true);
+    assert!(stale.write_failed());
+    assert_eq!(stale.event(&reset()), AttemptStep::Stale);
+    // Once a head came back, a reset is the answer's failure, reported once and last.
+    let mut answered = Attempt::new(true);
+    let head = OwnedEvent::Head(Box::new(ResponseHead {
+        status: StatusCode::OK,
+        headers: HeaderMap::new(),
+    }));
+    assert_eq!(answered.event(&head), AttemptStep::Forward);
+    assert!(!answered.write_failed());
+    assert_eq!(answered.event(&reset()), AttemptStep::Last);
+    // A new connection is never stale: its reset is reported.
+    let mut fresh = Attempt::new(false);
+    assert!(!fresh.write_failed());
+    assert_eq!(fresh.event(&reset()), AttemptStep::Last);
+    // Other failures and the end are last, never stale.
+    assert_eq!(Attempt::new(true).event(&OwnedEvent::End), AttemptStep::Last);
+    let timed_out = OwnedEvent::Failed(TransportFailure::TimedOut);
+    assert_eq!(Attempt::new(true).event(&timed_out), AttemptStep::Last);
+}

@@ -1,0 +1,353 @@
+//! Performing the client machine's HTTP exchanges on threads: `std::net::TcpStream` (and
+//! rustls for `https`) through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`].
+//! One thread per exchange (an SSE stream's thread reads its body for as long as it lasts);
+//! its response goes to the session as owned stream events. An exchange is cut by shutting
+//! its socket down, which ends the blocked read.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::{CertificateDer, ServerName};
+use zest_core::http1::{self, Config};
+use zest_core::io::{HttpRequest, StreamId, TransportFailure};
+use zest_core::runtime::http_client::{
+    Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
+};
+use zest_core::runtime::{ConnectError, OwnedEvent};
+
+/// A socket, plain or TLS.
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Io {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Self::Plain(s) => s,
+            Self::Tls(s) => &s.sock,
+        }
+    }
+}
+
+impl Read for Io {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(s) => s.read(buf),
+            Self::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Io {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(s) => s.write(buf),
+            Self::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Plain(s) => s.flush(),
+            Self::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// One open connection.
+struct Conn {
+    io: Io,
+    http: ClientConn,
+}
+
+/// Cuts one exchange from another thread: set before or after its socket exists.
+#[derive(Default)]
+pub(crate) struct AbortCell(Mutex<(bool, Option<TcpStream>)>);
+
+impl AbortCell {
+    /// Cuts the exchange: its socket is shut down and nothing more of it is reported.
+    pub(crate) fn abort(&self) {
+        let mut cell = lock(&self.0);
+        cell.0 = true;
+        if let Some(socket) = cell.1.take() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn is_aborted(&self) -> bool {
+        lock(&self.0).0
+    }
+
+    /// Notes the socket the exchange runs on; false if it was aborted already.
+    fn attach(&self, socket: &TcpStream) -> bool {
+        let mut cell = lock(&self.0);
+        if !cell.0 {
+            cell.1 = socket.try_clone().ok();
+        }
+        !cell.0
+    }
+
+    fn detach(&self) {
+        lock(&self.0).1 = None;
+    }
+}
+
+/// Opens and reuses connections for one session.
+pub(crate) struct Connector {
+    tls: Arc<rustls::ClientConfig>,
+    config: Config,
+    connect_timeout: Duration,
+    pool: Mutex<Pool<Conn>>,
+}
+
+impl Connector {
+    /// Checks the endpoint's trust roots and builds the TLS settings.
+    pub(crate) fn new(endpoint: &HttpEndpoint) -> Result<Arc<Self>, ConnectError> {
+        let mut roots = rustls::RootCertStore::empty();
+        if endpoint.webpki_roots {
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        }
+        for der in &endpoint.root_certificates {
+            roots.add(CertificateDer::from(der.clone())).map_err(|e| {
+                ConnectError::InvalidConfig(format!("unusable root certificate: {e}"))
+            })?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ConnectError::InvalidConfig(format!("tls: {e}")))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Arc::new(Self {
+            tls: Arc::new(tls),
+            config: endpoint.connection_config(),
+            connect_timeout: endpoint.connect_timeout,
+            pool: Mutex::new(endpoint.pool()),
+        }))
+    }
+
+    /// Drops every idle connection.
+    pub(crate) fn clear(&self) {
+        lock(&self.pool).clear();
+    }
+
+    /// A new connection to `target`: TCP with `TCP_NODELAY`, then TLS for `https`, all
+    /// within the connect timeout.
+    fn connect(&self, target: &Target) -> Result<Conn, TransportFailure> {
+        let deadline = Instant::now() + self.connect_timeout;
+        let refused = |e: io::Error| match e.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => TransportFailure::TimedOut,
+            _ => TransportFailure::Refused(format!("{target}: {e}")),
+        };
+        let addrs = (target.host.as_str(), target.port).to_socket_addrs().map_err(refused)?;
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+        let mut tcp = None;
+        for addr in addrs {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(TransportFailure::TimedOut);
+            }
+            match TcpStream::connect_timeout(&addr, left) {
+                Ok(s) => {
+                    tcp = Some(s);
+                    break;
+                }
+                Err(e) => last = e,
+            }
+        }
+        let tcp = tcp.ok_or_else(|| refused(last))?;
+        // Nagle would hold each small request back (DESIGN.md §5).
+        let _ = tcp.set_nodelay(true);
+        if !target.tls {
+            return Ok(Conn { io: Io::Plain(tcp), http: ClientConn::new(self.config.clone()) });
+        }
+        let tls_failed = |why: String| TransportFailure::Tls(format!("{target}: {why}"));
+        let name = ServerName::try_from(target.host.clone())
+            .map_err(|e| TransportFailure::Tls(format!("{}: {e}", target.host)))?;
+        let session = rustls::ClientConnection::new(self.tls.clone(), name)
+            .map_err(|e| tls_failed(e.to_string()))?;
+        let mut stream = rustls::StreamOwned::new(session, tcp);
+        while stream.conn.is_handshaking() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(TransportFailure::TimedOut);
+            }
+            let _ = stream.sock.set_read_timeout(Some(left));
+            let _ = stream.sock.set_write_timeout(Some(left));
+            if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+                return Err(match e.kind() {
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+                        TransportFailure::TimedOut
+                    }
+                    _ => tls_failed(tls_reason(&e)),
+                });
+            }
+        }
+        let _ = stream.sock.set_write_timeout(None);
+        Ok(Conn { io: Io::Tls(Box::new(stream)), http: ClientConn::new(self.config.clone()) })
+    }
+}
+
+/// What a rustls failure says, without the io wrapping.
+fn tls_reason(e: &io::Error) -> String {
+    match e.get_ref() {
+        Some(inner) => inner.to_string(),
+        None => e.to_string(),
+    }
+}
+
+/// Performs one exchange and reports its response on `stream` through `emit` (which
+/// returns false once nobody wants more). A reused connection that turns out closed before
+/// any byte of the answer came back (the server dropped it while idle) is replaced by a new
+/// one, once.
+pub(crate) fn exchange(
+    connector: &Connector,
+    stream: StreamId,
+    request: HttpRequest,
+    abort: &AbortCell,
+    emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+) {
+    let mut fail = |failure| {
+        if !abort.is_aborted() {
+            emit(stream, OwnedEvent::Failed(failure));
+        }
+    };
+    let target = match Target::from_uri(&request.uri) {
+        Ok(target) => target,
+        Err(why) => return fail(TransportFailure::Other(why)),
+    };
+    let pooled = lock(&connector.pool).checkout(Instant::now(), &target);
+    let reused = pooled.is_some();
+    let conn = match pooled {
+        Some(conn) => conn,
+        None => match connector.connect(&target) {
+            Ok(conn) => conn,
+            Err(failure) => return fail(failure),
+        },
+    };
+    let retry = reused.then(|| request.clone());
+    let conn = match run(conn, stream, request, abort, emit, retry.is_some()) {
+        Ran::Done(conn) => conn,
+        Ran::Stale => {
+            let Some(request) = retry else { return };
+            match connector.connect(&target) {
+                Ok(conn) => match run(conn, stream, request, abort, emit, false) {
+                    Ran::Done(conn) => conn,
+                    Ran::Stale => None,
+                },
+                Err(failure) => {
+                    if !abort.is_aborted() {
+                        emit(stream, OwnedEvent::Failed(failure));
+                    }
+                    return;
+                }
+            }
+        }
+    };
+    if let Some(conn) = conn {
+        // A connection that no longer fits is closed by dropping it.
+        drop(lock(&connector.pool).checkin(Instant::now(), target, *conn));
+    }
+}
+
+/// How [`run`] ended.
+enum Ran {
+    /// The exchange ended (reported); the connection when it can be reused.
+    Done(Option<Box<Conn>>),
+    /// The reused connection was stale (see [`Attempt`]): nothing reported.
+    Stale,
+}
+
+/// Sends `request` on `conn` and forwards the response until it ends.
+fn run(
+    mut conn: Conn,
+    stream: StreamId,
+    request: HttpRequest,
+    abort: &AbortCell,
+    emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+    reused: bool,
+) -> Ran {
+    if !abort.attach(conn.io.tcp()) {
+        return Ran::Done(None);
+    }
+    let ran = exchange_on(&mut conn, stream, request, abort, emit, reused);
+    abort.detach();
+    match ran {
+        Some(true) if !abort.is_aborted() => {
+            let _ = conn.io.tcp().set_read_timeout(None);
+            Ran::Done(Some(Box::new(conn)))
+        }
+        Some(_) => Ran::Done(None),
+        None => Ran::Stale,
+    }
+}
+
+/// The exchange's loop: `Some(reusable)` once it ended, `None` when stale.
+fn exchange_on(
+    conn: &mut Conn,
+    stream: StreamId,
+    request: HttpRequest,
+    abort: &AbortCell,
+    emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+    reused: bool,
+) -> Option<bool> {
+    if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
+        emit(stream, OwnedEvent::Failed(failure));
+        return Some(false);
+    }
+    let mut attempt = Attempt::new(reused);
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        while let Some(t) = conn.http.poll_transmit() {
+            let written = match t {
+                http1::Transmit::Write(bytes) => {
+                    conn.io.write_all(&bytes).and_then(|()| conn.io.flush())
+                }
+                http1::Transmit::Close => conn.io.tcp().shutdown(Shutdown::Write),
+            };
+            if let Err(e) = written {
+                if attempt.write_failed() {
+                    return None;
+                }
+                conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
+            }
+        }
+        while let Some((s, event)) = conn.http.poll_event() {
+            let step = attempt.event(&event);
+            if step == AttemptStep::Stale {
+                return None;
+            }
+            if abort.is_aborted() || !emit(s, event) {
+                // Cut, or the session is over: nobody reads the rest.
+                return Some(false);
+            }
+            if step == AttemptStep::Last {
+                return Some(conn.http.is_reusable());
+            }
+        }
+        let deadline = conn.http.poll_timeout();
+        let wait = deadline
+            .map(|at| at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+        let _ = conn.io.tcp().set_read_timeout(wait);
+        match conn.io.read(&mut buf) {
+            Ok(0) => conn.http.handle_end(),
+            Ok(n) => conn.http.handle_data(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if deadline.is_some()
+                    && matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+            {
+                conn.http.handle_timeout(Instant::now());
+            }
+            Err(e) => conn.http.handle_failed(TransportFailure::Reset(e.to_string())),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,308 @@
+//! The one [`Router`] every connection of a server feeds, behind a mutex, and what its
+//! outputs set going: transmits to the connection threads that carry their streams, handler
+//! threads for calls, outcomes to handlers waiting on the client.
+//!
+//! Whichever thread has an input (a connection with a request's bytes, a handler with its
+//! answer, a report or a request to the client, the timer with a due deadline) locks the
+//! hub, feeds the router, drains it and unlocks; handlers it asked for are then started on
+//! threads of their own. Every transmit goes through its connection's channel, sent while
+//! the lock is held, so transmits of one stream keep their order whoever produced them.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use zest_core::api::CallError;
+use zest_core::error::{Rejection, UsageError};
+use zest_core::handler::SyncHandler;
+use zest_core::http::server::{Router, SessionId};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
+use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
+use zest_core::server::{Call, ListKind};
+
+use super::conn::{ConnMsg, ToConn};
+use crate::link::{CallSlot, Slot};
+use crate::server::{Feed, RequestContext, SessionLink};
+use crate::workers::Workers;
+
+/// The router's handler type.
+type Handler = SyncHandler<RequestContext>;
+
+/// The shared server state.
+pub(super) struct Hub {
+    state: Mutex<State>,
+    /// The timer thread's wake-up and the shutdown's wait for idle handlers.
+    bell: Mutex<Bell>,
+    rung: Condvar,
+    keys: CallKeys,
+    workers: Workers,
+}
+
+struct State {
+    router: Router<Handler>,
+    /// Which connection carries each exchange, which handler runs for which call, and each
+    /// session's requests to the client (zest-core's, shared with every runtime). A blocking
+    /// handler cannot be stopped from outside, so its "task" is nothing: its context's
+    /// cancellation flag is what it sees.
+    dispatch: Dispatch<ToConn, (), CallSlot>,
+}
+
+#[derive(Default)]
+struct Bell {
+    /// The router's next deadline, as the timer thread should see it.
+    armed: Option<Instant>,
+    /// The timer thread stops.
+    stopped: bool,
+}
+
+impl Hub {
+    pub(super) fn new(router: Router<Handler>) -> Arc<Self> {
+        let state = State { router, dispatch: Dispatch::new() };
+        Arc::new(Self {
+            state: Mutex::new(state),
+            bell: Mutex::default(),
+            rung: Condvar::new(),
+            keys: CallKeys::new(),
+            workers: Workers::new("zest-http-handler"),
+        })
+    }
+
+    /// Feeds one connection's inputs; `conn` carries the exchanges they accept.
+    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) {
+        let now = Instant::now();
+        self.with(|st| {
+            for input in inputs {
+                st.dispatch.track(input, conn);
+                input.feed(now, &mut st.router);
+            }
+        });
+    }
+
+    /// The timer thread: sleeps until the router's next deadline and fires it, until
+    /// [`stop_timer`](Self::stop_timer).
+    pub(super) fn run_timer(self: &Arc<Self>) {
+        let mut bell = lock(&self.bell);
+        loop {
+            if bell.stopped {
+                return;
+            }
+            let due = bell.armed.filter(|at| *at <= Instant::now());
+            if due.is_some() {
+                drop(bell);
+                let now = Instant::now();
+                self.with(|st| {
+                    if st.router.poll_timeout().is_some_and(|t| t <= now) {
+                        st.router.handle_input(zest_core::io::Input::Timeout(now));
+                    }
+                });
+                // The drain re-armed the bell; make sure a deadline unchanged by it (not yet
+                // due by the router's clock) is looked at again.
+                let next = lock(&self.state).router.poll_timeout();
+                bell = lock(&self.bell);
+                bell.armed = next;
+                continue;
+            }
+            bell = match bell.armed {
+                Some(at) => {
+                    let wait = at.saturating_duration_since(Instant::now());
+                    self.rung.wait_timeout(bell, wait).unwrap_or_else(PoisonError::into_inner).0
+                }
+                None => self.rung.wait(bell).unwrap_or_else(PoisonError::into_inner),
+            };
+        }
+    }
+
+    pub(super) fn stop_timer(&self) {
+        lock(&self.bell).stopped = true;
+        self.rung.notify_all();
+    }
+
+    /// Waits until no handler runs, or until `deadline`.
+    pub(super) fn wait_idle(&self, deadline: Instant) {
+        while self.running() > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            // Woken when a handler finishes; the slice bounds a wake-up lost between the
+            // count and the wait.
+            let bell = lock(&self.bell);
+            let slice = (deadline - now).min(Duration::from_millis(50));
+            drop(self.rung.wait_timeout(bell, slice));
+        }
+    }
+
+    /// How many handlers run now.
+    pub(super) fn running(&self) -> usize {
+        self.lock().dispatch.running()
+    }
+
+    /// Ends every session: its streams close and its handlers see cancellation.
+    pub(super) fn close_sessions(self: &Arc<Self>) {
+        let now = Instant::now();
+        self.with(|st| {
+            let ids: Vec<SessionId> = st.router.sessions().cloned().collect();
+            for id in ids {
+                st.router.close_session(now, &id);
+            }
+        });
+    }
+
+    /// Changes the shared registry and announces the lists in `changed`.
+    pub(super) fn change_registry(
+        self: &Arc<Self>,
+        changed: &[ListKind],
+        change: impl FnOnce(&mut zest_core::server::Registry<Handler>),
+    ) {
+        let now = Instant::now();
+        self.with(|st| st.router.change_registry(now, changed, change));
+    }
+
+    /// How many sessions the router holds.
+    pub(super) fn session_count(&self) -> usize {
+        self.lock().router.session_count()
+    }
+
+    /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
+    /// the handlers the router asked for.
+    fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut starts = Vec::new();
+        let out = {
+            let mut st = self.lock();
+            let out = f(&mut st);
+            self.drain(&mut st, &mut starts);
+            out
+        };
+        for start in starts {
+            self.start(start);
+        }
+        out
+    }
+
+    /// Runs a handler on a thread of its own; that thread then feeds the answer.
+    fn start(self: &Arc<Self>, start: Start) {
+        let Start { session, id, handler, call, cancelled } = start;
+        let feed = HttpFeed { hub: self.clone(), session: session.clone() };
+        let ctx = RequestContext::new(id.clone(), cancelled, SessionLink(Arc::new(feed)));
+        let hub = self.clone();
+        let (s, answer_id) = (session.clone(), id.clone());
+        let spawned = self.workers.run(move || {
+            let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, *call)))
+                .unwrap_or_else(|_| Err(internal("the handler panicked")));
+            drop(ctx);
+            hub.answer(s, answer_id, result);
+        });
+        if let Err(e) = spawned {
+            self.answer(session, id, Err(internal(&format!("cannot start a handler thread: {e}"))));
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while locked leaves the router as it was between two inputs: go on.
+        lock(&self.state)
+    }
+
+    /// Performs every router output.
+    fn drain(&self, st: &mut State, starts: &mut Vec<Start>) {
+        while let Some(output) = st.router.poll_output() {
+            match st.dispatch.route(output) {
+                Step::Nothing => {}
+                Step::Send { conn, transmit } => {
+                    // The connection may be gone; the router hears that from it.
+                    let _ = conn.send(ConnMsg::Transmit(transmit));
+                }
+                Step::Run { session, id, handler, call, cancelled } => {
+                    // Filed at once: a cancellation from now on sets the flag and counts it
+                    // out of `running`.
+                    let _ = st.dispatch.started(session.clone(), id.clone(), ());
+                    starts.push(Start { session, id, handler, call, cancelled });
+                }
+                Step::Stop(_) => self.ring(),
+            }
+        }
+        let next = st.router.poll_timeout();
+        let mut bell = lock(&self.bell);
+        if next != bell.armed {
+            bell.armed = next;
+            self.rung.notify_all();
+        }
+    }
+
+    /// A handler finished.
+    fn answer(
+        self: &Arc<Self>,
+        session: SessionId,
+        id: RequestId,
+        result: Result<RawJson, ErrorObject>,
+    ) {
+        let now = Instant::now();
+        self.with(|st| {
+            if st.dispatch.finished(&session, &id) {
+                if let Some(machine) = st.router.session_mut(&session) {
+                    // Err only if the session closed meanwhile; the answer has nowhere to go.
+                    let _ = machine.respond(now, id, result);
+                }
+            }
+            // (Not finished: cancelled meanwhile, and its answer is dropped.)
+        });
+        self.ring();
+    }
+
+    /// Wakes whoever waits on the bell (the shutdown waiting for idle handlers).
+    fn ring(&self) {
+        let _bell = lock(&self.bell);
+        self.rung.notify_all();
+    }
+}
+
+/// A handler the router asked for, started once the lock is released.
+struct Start {
+    session: SessionId,
+    id: RequestId,
+    handler: Handler,
+    call: Box<Call>,
+    cancelled: CancelFlag,
+}
+
+fn internal(detail: &str) -> ErrorObject {
+    Rejection::Internal(detail.to_owned()).to_jsonrpc()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The HTTP end of a handler's [`SessionLink`]: its line to its session in the router.
+struct HttpFeed {
+    hub: Arc<Hub>,
+    session: SessionId,
+}
+
+impl Feed for HttpFeed {
+    fn report(&self, report: Report) -> Result<(), UsageError> {
+        let now = Instant::now();
+        self.hub.with(|st| match st.router.session_mut(&self.session) {
+            Some(machine) => report.apply(now, machine),
+            None => Err(UsageError::Closed),
+        })
+    }
+
+    fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
+        let key = self.hub.keys.next();
+        let slot = Arc::new(Slot::new());
+        let reply = CallSlot(slot.clone());
+        let now = Instant::now();
+        self.hub.with(|st| {
+            let State { router, dispatch } = st;
+            match router.session_mut(&self.session) {
+                Some(machine) => {
+                    dispatch.peer_request(&self.session, key, reply, || call.send(now, machine));
+                }
+                None => slot.set(Err(CallError::Usage(UsageError::Closed))),
+            }
+        });
+        // The machine's request timeout, the client's answer or the session's end settles it.
+        slot.wait()
+    }
+}

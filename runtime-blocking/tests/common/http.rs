@@ -1,0 +1,197 @@
+//! HTTP test support: a server with test tools on 127.0.0.1, client options that answer
+//! sampling, and raw HTTP/1.1 exchanges for requests a well-behaved client never sends.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+use serde_json::{json, Value};
+use zest_blocking::core::handler::SyncClientHandlers;
+use zest_blocking::core::http1::{self, Config};
+use zest_blocking::core::io::{HttpRequest, StreamId};
+use zest_blocking::core::jsonrpc::{codes, ErrorObject};
+use zest_blocking::core::runtime::http_client::ClientConn;
+use zest_blocking::core::runtime::OwnedEvent;
+use zest_blocking::core::server::ServerConfig;
+use zest_blocking::schema::{
+    CallToolParams, CallToolResult, CreateMessageParams, CreateMessageResult, LoggingLevel, Role,
+    SamplingContent, SamplingMessage, Tool,
+};
+use zest_blocking::{serve_http_with, ClientOptions, HttpConfig, HttpServer, PeerApi, Registry};
+
+/// The tools the HTTP tests call: `echo {text}`, `add {a, b}`, `steps {n}` (a progress report
+/// and a log line per step, 20 ms apart, then `done after n steps`), `sample {prompt}` (asks
+/// the client's model), `slow {ms}` (answers after `ms`).
+pub fn registry() -> Registry {
+    let mut r = Registry::default();
+    let text = |name: &str| json!({"type": "object", "properties": {name: {"type": "string"}}, "required": [name]});
+    r.raw_tool(Tool::new("echo", "Echoes", text("text")), |_, p| {
+        Ok(CallToolResult::text(str_arg(&p, "text")))
+    });
+    let numbers =
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}});
+    r.raw_tool(Tool::new("add", "Adds", numbers), |_, p| {
+        Ok(CallToolResult::text(format!("{}", num_arg(&p, "a") + num_arg(&p, "b"))))
+    });
+    let steps = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    r.raw_tool(Tool::new("steps", "Reports progress and logs", steps), |ctx, p| {
+        let n = num_arg(&p, "n") as u64;
+        let fail = |e: zest_blocking::core::error::UsageError| {
+            ErrorObject::new(codes::INTERNAL_ERROR, e.to_string())
+        };
+        for i in 1..=n {
+            thread::sleep(Duration::from_millis(20));
+            ctx.progress(i as f64, Some(n as f64), Some(format!("step {i}"))).map_err(fail)?;
+            ctx.log_as("steps", LoggingLevel::Info, json!(format!("did step {i}")))
+                .map_err(fail)?;
+        }
+        Ok(CallToolResult::text(format!("done after {n} steps")))
+    });
+    r.raw_tool(Tool::new("sample", "Asks the client's model", text("prompt")), |ctx, p| {
+        let message =
+            SamplingMessage::new(Role::User, SamplingContent::text(str_arg(&p, "prompt")));
+        let params =
+            CreateMessageParams { messages: vec![message], max_tokens: 10, ..Default::default() };
+        match ctx.create_message(params) {
+            Ok(result) => {
+                let text: String =
+                    result.content.as_slice().iter().filter_map(|c| c.as_text()).collect();
+                Ok(CallToolResult::text(format!("model said: {text}")))
+            }
+            Err(e) => Ok(CallToolResult::error_text(format!("sampling failed: {e}"))),
+        }
+    });
+    let slow = json!({"type": "object", "properties": {"ms": {"type": "integer"}}});
+    r.raw_tool(Tool::new("slow", "Answers late", slow), |_, p| {
+        thread::sleep(Duration::from_millis(num_arg(&p, "ms") as u64));
+        Ok(CallToolResult::text("slow done"))
+    });
+    r
+}
+
+fn str_arg(p: &CallToolParams, name: &str) -> String {
+    p.arguments
+        .as_ref()
+        .and_then(|a| a.get(name))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn num_arg(p: &CallToolParams, name: &str) -> f64 {
+    p.arguments.as_ref().and_then(|a| a.get(name)).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// Client options whose sampling handler answers `"<n> message(s) read"`.
+pub fn options() -> ClientOptions {
+    let handlers = SyncClientHandlers::default().on_sampling(|params| {
+        let asked = params.messages.len();
+        Ok(serde_json::from_value::<CreateMessageResult>(json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": format!("{asked} message(s) read")},
+            "model": "canned"
+        }))
+        .unwrap())
+    });
+    ClientOptions::new("zest-http-client-test", "1.0").handlers(handlers)
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).collect()
+}
+
+/// The test server on a free loopback port.
+pub fn server() -> HttpServer {
+    server_with(HttpConfig::new())
+}
+
+/// The test server with `http` settings.
+pub fn server_with(http: HttpConfig) -> HttpServer {
+    let config = ServerConfig::new("zest-http-test", "1.0");
+    serve_http_with("127.0.0.1:0", config, http, registry()).expect("bind 127.0.0.1:0")
+}
+
+/// A whole response read raw.
+#[derive(Debug)]
+pub struct Raw {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Raw {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// Sends one request on a new connection and reads its response to the end (within 30 s).
+pub fn raw(
+    addr: std::net::SocketAddr,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Raw {
+    let url = format!("http://{addr}{path}");
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        map.append(
+            http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            http::HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    let request = HttpRequest {
+        method,
+        uri: url.parse().unwrap(),
+        headers: map,
+        body: Bytes::copy_from_slice(body),
+    };
+    let mut socket = TcpStream::connect(addr).expect("connect");
+    socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut conn = ClientConn::new(Config::default());
+    conn.send(Instant::now(), StreamId(1), request).unwrap();
+    let mut out =
+        Raw { status: StatusCode::IM_A_TEAPOT, headers: HeaderMap::new(), body: Vec::new() };
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        while let Some(t) = conn.poll_transmit() {
+            match t {
+                http1::Transmit::Write(bytes) => socket.write_all(&bytes).unwrap(),
+                http1::Transmit::Close => {}
+            }
+        }
+        while let Some((_, event)) = conn.poll_event() {
+            match event {
+                OwnedEvent::Head(head) => (out.status, out.headers) = (head.status, head.headers),
+                OwnedEvent::Data(bytes) => out.body.extend_from_slice(&bytes),
+                OwnedEvent::End => return out,
+                OwnedEvent::Failed(f) => panic!("{path}: {f}"),
+                _ => {}
+            }
+        }
+        match socket.read(&mut buf) {
+            Ok(0) => conn.handle_end(),
+            Ok(n) => conn.handle_data(&buf[..n]),
+            Err(e) => panic!("{path}: {e} (no response within 30 s?)"),
+        }
+    }
+}
+
+/// The fields a well-formed Streamable HTTP POST carries.
+pub const POST_HEADERS: &[(&str, &str)] =
+    &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+
+/// An `initialize` request body.
+pub fn initialize_body() -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}
+    }))
+    .unwrap()
+}

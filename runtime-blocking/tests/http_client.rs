@@ -1,0 +1,344 @@
+//! zest-blocking's HTTP client against zest-blocking's HTTP server over loopback: handshake,
+//! JSON and SSE answers, progress and logs on the call's stream, a server request mid-call,
+//! an expired session, graceful shutdown, and the ways a connection fails.
+
+#[path = "common/http.rs"]
+mod http_common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use http_common::*;
+use serde_json::json;
+use zest_blocking::core::client::ServerNotification;
+use zest_blocking::core::error::RequestError;
+use zest_blocking::core::io::TransportFailure;
+use zest_blocking::core::server::ListKind;
+use zest_blocking::core::RequestOptions;
+use zest_blocking::schema::methods::CallTool;
+use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
+use zest_blocking::{CallError, Client, ClientApi, ConnectError, HttpEndpoint, HttpMode};
+
+/// Hang guard for waits on another thread.
+const GUARD: Duration = Duration::from_secs(30);
+
+#[test]
+fn handshake_and_calls_answered_with_json() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).expect("connect");
+    assert_eq!(client.negotiated().server_info.name, "zest-http-test");
+    assert_eq!(client.pid(), 0);
+    let tools: Vec<String> = client.list_all_tools().unwrap().into_iter().map(|t| t.name).collect();
+    assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
+    let echoed = client.call_tool("echo", json!({"text": "hello over http"})).unwrap();
+    assert_eq!(text(&echoed), "hello over http");
+    let sum = client.call_tool("add", json!({"a": 2, "b": 40})).unwrap();
+    assert_eq!(text(&sum), "42");
+    // Calls from many threads share the keep-alive pool and each get their own answer.
+    let calls: Vec<_> = (0..8)
+        .map(|i| {
+            let client = client.clone();
+            thread::spawn(move || client.call_tool("echo", json!({"text": format!("n{i}")})))
+        })
+        .collect();
+    for (i, call) in calls.into_iter().enumerate() {
+        assert_eq!(text(&call.join().unwrap().unwrap()), format!("n{i}"));
+    }
+    client.close().unwrap();
+    server.shutdown();
+}
+
+#[test]
+fn progress_and_logs_arrive_on_the_calls_sse_stream() {
+    let server = server();
+    // Without the GET stream, the call's own stream is the only way in.
+    let mut endpoint = HttpEndpoint::new(server.url());
+    endpoint.open_get_stream = false;
+    let client = Client::connect_to(endpoint, options()).unwrap();
+    client.set_logging_level(zest_blocking::schema::LoggingLevel::Info).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let result = client
+        .call_tool_with_progress("steps", json!({"n": 3}), move |p| {
+            sink.lock().unwrap().push((p.progress, p.total, p.message));
+        })
+        .unwrap();
+    assert_eq!(text(&result), "done after 3 steps");
+    let progress = seen.lock().unwrap().clone();
+    let want: Vec<_> = (1..=3).map(|i| (i as f64, Some(3.0), Some(format!("step {i}")))).collect();
+    assert_eq!(progress, want);
+    let mut logs = Vec::new();
+    for _ in 0..3 {
+        match client.notifications().recv_timeout(GUARD) {
+            Some(ServerNotification::LoggingMessage(m)) => logs.push((m.logger, m.data)),
+            other => panic!("expected a log record, got {other:?}"),
+        }
+    }
+    let want: Vec<_> =
+        (1..=3).map(|i| (Some("steps".to_owned()), json!(format!("did step {i}")))).collect();
+    assert_eq!(logs, want);
+    client.close().unwrap();
+    server.shutdown();
+}
+
+#[test]
+fn a_sampling_request_mid_call_is_answered() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).unwrap();
+    let result = client.call_tool("sample", json!({"prompt": "hi?"})).unwrap();
+    assert_eq!(text(&result), "model said: 1 message(s) read");
+    client.close().unwrap();
+    server.shutdown();
+}
+
+#[test]
+fn list_changed_arrives_on_the_get_stream() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).unwrap();
+    // The GET stream opens after the handshake; a ping round trip lets it settle.
+    client.ping().unwrap();
+    let tool = Tool::new("late", "Added while running", json!({"type": "object"}));
+    let deadline = Instant::now() + GUARD;
+    let mut announced = false;
+    for attempt in 0..50 {
+        if attempt % 10 == 0 {
+            let tool = tool.clone();
+            server.change_registry(&[ListKind::Tools], move |r| {
+                r.raw_tool(tool, |_, _| Ok(CallToolResult::text("late")));
+            });
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match client.notifications().recv_timeout(left.min(Duration::from_millis(500))) {
+            Some(ServerNotification::ToolListChanged) => {
+                announced = true;
+                break;
+            }
+            _ if Instant::now() >= deadline => break,
+            _ => continue,
+        }
+    }
+    assert!(announced, "tools/list_changed reached the client");
+    let tools = client.list_all_tools().unwrap();
+    assert!(tools.iter().any(|t| t.name == "late"));
+    client.close().unwrap();
+    server.shutdown();
+}
+
+#[test]
+fn an_expired_session_fails_with_a_typed_error_then_a_new_one_serves() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).unwrap();
+    client.ping().unwrap();
+    server.close_sessions();
+    let first = client.call_tool("echo", json!({"text": "a"}));
+    assert!(matches!(first, Err(CallError::Request(RequestError::SessionExpired))), "{first:?}");
+    let mut answered = None;
+    for _ in 0..50 {
+        match client.call_tool("echo", json!({"text": "again"})) {
+            Ok(result) => {
+                answered = Some(text(&result));
+                break;
+            }
+            Err(CallError::Request(RequestError::SessionExpired)) => {
+                thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(answered.as_deref(), Some("again"), "a fresh session answered");
+    assert_eq!(server.session_count(), 1);
+    client.close().unwrap();
+    server.shutdown();
+}
+
+#[test]
+fn close_sends_delete_and_ends_the_session_on_the_server() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).unwrap();
+    assert_eq!(server.session_count(), 1);
+    client.close().unwrap();
+    assert_eq!(server.session_count(), 0, "DELETE ended the session");
+    // Later calls fail as on stdio.
+    assert!(client.ping().is_err());
+    server.shutdown();
+}
+
+#[test]
+fn start_and_cancel_a_call_from_another_thread() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).unwrap();
+    let params = CallToolParams::new("slow", json!({"ms": 60_000}));
+    let pending = client.start::<CallTool>(params, RequestOptions::default());
+    let cancel = pending.cancel_handle().expect("sent");
+    let canceller = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(50));
+        cancel.cancel();
+    });
+    let outcome = pending.wait();
+    assert!(matches!(outcome, Err(CallError::Request(RequestError::Cancelled))), "{outcome:?}");
+    canceller.join().unwrap();
+    let echoed = client.call_tool("echo", json!({"text": "still here"})).unwrap();
+    assert_eq!(text(&echoed), "still here");
+    client.close().unwrap();
+    // The cancelled handler still sleeps on its thread; shutdown waits its grace, then goes.
+    server.shutdown();
+}
+
+#[test]
+fn a_refused_connection_is_a_clear_transport_error() {
+    // Bind, learn the port, close: nothing listens there now.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let error = Client::connect(&url, options()).unwrap_err();
+    assert!(matches!(&error, ConnectError::Transport(TransportFailure::Refused(_))), "{error:?}");
+    assert!(
+        error.to_string().starts_with("cannot reach the server: connection refused"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Accepts and holds, never answers.
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept() {
+            held.push(socket);
+        }
+    });
+    let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"))
+        .mode(HttpMode::StreamableHttp)
+        .read_timeout(Duration::from_millis(300));
+    let started = Instant::now();
+    let error = Client::connect_to(endpoint, options()).unwrap_err();
+    assert_eq!(error, ConnectError::Transport(TransportFailure::TimedOut));
+    assert!(started.elapsed() < GUARD, "{:?}", started.elapsed());
+}
+
+#[test]
+fn bad_options_are_refused_before_connecting() {
+    let bad = HttpEndpoint::new("ftp://127.0.0.1/mcp");
+    assert!(matches!(Client::connect_to(bad, options()), Err(ConnectError::InvalidConfig(_))));
+    let bad = HttpEndpoint::new("http://127.0.0.1:1/mcp").root_certificate(b"not a cert".to_vec());
+    let e = Client::connect_to(bad, options()).unwrap_err();
+    assert!(
+        matches!(e, ConnectError::InvalidConfig(_)) || matches!(e, ConnectError::Transport(_)),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn custom_headers_and_the_bearer_token_reach_the_server() {
+    // A server that records the first request head and answers 401.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let recorder = thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        socket.set_read_timeout(Some(GUARD)).unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buf).unwrap();
+            assert!(n > 0 && head.len() < 64 * 1024);
+            head.extend_from_slice(&buf[..n]);
+        }
+        let answer = b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"t\"\r\ncontent-length: 0\r\n\r\n";
+        socket.write_all(answer).unwrap();
+        String::from_utf8_lossy(&head).to_ascii_lowercase()
+    });
+    let endpoint =
+        HttpEndpoint::new(format!("http://{addr}/mcp")).header("x-tenant", "blue").bearer("s3cret");
+    let error = Client::connect_to(endpoint, options()).unwrap_err();
+    assert!(
+        matches!(&error, ConnectError::HttpStatus { status, www_authenticate: Some(c) } if status.as_u16() == 401 && c.contains("Bearer")),
+        "{error:?}"
+    );
+    let head = recorder.join().unwrap();
+    assert!(head.contains("x-tenant: blue"), "{head}");
+    assert!(head.contains("authorization: bearer s3cret"), "{head}");
+}
+
+#[test]
+fn shutdown_finishes_calls_in_flight_then_stops_accepting() {
+    let server = server();
+    let url = server.url();
+    let client = Client::connect(&url, options()).unwrap();
+    // The first progress report proves the handler runs; then shut down.
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    let running = {
+        let client = client.clone();
+        thread::spawn(move || {
+            client.call_tool_with_progress("steps", json!({"n": 5}), move |_| {
+                let _ = started_tx.lock().unwrap().send(());
+            })
+        })
+    };
+    started.recv_timeout(GUARD).expect("the call's handler started");
+    server.shutdown();
+    let result = running.join().unwrap().expect("the call in flight finished");
+    assert_eq!(text(&result), "done after 5 steps");
+    let error = Client::connect(&url, options()).unwrap_err();
+    assert!(matches!(error, ConnectError::Transport(TransportFailure::Refused(_))), "{error:?}");
+}
+
+#[test]
+fn the_legacy_sse_transport_end_to_end() {
+    let server = server();
+    let url = server.url().replace("/mcp", "/sse");
+    let endpoint = HttpEndpoint::new(url).legacy_sse();
+    let client = Client::connect_to(endpoint, options()).unwrap();
+    let echoed = client.call_tool("echo", json!({"text": "legacy"})).unwrap();
+    assert_eq!(text(&echoed), "legacy");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let steps = client
+        .call_tool_with_progress("steps", json!({"n": 2}), move |p| {
+            sink.lock().unwrap().push(p.progress)
+        })
+        .unwrap();
+    assert_eq!(text(&steps), "done after 2 steps");
+    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
+    let sampled = client.call_tool("sample", json!({"prompt": "?"})).unwrap();
+    assert_eq!(text(&sampled), "model said: 1 message(s) read");
+    client.close().unwrap();
+    server.shutdown();
+}
+
+#[test]
+fn many_sessions_in_parallel_lose_and_duplicate_nothing() {
+    const SESSIONS: usize = 10;
+    const CALLS: usize = 20;
+    let server = server();
+    let url = server.url();
+    let sessions: Vec<_> = (0..SESSIONS)
+        .map(|s| {
+            let url = url.clone();
+            thread::spawn(move || {
+                let client = Client::connect(&url, options()).expect("connect");
+                let mut answers = Vec::new();
+                for c in 0..CALLS {
+                    let tag = format!("{s}-{c}");
+                    let result = client.call_tool("echo", json!({"text": tag})).unwrap();
+                    answers.push((tag, text(&result)));
+                }
+                client.close().unwrap();
+                answers
+            })
+        })
+        .collect();
+    for session in sessions {
+        let answers = session.join().unwrap();
+        assert_eq!(answers.len(), CALLS);
+        for (asked, answered) in answers {
+            assert_eq!(asked, answered);
+        }
+    }
+    assert_eq!(server.session_count(), 0, "every session was closed with DELETE");
+    server.shutdown();
+}
