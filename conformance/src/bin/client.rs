@@ -5,14 +5,14 @@
 //! MCP_CONFORMANCE_SCENARIO=tools_call conformance_client --runtime tokio http://localhost:PORT/mcp
 //! ```
 //!
-//! It needs zest's Streamable HTTP client (`Client::connect(url, options)` on each runtime),
-//! which is not in this build yet: until it is, every run fails at the connect step and says
-//! so. The scenario steps themselves (`zest_conformance::client_scenarios`) are tested over
-//! stdio against `scenario_server`.
+//! It uses zest's Streamable HTTP client (`Client::connect(url, options)`), wired for smol;
+//! on a runtime not wired yet every run fails at the connect step and says so. The scenario
+//! steps themselves (`zest_conformance::client_scenarios`) are tested over stdio against
+//! `scenario_server`.
 
 use std::process::ExitCode;
 
-use zest_conformance::client_scenarios::Scenario;
+use zest_conformance::client_scenarios::{elicitation_answer, play, Scenario};
 use zest_conformance::Runtime;
 
 const USAGE: &str =
@@ -40,12 +40,25 @@ fn run() -> Result<(), String> {
     connect(runtime, url, scenario)
 }
 
-/// Connects over Streamable HTTP and plays `scenario`. Not available until the runtimes
-/// have `Client::connect(url, options)`; then this builds the client with
-/// `elicitation_answer` as its elicitation handler and calls `client_scenarios::play`.
+/// Connects over Streamable HTTP with `elicitation_answer` as the elicitation handler, plays
+/// `scenario` and closes the session.
 fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String> {
-    Err(format!(
-        "cannot play {scenario} against {url}: the Streamable HTTP client is not available in \
-         this build (zest-{runtime} has no Client::connect(url, options) yet)"
-    ))
+    match runtime {
+        Runtime::Smol => {
+            let handlers = zest_smol::AsyncClientHandlers::default()
+                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
+            let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
+                .handlers(handlers);
+            let client = smol::block_on(zest_smol::Client::connect(url, options))
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            let played = play(scenario, &client);
+            // The session ends either way; a failed DELETE does not change the verdict.
+            let _ = smol::block_on(client.close());
+            played.map(|_| ())
+        }
+        Runtime::Tokio | Runtime::Blocking => Err(format!(
+            "cannot play {scenario} against {url}: the Streamable HTTP client on {runtime} is \
+             not wired into this fixture yet (only smol is)"
+        )),
+    }
 }

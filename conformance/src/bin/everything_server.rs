@@ -6,8 +6,8 @@
 //! ```
 //!
 //! The registry is built once (`zest_conformance::fixture`); only the serving differs.
-//! HTTP serving waits for the runtimes' `serve_http`: until it exists `--port` fails with a
-//! message that says so, rather than pretending.
+//! HTTP serving is wired for smol (`zest_smol::serve_http`); on a runtime not wired yet
+//! `--port` fails with a message that says so, rather than pretending.
 
 use std::process::ExitCode;
 
@@ -35,13 +35,13 @@ fn main() -> ExitCode {
             eprintln!("everything_server ({runtime}): session over: {reason}");
             ExitCode::SUCCESS
         }
-        Serve::Http(port) => {
-            eprintln!(
-                "everything_server: HTTP serving on {runtime} is not available in this build \
-                 (no serve_http in zest-{runtime} yet; asked for 127.0.0.1:{port})"
-            );
-            ExitCode::from(3)
-        }
+        Serve::Http(port) => match serve_http(runtime, port) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("everything_server: {message}");
+                ExitCode::from(3)
+            }
+        },
     }
 }
 
@@ -61,6 +61,29 @@ fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
             smol::block_on(zest_smol::serve_stdio(config, registry))
         }
         Runtime::Blocking => zest_blocking::serve_stdio(config, fixture::registry(blocking::adapt)),
+    }
+}
+
+/// Serves Streamable HTTP (and legacy HTTP+SSE, `/health`) on 127.0.0.1:`port` until the
+/// process is stopped.
+fn serve_http(runtime: Runtime, port: u16) -> Result<(), String> {
+    let config = fixture::server_config(runtime.name());
+    match runtime {
+        Runtime::Smol => {
+            let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
+            smol::block_on(async {
+                let server = zest_smol::serve_http(("127.0.0.1", port), config, registry)
+                    .await
+                    .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+                eprintln!("everything_server (smol): serving {}", server.url());
+                server.stopped().await;
+                Ok(())
+            })
+        }
+        Runtime::Tokio | Runtime::Blocking => Err(format!(
+            "HTTP serving on {runtime} is not available in this build (not wired to \
+             zest-{runtime}'s serve_http yet; asked for 127.0.0.1:{port})"
+        )),
     }
 }
 
