@@ -154,7 +154,7 @@ pub(super) async fn exchange(
                 Ok(fresh) => fresh,
                 Err(failure) => return fail(failure),
             };
-            if let Err(failure) = fresh.http.send(Instant::now(), stream, request) {
+            if let Err(failure) = fresh.http.send(Instant::now(), stream, *request) {
                 return fail(failure);
             }
             match run(&mut fresh, &events).await {
@@ -175,7 +175,7 @@ enum Ran {
     /// The exchange ended (reported); true when the connection can be reused.
     Done(bool),
     /// The connection was stale: nothing was reported; send this again elsewhere.
-    Stale(StreamId, HttpRequest),
+    Stale(StreamId, Box<HttpRequest>),
 }
 
 /// Writes the exchange queued on `conn` and forwards its response until it ends.
@@ -196,7 +196,7 @@ async fn run(conn: &mut Conn, events: &Events) -> Ran {
             }
         }
         if let Some((stream, request)) = conn.http.take_stale() {
-            return Ran::Stale(stream, request);
+            return Ran::Stale(stream, Box::new(request));
         }
         while let Some((s, event)) = conn.http.poll_event() {
             let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));

@@ -96,12 +96,10 @@ impl Driver {
         let deadline = Instant::now() + CLOSE_GRACE;
         for (_, task) in exchanges.drain() {
             // Past the deadline the task is dropped, which cuts its exchange.
-            let _ = async { Some(task.await) }
-                .or(async {
-                    Timer::at(deadline).await;
-                    None
-                })
-                .await;
+            task.or(async {
+                Timer::at(deadline).await;
+            })
+            .await;
         }
         connector.clear();
         *self.shared.exit.lock().expect("no panics while holding the lock") =
