@@ -384,3 +384,39 @@ fn handlers_that_act_or_panic_before_their_first_await_still_answer_once() {
         server.shutdown().await;
     });
 }
+
+#[test]
+fn list_changed_arrives_on_the_get_stream() {
+    use zest_smol::core::server::ListKind;
+    use zest_smol::schema::Tool;
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        let notes = client.notifications();
+        // The GET stream opens after the handshake; a ping round trip lets it settle.
+        client.ping().await.unwrap();
+        let tool = Tool::new("late", "Added while running", json!({"type": "object"}));
+        let mut announced = false;
+        for attempt in 0..50 {
+            if attempt % 10 == 0 {
+                let tool = tool.clone();
+                server.change_registry(&[ListKind::Tools], move |r| {
+                    r.raw_tool(tool, |_, _| async move { Ok(CallToolResult::text("late")) });
+                });
+            }
+            match within(1, notes.recv()).await {
+                Some(Ok(ServerNotification::ToolListChanged)) => {
+                    announced = true;
+                    break;
+                }
+                Some(Ok(_)) | None => continue,
+                Some(Err(_)) => break,
+            }
+        }
+        assert!(announced, "tools/list_changed reached the client");
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "late"));
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
