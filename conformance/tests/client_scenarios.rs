@@ -93,7 +93,7 @@ fn the_async_clients_play_through_the_same_steps() {
 }
 
 #[test]
-fn the_client_binary_fails_plainly_until_http_exists() {
+fn the_client_binary_fails_plainly_where_http_is_not_wired_or_unreachable() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_client"))
         .args(["--runtime", "tokio", "http://localhost:9/mcp"])
         .env("MCP_CONFORMANCE_SCENARIO", "tools_call")
@@ -101,10 +101,20 @@ fn the_client_binary_fails_plainly_until_http_exists() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("the Streamable HTTP client is not available in this build"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("on tokio is not wired into this fixture yet"), "{stderr}");
+    // smol is wired: a server that is not there is a connect error, said plainly.
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_client"))
+        .args(["--runtime", "smol", &format!("http://127.0.0.1:{port}/mcp")])
+        .env("MCP_CONFORMANCE_SCENARIO", "tools_call")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot connect to") && stderr.contains("refused"), "{stderr}");
     let unknown = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_client"))
         .args(["--runtime", "tokio", "http://localhost:9/mcp"])
         .env("MCP_CONFORMANCE_SCENARIO", "auth/metadata-default")
