@@ -119,11 +119,18 @@ fn a_foreign_host_gets_403_and_an_unknown_path_404() {
 }
 
 #[test]
-fn serves_under_async_std_too() {
+fn serves_and_connects_under_async_std_too() {
+    use zest_smol::{Client, ClientApi, ClientOptions};
     async_std::task::block_on(async {
         let server = server().await;
         let r = raw(&server, Method::GET, "/health", &[], b"").await;
         assert_eq!(r.status, StatusCode::OK);
+        let client = Client::connect(&server.url(), ClientOptions::new("async-std", "1"))
+            .await
+            .expect("connect from async-std");
+        let echoed = client.call_tool("echo", json!({"text": "async-std"})).await.unwrap();
+        assert_eq!(echoed.content[0].as_text(), Some("async-std"));
+        client.close().await.unwrap();
         server.shutdown().await;
     });
 }
