@@ -49,7 +49,13 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
                 .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
             let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
                 .handlers(handlers);
-            let client = smol::block_on(zest_smol::Client::connect(url, options))
+            // The suite's sse-retry server takes the first GET it sees for the tool call's
+            // reconnection: the standalone GET stream, opened just after the handshake, would
+            // race it and carry no Last-Event-ID (a fresh stream has none). Other scenarios
+            // need that stream (the elicitation scenario asks on it).
+            let mut endpoint = zest_smol::HttpEndpoint::new(url);
+            endpoint.open_get_stream = scenario != Scenario::SseRetry;
+            let client = smol::block_on(zest_smol::Client::connect_to(endpoint, options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             let played = play(scenario, &client);
             // The session ends either way; a failed DELETE does not change the verdict.
