@@ -218,12 +218,49 @@ async fn blocking_fixture() {
 }
 
 #[test]
-fn port_is_refused_honestly_until_http_serving_exists() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_everything_server"))
-        .args(["--runtime", "smol", "--port", "1"])
-        .output()
+fn a_port_that_is_taken_is_refused_plainly_on_every_runtime() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    for runtime in ["tokio", "smol", "blocking"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_everything_server"))
+            .args(["--runtime", runtime, "--port", &port])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{runtime}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let says = format!("cannot listen on 127.0.0.1:{port}");
+        assert!(stderr.contains(&says), "{runtime}: {stderr}");
+    }
+}
+
+#[test]
+fn smol_serves_http_on_the_port_given() {
+    use std::io::{Read, Write};
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_everything_server"))
+        .args(["--runtime", "smol", "--port", &port.to_string()])
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("HTTP serving on smol is not available in this build"), "{stderr}");
+    // Up to 30 s for the fixture to listen; then `GET /health` answers 200.
+    let mut answer = String::new();
+    for _ in 0..600 {
+        if let Ok(mut socket) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let request = format!(
+                "GET /health HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nconnection: close\r\n\r\n"
+            );
+            socket.write_all(request.as_bytes()).unwrap();
+            socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let _ = socket.read_to_string(&mut answer);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+    assert!(answer.contains(r#"{"status":"ok"}"#), "{answer:?}");
 }

@@ -5,7 +5,7 @@
 //! The machine allocates request ids inside the driver, so a caller names its request by a
 //! [`CallKey`]; dropping the caller's future sends a cancel for that key.
 
-use smol::channel::{self, Sender};
+use smol::channel::{self, Receiver, Sender};
 use zest_core::api::{CallError, ProgressFn};
 use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::BoxFuture;
@@ -25,6 +25,30 @@ impl ReplySlot for ReplyTx {
         // The caller may have dropped its future; then nobody wants the outcome.
         let _ = self.0.try_send(outcome);
     }
+}
+
+/// A reply slot and the receiver its caller awaits (see [`outcome`]).
+pub(crate) fn reply() -> (ReplyTx, Receiver<Reply>) {
+    let (tx, rx) = channel::bounded(1);
+    (ReplyTx(tx), rx)
+}
+
+/// Awaits the outcome of a request already filed with `rx`'s slot. If this future is dropped
+/// before the outcome arrives, `cancel` runs (it must not block). A slot dropped without an
+/// outcome means the session is over.
+pub(crate) async fn outcome(rx: Receiver<Reply>, cancel: impl FnOnce()) -> Reply {
+    struct Guard<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for Guard<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+        }
+    }
+    let mut guard = Guard(Some(cancel));
+    let outcome = rx.recv().await;
+    guard.0 = None;
+    outcome.unwrap_or(Err(CallError::Usage(UsageError::Closed)))
 }
 
 /// A request a handle asks its driver to send.

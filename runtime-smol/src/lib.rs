@@ -36,6 +36,7 @@
 mod call;
 mod client;
 mod command;
+mod http_server;
 mod pipe;
 mod process;
 mod server;
@@ -51,8 +52,13 @@ pub use zest_core::RequestOptions;
 
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand};
+pub use http_server::{
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
+};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
+pub use zest_core::http::client::HttpMode;
+pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
 

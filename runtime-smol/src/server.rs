@@ -71,7 +71,7 @@ where
 {
     let (commands, queue) = channel::unbounded();
     let executor = Executor::new();
-    let link = SessionLink { commands, closed: Arc::new(OnceLock::new()) };
+    let link = StdioLink { commands, closed: Arc::new(OnceLock::new()) };
     let driver = Driver {
         core: Server::new(config, registry, Instant::now()),
         executor: &executor,
@@ -100,7 +100,7 @@ struct Driver<'e, W> {
     /// Runs the handlers.
     executor: &'e Executor<'static>,
     /// What every handler's context holds; its `closed` is set once the session closes.
-    link: SessionLink,
+    link: StdioLink,
     /// Handlers' requests to the client.
     calls: Calls<ReplyTx>,
     /// Running handler tasks by the client's request id; dropping one cancels it.
@@ -227,8 +227,11 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                     },
                     Output::Event(Event::Call { id, handler, call, .. }) => {
                         let cancelled = CancelFlag::new();
-                        let ctx =
-                            RequestContext::new(id.clone(), cancelled.clone(), self.link.clone());
+                        let ctx = RequestContext::new(
+                            id.clone(),
+                            cancelled.clone(),
+                            SessionLink(Inner::Stdio(self.link.clone())),
+                        );
                         let mut answer = wire::answering(handler.run(ctx, call));
                         // Most handlers finish in their first poll: those are answered in this
                         // drain, with no task, no command and no wake-up. The others become a
@@ -289,16 +292,37 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
 pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 
 /// The session end of this runtime's [`RequestContext`]: carries a handler's reports and
-/// requests to the client to the session's driver. Handlers never need to name it.
+/// requests to the client to the session's driver (stdio) or to its session in the HTTP
+/// router. Handlers never need to name it.
 #[derive(Clone)]
-pub struct SessionLink {
+pub struct SessionLink(Inner);
+
+#[derive(Clone)]
+enum Inner {
+    Stdio(StdioLink),
+    Http(crate::http_server::HttpLink),
+}
+
+#[derive(Clone)]
+struct StdioLink {
     commands: Sender<Command>,
     closed: Arc<OnceLock<CloseReason>>,
 }
 
+impl SessionLink {
+    pub(crate) fn http(link: crate::http_server::HttpLink) -> Self {
+        Self(Inner::Http(link))
+    }
+}
+
 impl fmt::Debug for SessionLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionLink").field("closed", &self.closed.get()).finish()
+        match &self.0 {
+            Inner::Stdio(link) => {
+                f.debug_struct("SessionLink").field("closed", &link.closed.get()).finish()
+            }
+            Inner::Http(_) => f.write_str("SessionLink(http)"),
+        }
     }
 }
 
@@ -306,21 +330,27 @@ impl Link for SessionLink {
     type Reply<'a, T: 'a> = BoxFuture<'a, T>;
 
     fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
-        Box::pin(async move {
-            let (reply, answer) = channel::bounded(1);
-            if self.commands.try_send(Command::Report { report, reply }).is_err() {
-                return Err(UsageError::Closed);
-            }
-            answer.recv().await.unwrap_or(Err(UsageError::Closed))
-        })
+        match &self.0 {
+            Inner::Http(link) => Box::pin(future::ready(link.report(report))),
+            Inner::Stdio(link) => Box::pin(async move {
+                let (reply, answer) = channel::bounded(1);
+                if link.commands.try_send(Command::Report { report, reply }).is_err() {
+                    return Err(UsageError::Closed);
+                }
+                answer.recv().await.unwrap_or(Err(UsageError::Closed))
+            }),
+        }
     }
 
     fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
-        Box::pin(async move {
-            let peer = Peer { link: self, related: call.related };
-            let opts = RequestOptions::default();
-            call::call_raw(&peer, call.method, call.params, opts, None).await
-        })
+        match &self.0 {
+            Inner::Http(link) => Box::pin(link.peer_request(call)),
+            Inner::Stdio(link) => Box::pin(async move {
+                let peer = Peer { link, related: call.related };
+                let opts = RequestOptions::default();
+                call::call_raw(&peer, call.method, call.params, opts, None).await
+            }),
+        }
     }
 
     fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
@@ -330,7 +360,7 @@ impl Link for SessionLink {
 
 /// A handler's request to the client on its way: the link and the request it serves.
 struct Peer<'a> {
-    link: &'a SessionLink,
+    link: &'a StdioLink,
     related: RequestId,
 }
 

@@ -5,14 +5,15 @@
 //! MCP_CONFORMANCE_SCENARIO=tools_call conformance_client --runtime tokio http://localhost:PORT/mcp
 //! ```
 //!
-//! It connects with the runtime's Streamable HTTP client (`Client::connect(url, options)`); a
-//! runtime without one fails at the connect step and says so. The scenario steps themselves (`zest_conformance::client_scenarios`) are tested over
-//! stdio against `scenario_server`.
+//! It connects with the runtime's Streamable HTTP client (`Client::connect_to(endpoint,
+//! options)`) on tokio, smol or blocking threads. The scenario steps themselves
+//! (`zest_conformance::client_scenarios`) are tested over stdio against `scenario_server`.
 
 use std::process::ExitCode;
 
 use zest_conformance::client_scenarios::{elicitation_answer, play, OnTokio, Scenario};
 use zest_conformance::Runtime;
+use zest_core::runtime::http_client::HttpEndpoint;
 
 const USAGE: &str =
     "usage: MCP_CONFORMANCE_SCENARIO=NAME conformance_client --runtime tokio|smol|blocking URL";
@@ -39,8 +40,18 @@ fn run() -> Result<(), String> {
     connect(runtime, url, scenario)
 }
 
-/// Connects over Streamable HTTP (with `elicitation_answer` as the elicitation handler) and
-/// plays `scenario`; a runtime without `Client::connect(url, options)` fails and says so.
+/// The endpoint for `scenario`. The suite's sse-retry server takes the first GET it sees for
+/// the tool call's reconnection: the standalone GET stream, opened just after the handshake,
+/// would race it and carry no `Last-Event-ID` (a fresh stream has none). Other scenarios need
+/// that stream (the elicitation scenario asks on it).
+fn endpoint(url: &str, scenario: Scenario) -> HttpEndpoint {
+    let mut endpoint = HttpEndpoint::new(url);
+    endpoint.open_get_stream = scenario != Scenario::SseRetry;
+    endpoint
+}
+
+/// Connects over Streamable HTTP (with `elicitation_answer` as the elicitation handler), plays
+/// `scenario` and closes the session.
 fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String> {
     match runtime {
         Runtime::Tokio => {
@@ -56,17 +67,26 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
             )
             .handlers(handlers);
             let client = rt
-                .block_on(zest_tokio::Client::connect(url, options))
+                .block_on(zest_tokio::Client::connect_to(endpoint(url, scenario), options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             let played = play(scenario, &OnTokio { runtime: &rt, client: &client });
             let _ = rt.block_on(client.close());
             played.map(|_| ())
         }
+        Runtime::Smol => {
+            let handlers = zest_smol::AsyncClientHandlers::default()
+                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
+            let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
+                .handlers(handlers);
+            let client =
+                smol::block_on(zest_smol::Client::connect_to(endpoint(url, scenario), options))
+                    .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            let played = play(scenario, &client);
+            // The session ends either way; a failed DELETE does not change the verdict.
+            let _ = smol::block_on(client.close());
+            played.map(|_| ())
+        }
         Runtime::Blocking => play_blocking(url, scenario),
-        other => Err(format!(
-            "cannot play {scenario} against {url}: the Streamable HTTP client is not available \
-             in this build (zest-{other} has no Client::connect(url, options) yet)"
-        )),
     }
 }
 
@@ -76,7 +96,7 @@ fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
         .on_elicitation(|params| Ok(elicitation_answer(&params)));
     let options =
         zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0").handlers(handlers);
-    let client = zest_blocking::Client::connect(url, options)
+    let client = zest_blocking::Client::connect_to(endpoint(url, scenario), options)
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
     let played = play(scenario, &client);
     // A failed DELETE does not change the scenario's outcome.

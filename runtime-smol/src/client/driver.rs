@@ -24,6 +24,8 @@ use zest_core::io::{
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{CallKey, Calls};
 
+mod http;
+
 use super::Shared;
 use crate::call::{Outgoing, ReplyTx};
 use crate::pipe::Pipe;
@@ -59,11 +61,17 @@ pub(super) struct Driver {
     pub(super) done: Sender<()>,
 }
 
-/// What changes while the loop runs.
-struct Session {
+/// The requests under way, both ways; the same over stdio and HTTP.
+#[derive(Default)]
+pub(super) struct Book {
     calls: Calls<ReplyTx>,
     /// Server requests being answered by client handlers, by the server's request id.
     serving: HashMap<RequestId, Task<()>>,
+}
+
+/// What changes while the stdio loop runs.
+struct Session {
+    book: Book,
     /// The child's stdin.
     writer: Writer<Pipe>,
     /// Writing failed: why, and until when stdout may still deliver answers already written.
@@ -81,12 +89,8 @@ impl Driver {
     /// Runs the session until the machine closes, then shuts the child down and reaps it.
     pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
         let Spawned { supervisor, stdin, mut stdout } = spawned;
-        let mut session = Session {
-            calls: Calls::new(),
-            serving: HashMap::new(),
-            writer: Writer::new(stdin),
-            stdin_broken: None,
-        };
+        let mut session =
+            Session { book: Book::default(), writer: Writer::new(stdin), stdin_broken: None };
         self.drive(&mut session, &mut stdout, &commands).await;
         // Calls queued or made from now on fail at once; handler tasks are cancelled; what is
         // queued is written and stdin closed (within the first grace period: dropping the
@@ -145,9 +149,9 @@ impl Driver {
                 Wake::Command(command) => {
                     // Commands already queued go in the same turn, so that their frames
                     // leave in one write.
-                    self.apply(s, now, command);
+                    self.apply(&mut s.book, now, command);
                     while let Ok(command) = commands.try_recv() {
-                        self.apply(s, now, command);
+                        self.apply(&mut s.book, now, command);
                     }
                 }
                 // The child may have written answers before it stopped reading: keep reading
@@ -174,7 +178,7 @@ impl Driver {
         }
     }
 
-    fn apply(&mut self, s: &mut Session, now: Instant, command: Command) {
+    pub(super) fn apply(&mut self, s: &mut Book, now: Instant, command: Command) {
         match command {
             Command::Call(out) => {
                 let Outgoing { key, method, params, opts, on_progress, reply } = out;
@@ -208,7 +212,7 @@ impl Driver {
                         Ok(StdioTransmit::Close) => s.writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(event) => closed |= self.handle_event(s, event),
+                    Output::Event(event) => closed |= self.handle_event(&mut s.book, event),
                 }
             }
             let Some(failure) = unsupported.take() else { break };
@@ -220,7 +224,7 @@ impl Driver {
     }
 
     /// Routes one event; true for `Closed`.
-    fn handle_event(&mut self, s: &mut Session, event: Event) -> bool {
+    pub(super) fn handle_event(&mut self, s: &mut Book, event: Event) -> bool {
         match event {
             Event::Ready(negotiated) => {
                 if let Some(ready) = self.ready.take() {

@@ -1,13 +1,14 @@
 //! The stdio client: [`Client::spawn`] starts a server process, drives the core's client
 //! machine on smol's global executor and hands back a cheap, cloneable handle.
 
+mod connector;
 mod driver;
 
 use std::fmt;
 use std::io;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use smol::channel::{self, Receiver, Sender};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
@@ -15,6 +16,7 @@ use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
 use zest_core::error::CloseReason;
 use zest_core::handler::BoxFuture;
 use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKey, ConnectError};
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
@@ -114,6 +116,65 @@ impl Client {
         }
     }
 
+    /// Connects to the MCP server at `url` (`http://` or `https://`) with every
+    /// [`HttpEndpoint`] default, performs the handshake and returns once the session is
+    /// ready. See [`connect_to`](Self::connect_to).
+    pub async fn connect(url: &str, options: ClientOptions) -> Result<Self, ConnectError> {
+        Self::connect_to(HttpEndpoint::new(url), options).await
+    }
+
+    /// Connects to an MCP server over HTTP: Streamable HTTP, legacy HTTP+SSE, or detection
+    /// between them ([`HttpEndpoint::mode`]), with the endpoint's headers, bearer token,
+    /// timeouts and trust roots. Requests travel on keep-alive connections (an SSE stream
+    /// holds one of its own while it lasts), with `TCP_NODELAY`, and TLS by rustls for
+    /// `https`. [`close`](Self::close) ends the session with a DELETE.
+    ///
+    /// A server that cannot be reached fails with [`ConnectError::Transport`] (refused, timed
+    /// out, a TLS failure such as an untrusted certificate); an HTTP error status answering
+    /// `initialize` with [`ConnectError::HttpStatus`]. The session's tasks run on smol's
+    /// global executor, so this works under any executor.
+    pub async fn connect_to(
+        endpoint: HttpEndpoint,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let http = endpoint.http_config()?;
+        let connector = connector::Connector::new(&endpoint)?;
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities);
+        let core = CoreClient::new_http(config, http, Instant::now())
+            .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
+        let (command_tx, command_rx) = channel::unbounded();
+        let (ready_tx, ready_rx) = channel::bounded(1);
+        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_BACKLOG);
+        let (done_tx, done_rx) = channel::bounded(1);
+        let shared =
+            Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });
+        let driver = Driver {
+            core,
+            handlers,
+            commands: command_tx.clone(),
+            notifications: notification_tx,
+            ready: Some(ready_tx),
+            shared: shared.clone(),
+            grace: Duration::ZERO,
+            done: done_tx,
+        };
+        smol::spawn(driver.run_http(connector, command_rx)).detach();
+        let commands = CloseOnDrop(command_tx);
+        match ready_rx.recv().await {
+            Ok(negotiated) => {
+                let inner =
+                    Inner { commands, negotiated, notifications: notification_rx, shared, pid: 0 };
+                Ok(Self { inner: Arc::new(inner) })
+            }
+            Err(_) => {
+                // The driver records why before it lets go of `ready`.
+                let reason = shared.closed.get().cloned().unwrap_or(CloseReason::Local);
+                Err(ConnectError::from_close(reason, None))
+            }
+        }
+    }
+
     /// What the handshake settled: the server's info, capabilities, revision.
     pub fn negotiated(&self) -> &Negotiated {
         &self.inner.negotiated
@@ -126,7 +187,7 @@ impl Client {
         self.inner.notifications.clone()
     }
 
-    /// The child's process id (also its process group id).
+    /// The child's process id (also its process group id); 0 for a session over HTTP.
     pub fn pid(&self) -> u32 {
         self.inner.pid
     }
@@ -140,6 +201,9 @@ impl Client {
     /// closed, then after the grace period SIGTERM goes to the child's process group, then
     /// SIGKILL; the child is reaped. Returns its exit status. Safe to call from any clone, any
     /// number of times, and after the child died on its own.
+    ///
+    /// Over HTTP the session ends with a DELETE (when the server gave a session id; up to
+    /// 2 s), and the status returned is a success.
     pub async fn close(&self) -> io::Result<ExitStatus> {
         let _ = self.inner.commands.0.try_send(Command::Close);
         wait_done(&self.inner.shared).await

@@ -110,7 +110,7 @@ fn tls_reason(e: &io::Error) -> String {
 
 /// Performs one exchange and reports its response on `stream`. A reused connection that
 /// turns out closed before any byte of the answer came back (the server dropped it while
-/// idle) is replaced by a new one, once.
+/// idle; zest-core's [`ClientConn::take_stale`] says so) is replaced by a new one, once.
 pub(super) async fn exchange(
     connector: Arc<Connector>,
     stream: StreamId,
@@ -126,56 +126,56 @@ pub(super) async fn exchange(
         Err(why) => return fail(TransportFailure::Other(why)),
     };
     let pooled = connector.lock().checkout(Instant::now(), &target);
-    let reused = pooled.is_some();
-    let conn = match pooled {
-        Some(conn) => conn,
+    let (mut conn, sent) = match pooled {
+        Some(mut conn) => {
+            let sent = conn.http.send_reused(Instant::now(), stream, request);
+            (conn, sent)
+        }
         None => match connector.connect(&target).await {
-            Ok(conn) => conn,
+            Ok(mut conn) => {
+                let sent = conn.http.send(Instant::now(), stream, request);
+                (conn, sent)
+            }
             Err(failure) => return fail(failure),
         },
     };
-    let retry = reused.then(|| request.clone());
-    let conn = match run(conn, stream, request, &events, retry.is_some()).await {
-        Ran::Done(conn) => conn,
-        Ran::Stale => {
-            let Some(request) = retry else { return };
-            match connector.connect(&target).await {
-                Ok(conn) => match run(conn, stream, request, &events, false).await {
-                    Ran::Done(conn) => conn,
-                    Ran::Stale => None,
-                },
+    if let Err(failure) = sent {
+        return fail(failure);
+    }
+    let conn = match run(&mut conn, &events).await {
+        Ran::Done(reusable) => reusable.then_some(conn),
+        Ran::Stale(stream, request) => {
+            let mut fresh = match connector.connect(&target).await {
+                Ok(fresh) => fresh,
                 Err(failure) => return fail(failure),
+            };
+            if let Err(failure) = fresh.http.send(Instant::now(), stream, *request) {
+                return fail(failure);
+            }
+            match run(&mut fresh, &events).await {
+                Ran::Done(reusable) => reusable.then_some(fresh),
+                // Unreachable: a fresh connection is never stale.
+                Ran::Stale(..) => None,
             }
         }
     };
     if let Some(conn) = conn {
         // A connection that no longer fits is closed by dropping it.
-        drop(connector.lock().checkin(Instant::now(), target, *conn));
+        drop(connector.lock().checkin(Instant::now(), target, conn));
     }
 }
 
 /// How [`run`] ended.
 enum Ran {
-    /// The exchange ended (reported); the connection when it can be reused.
-    Done(Option<Box<Conn>>),
-    /// `stale_ok` was set and the connection closed before any answer: nothing reported.
-    Stale,
+    /// The exchange ended (reported); true when the connection can be reused.
+    Done(bool),
+    /// The connection was stale: nothing was reported; send this again elsewhere.
+    Stale(StreamId, Box<HttpRequest>),
 }
 
-/// Sends `request` on `conn` and forwards the response until it ends.
-async fn run(
-    mut conn: Conn,
-    stream: StreamId,
-    request: HttpRequest,
-    events: &Events,
-    stale_ok: bool,
-) -> Ran {
-    if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
-        let _ = events.send((stream, OwnedEvent::Failed(failure)));
-        return Ran::Done(None);
-    }
+/// Writes the exchange queued on `conn` and forwards its response until it ends.
+async fn run(conn: &mut Conn, events: &Events) -> Ran {
     let mut buf = vec![0u8; 32 * 1024];
-    let mut answered = false;
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
@@ -183,25 +183,20 @@ async fn run(
                 http1::Transmit::Close => conn.io.shutdown().await,
             };
             if let Err(e) = written {
-                if stale_ok && !answered {
-                    return Ran::Stale;
-                }
                 conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
             }
         }
+        if let Some((stream, request)) = conn.http.take_stale() {
+            return Ran::Stale(stream, Box::new(request));
+        }
         while let Some((s, event)) = conn.http.poll_event() {
             let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
-            let dropped = matches!(event, OwnedEvent::Failed(TransportFailure::Reset(_)));
-            if dropped && stale_ok && !answered {
-                return Ran::Stale;
-            }
-            answered = true;
             if events.send((s, event)).is_err() {
                 // The session is over: nobody reads the rest.
-                return Ran::Done(None);
+                return Ran::Done(false);
             }
             if end {
-                return Ran::Done(conn.http.is_reusable().then(|| Box::new(conn)));
+                return Ran::Done(conn.http.is_reusable());
             }
         }
         let deadline = conn.http.poll_timeout();

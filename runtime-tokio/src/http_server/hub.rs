@@ -26,7 +26,7 @@ use zest_core::http::server::{Router, SessionId};
 use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
-use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, ReplySlot, Report};
+use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Call, ListKind};
 
 use crate::calls::{self, CatchUnwind, Reply};
@@ -205,14 +205,7 @@ impl Hub {
     ) {
         let now = Instant::now();
         self.with(|st| {
-            if !st.dispatch.finished(&session, &id) {
-                // Cancelled meanwhile: its answer is dropped.
-                return;
-            }
-            if let Some(machine) = st.router.session_mut(&session) {
-                // Err only if the session closed meanwhile; the answer has nowhere to go.
-                let _ = machine.respond(now, id, result);
-            }
+            st.dispatch.answer(&mut st.router, now, &session, id, result);
             self.maybe_idle(st);
         });
     }
@@ -247,34 +240,17 @@ pub(crate) struct HttpLink {
 impl HttpLink {
     pub(crate) fn report(&self, report: Report) -> Result<(), UsageError> {
         let now = Instant::now();
-        self.hub.with(|st| match st.router.session_mut(&self.session) {
-            Some(machine) => report.apply(now, machine),
-            None => Err(UsageError::Closed),
-        })
+        self.hub.with(|st| st.dispatch.report(&mut st.router, now, &self.session, report))
     }
 
     pub(crate) async fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
         let key = self.hub.keys.next();
         let (reply, rx) = calls::reply();
         let now = Instant::now();
-        self.hub.with(|st| {
-            let State { router, dispatch, .. } = st;
-            match router.session_mut(&self.session) {
-                Some(machine) => {
-                    dispatch.peer_request(&self.session, key, reply, || call.send(now, machine));
-                }
-                None => reply.deliver(Err(CallError::Usage(UsageError::Closed))),
-            }
-        });
+        self.hub.with(|st| st.dispatch.ask(&mut st.router, now, &self.session, key, reply, call));
         calls::outcome(rx, || {
             let now = Instant::now();
-            self.hub.with(|st| {
-                let Some(id) = st.dispatch.abandon(&self.session, key) else { return };
-                if let Some(machine) = st.router.session_mut(&self.session) {
-                    // Err only if the outcome was already decided; nothing to cancel then.
-                    let _ = machine.cancel(now, &id, Some("the handler stopped waiting"));
-                }
-            });
+            self.hub.with(|st| st.dispatch.stop_waiting(&mut st.router, now, &self.session, key));
         })
         .await
     }

@@ -11,8 +11,14 @@
 //! ended on a connection that [`ClientConn::is_reusable`], the connection goes back to the
 //! pool; an aborted exchange's connection is closed. A connection carries one exchange at a
 //! time, so an SSE stream (the GET stream, a long POST answer) holds its own connection for
-//! as long as it lasts. A pooled connection the server closed while idle is retried once on a
-//! new one, as [`Attempt`] decides.
+//! as long as it lasts.
+//!
+//! A connection from the pool may have been closed by the server while it sat idle. An
+//! exchange sent on one with [`ClientConn::send_reused`] that fails before any byte of its
+//! answer is therefore not reported: [`ClientConn::take_stale`] hands the request back, and
+//! the runtime sends it once more on a new connection (with [`ClientConn::send`]).
+//! (zest-blocking drives the same decision through [`Attempt`], which wraps it for a runtime
+//! that owns each exchange on a thread of its own.)
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -89,13 +95,44 @@ pub struct ClientConn {
     /// The exchange under way.
     stream: Option<StreamId>,
     events: VecDeque<(StreamId, OwnedEvent)>,
+    /// The request of an exchange sent on a reused connection, until its answer starts.
+    unanswered: Option<HttpRequest>,
+    /// That exchange failed before its answer started: worth one more try elsewhere.
+    stale: Option<(StreamId, HttpRequest)>,
 }
 
 impl ClientConn {
     /// A freshly opened connection, limited by `config` (its `head_timeout` is the read
     /// timeout for a response head).
     pub fn new(config: Config) -> Self {
-        Self { http: ClientConnection::new(config), stream: None, events: VecDeque::new() }
+        Self {
+            http: ClientConnection::new(config),
+            stream: None,
+            events: VecDeque::new(),
+            unanswered: None,
+            stale: None,
+        }
+    }
+
+    /// [`send`](Self::send) on a connection taken from the [`Pool`]: should the connection
+    /// turn out closed before any byte of the answer (the server dropped it while idle), the
+    /// failure is not reported and [`take_stale`](Self::take_stale) returns the request.
+    pub fn send_reused(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        request: HttpRequest,
+    ) -> Result<(), TransportFailure> {
+        let copy = request.clone();
+        self.send(now, stream, request)?;
+        self.unanswered = Some(copy);
+        Ok(())
+    }
+
+    /// The exchange sent with [`send_reused`](Self::send_reused) when it failed before its
+    /// answer started: send it again on a new connection. Taken once.
+    pub fn take_stale(&mut self) -> Option<(StreamId, HttpRequest)> {
+        self.stale.take()
     }
 
     /// Queues `request` as exchange `stream` at `now`. `Err` when the connection is busy or
@@ -129,10 +166,15 @@ impl ClientConn {
         self.pump();
     }
 
-    /// Reading or writing the socket failed: the exchange under way fails with `failure`.
+    /// Reading or writing the socket failed: the exchange under way fails with `failure`
+    /// (or, sent on a reused connection and not answered yet, becomes
+    /// [stale](Self::take_stale)).
     pub fn handle_failed(&mut self, failure: TransportFailure) {
         if let Some(stream) = self.stream.take() {
-            self.events.push_back((stream, OwnedEvent::Failed(failure)));
+            match self.unanswered.take() {
+                Some(request) => self.stale = Some((stream, request)),
+                None => self.events.push_back((stream, OwnedEvent::Failed(failure))),
+            }
         }
         self.http.close();
     }
@@ -197,9 +239,17 @@ impl ClientConn {
                 }
                 ClientEvent::Failed(error) => {
                     self.stream = None;
-                    OwnedEvent::Failed(failure(error))
+                    let failure = failure(error);
+                    let dropped = matches!(failure, TransportFailure::Reset(_));
+                    if let Some(request) = self.unanswered.take().filter(|_| dropped) {
+                        self.stale = Some((stream, request));
+                        continue;
+                    }
+                    OwnedEvent::Failed(failure)
                 }
             };
+            // The answer has started: a failure from now on is the exchange's own.
+            self.unanswered = None;
             self.events.push_back((stream, event));
         }
     }

@@ -191,3 +191,46 @@ fn a_reused_connection_is_stale_only_until_the_first_event_of_its_answer() {
     let timed_out = OwnedEvent::Failed(TransportFailure::TimedOut);
     assert_eq!(Attempt::new(true).event(&timed_out), AttemptStep::Last);
 }
+
+#[test]
+fn a_reused_connection_closed_before_any_answer_hands_the_request_back_once() {
+    let now = crate::testkit::VirtualClock::new().now();
+    // EOF before the head: not reported, the request comes back for a new connection.
+    let mut conn = ClientConn::new(Config::default());
+    conn.send_reused(now, StreamId(5), post("http://127.0.0.1:9/mcp", b"{}")).unwrap();
+    let _ = written(&mut conn);
+    conn.handle_end();
+    assert!(events(&mut conn).is_empty(), "a stale connection's failure is not reported");
+    let (stream, request) = conn.take_stale().expect("the request to send again");
+    assert_eq!(stream, StreamId(5));
+    assert_eq!(&request.body[..], b"{}");
+    assert!(conn.take_stale().is_none(), "taken once");
+    assert!(conn.is_closed());
+
+    // A write failure before any answer: the same.
+    let mut conn = ClientConn::new(Config::default());
+    conn.send_reused(now, StreamId(6), post("http://127.0.0.1:9/mcp", b"")).unwrap();
+    conn.handle_failed(TransportFailure::Reset("broken pipe".into()));
+    assert!(events(&mut conn).is_empty());
+    assert_eq!(conn.take_stale().map(|(s, _)| s), Some(StreamId(6)));
+
+    // Once the answer started, a failure is reported as usual and nothing is retried.
+    let mut conn = ClientConn::new(Config::default());
+    conn.send_reused(now, StreamId(7), post("http://127.0.0.1:9/mcp", b"")).unwrap();
+    conn.handle_data(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n{",
+    );
+    conn.handle_end();
+    let got = events(&mut conn);
+    assert!(matches!(got[0], (StreamId(7), OwnedEvent::Head(_))), "{got:?}");
+    assert!(matches!(got.last(), Some((StreamId(7), OwnedEvent::Failed(_)))), "{got:?}");
+    assert!(conn.take_stale().is_none());
+
+    // A fresh connection (plain send) reports the same EOF as a failure.
+    let mut conn = ClientConn::new(Config::default());
+    conn.send(now, StreamId(8), post("http://127.0.0.1:9/mcp", b"")).unwrap();
+    conn.handle_end();
+    let got = events(&mut conn);
+    assert!(matches!(got[..], [(StreamId(8), OwnedEvent::Failed(TransportFailure::Reset(_)))]));
+    assert!(conn.take_stale().is_none());
+}

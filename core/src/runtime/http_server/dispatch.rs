@@ -12,13 +12,15 @@
 //! [`ReplySlot`]s here; every such request gets exactly one outcome.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use super::{Inbound, OwnedEvent};
+use crate::api::CallError;
 use crate::error::UsageError;
-use crate::http::server::{RouterEvent, SessionId};
+use crate::http::server::{Router, RouterEvent, SessionId};
 use crate::io::{Output, StreamId, Transmit};
-use crate::jsonrpc::RequestId;
-use crate::runtime::{CallKey, Calls, CancelFlag, ReplySlot};
+use crate::jsonrpc::{ErrorObject, RawJson, RequestId};
+use crate::runtime::{CallKey, Calls, CancelFlag, PeerCall, ReplySlot, Report};
 use crate::server::{Call, Event};
 
 /// What to do with one router output.
@@ -162,6 +164,76 @@ impl<C: Clone, T, R: ReplySlot> Dispatch<C, T, R> {
     /// The handler stopped waiting for request `key`: its id, for the session's `cancel`.
     pub fn abandon(&mut self, session: &SessionId, key: CallKey) -> Option<RequestId> {
         self.calls.get_mut(session)?.abandon(key)
+    }
+
+    /// A handler finished with `result`: it goes to the session as the answer to `id`,
+    /// unless the call was cancelled or its session ended meanwhile (then it is dropped).
+    /// Drain the router afterwards.
+    pub fn answer<H: Clone>(
+        &mut self,
+        router: &mut Router<H>,
+        now: Instant,
+        session: &SessionId,
+        id: RequestId,
+        result: Result<RawJson, ErrorObject>,
+    ) {
+        if !self.finished(session, &id) {
+            return;
+        }
+        if let Some(machine) = router.session_mut(session) {
+            // Err only if the session closed meanwhile; the answer has nowhere to go.
+            let _ = machine.respond(now, id, result);
+        }
+    }
+
+    /// A handler's progress report or log record, applied to its session;
+    /// `Err(UsageError::Closed)` once the session is gone. Drain the router afterwards.
+    pub fn report<H: Clone>(
+        &mut self,
+        router: &mut Router<H>,
+        now: Instant,
+        session: &SessionId,
+        report: Report,
+    ) -> Result<(), UsageError> {
+        match router.session_mut(session) {
+            Some(machine) => report.apply(now, machine),
+            None => Err(UsageError::Closed),
+        }
+    }
+
+    /// A handler's request to the client (sampling, elicitation, roots), filed under `key`
+    /// with `reply` for its one outcome; a session already gone answers
+    /// `Usage(Closed)` at once. Drain the router afterwards.
+    pub fn ask<H: Clone>(
+        &mut self,
+        router: &mut Router<H>,
+        now: Instant,
+        session: &SessionId,
+        key: CallKey,
+        reply: R,
+        call: PeerCall,
+    ) {
+        match router.session_mut(session) {
+            Some(machine) => self.peer_request(session, key, reply, || call.send(now, machine)),
+            None => reply.deliver(Err(CallError::Usage(UsageError::Closed))),
+        }
+    }
+
+    /// The handler stopped waiting for its request `key` to the client: the request is
+    /// cancelled on the session (a no-op once its outcome is decided). Drain the router
+    /// afterwards.
+    pub fn stop_waiting<H: Clone>(
+        &mut self,
+        router: &mut Router<H>,
+        now: Instant,
+        session: &SessionId,
+        key: CallKey,
+    ) {
+        let Some(id) = self.abandon(session, key) else { return };
+        if let Some(machine) = router.session_mut(session) {
+            // Err only if the outcome was already decided; nothing to cancel then.
+            let _ = machine.cancel(now, &id, Some("the handler stopped waiting"));
+        }
     }
 
     /// Handlers running (started, not finished, not stopped).

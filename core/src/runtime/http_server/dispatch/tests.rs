@@ -122,7 +122,7 @@ fn transmits_go_to_the_connection_that_carries_their_stream_until_it_closes() {
     let now = rig.clock.now();
     let session = rig.session();
     let machine = rig.router.session_mut(&session).unwrap();
-    machine.respond(now, id, Ok(crate::jsonrpc::RawJson::from(json!({"content": []})))).unwrap();
+    machine.respond(now, id, Ok(RawJson::from(json!({"content": []})))).unwrap();
     let steps = rig.drain();
     assert!(steps.iter().all(|s| matches!(s, Step::Send { conn: "A", .. })), "{steps:?}");
     assert!(matches!(steps.last(), Some(Step::Send { transmit: Transmit::Close { .. }, .. })));
@@ -202,4 +202,67 @@ fn a_call_answered_before_it_needed_a_task_or_cancelled_before_its_task_was_file
     assert!(cancelled.is_cancelled());
     assert_eq!(rig.dispatch.started(rig.session(), id.clone(), 9), Err(9), "stop the late task");
     assert!(!rig.dispatch.finished(&rig.session(), &id));
+}
+
+#[test]
+fn answers_reports_and_requests_to_the_client_reach_their_session_or_fail_closed() {
+    use crate::runtime::PeerCall;
+    let mut rig = Rig::new();
+    let (id, _) = rig.call(2);
+    let session = rig.session();
+    let now = rig.clock.now();
+    let Rig { router, dispatch, .. } = &mut rig;
+    // A log record while the call runs goes to the session.
+    let log = Report::Log {
+        related: id.clone(),
+        level: crate::schema::LoggingLevel::Error,
+        logger: None,
+        data: json!("on the way"),
+    };
+    assert_eq!(dispatch.report(router, now, &session, log), Ok(()));
+    // A request to the client, then the handler stops waiting: cancelled once, never answered.
+    let slot = Slot::default();
+    let key = CallKeys::new().next();
+    let call =
+        PeerCall { related: id.clone(), method: "roots/list", params: RawJson::from(json!({})) };
+    dispatch.ask(router, now, &session, key, slot.clone(), call);
+    dispatch.stop_waiting(router, now, &session, key);
+    assert_eq!(dispatch.abandon(&session, key), None, "already given up");
+    // The answer goes out and closes the call's exchange.
+    dispatch.answer(router, now, &session, id, Ok(RawJson::from(json!({"content": []}))));
+    let steps = rig.drain();
+    let sent: Vec<String> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Send { transmit: Transmit::Write { bytes, .. }, .. } => {
+                Some(String::from_utf8_lossy(bytes).into_owned())
+            }
+            _ => None,
+        })
+        .collect();
+    let all = sent.concat();
+    assert!(all.contains("on the way"), "{all}");
+    assert!(all.contains("roots/list"), "{all}");
+    assert!(all.contains(r#""id":2"#), "{all}");
+    assert!(slot.0.lock().unwrap().is_empty(), "a request given up on gets no outcome");
+    // Once the session is gone: reports fail, requests fail at once with Closed.
+    rig.router.close_session(now, &session);
+    rig.drain();
+    let Rig { router, dispatch, .. } = &mut rig;
+    let late = Report::Log {
+        related: RequestId::Number(2),
+        level: crate::schema::LoggingLevel::Error,
+        logger: None,
+        data: json!("too late"),
+    };
+    assert_eq!(dispatch.report(router, now, &session, late), Err(UsageError::Closed));
+    let slot = Slot::default();
+    let call = PeerCall {
+        related: RequestId::Number(2),
+        method: "roots/list",
+        params: RawJson::from(json!({})),
+    };
+    dispatch.ask(router, now, &session, CallKeys::new().next(), slot.clone(), call);
+    let outcomes = slot.0.lock().unwrap().clone();
+    assert!(matches!(outcomes[..], [Err(CallError::Usage(UsageError::Closed))]), "{outcomes:?}");
 }

@@ -1,0 +1,276 @@
+//! The one [`Router`] every connection of a server feeds, behind a mutex, and what its
+//! outputs set going: transmits to the connection tasks that carry their streams, handler
+//! tasks for calls, outcomes to handlers waiting on the client.
+//!
+//! A connection task locks the hub, feeds its inputs, drains the router and unlocks: no task
+//! hop between a socket and the router. Handlers the router asks for are then called and
+//! polled once by that same task, unlocked: one that is done at once (most tools) is
+//! answered there and then, with no spawn and no wake-up; the others continue in a task of
+//! smol's global executor. Every transmit goes through its connection's channel, sent while
+//! the lock is held, so transmits of one stream keep their order whoever produced them.
+//! The bookkeeping (which connection carries which stream, which task runs which call,
+//! requests to the client) is zest-core's [`Dispatch`], shared with every runtime.
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use smol::channel::{self, Receiver, Sender};
+use smol::Task;
+use zest_core::api::CallError;
+use zest_core::error::{Rejection, UsageError};
+use zest_core::handler::AsyncHandler;
+use zest_core::http::server::{Router, SessionId};
+use zest_core::io::Transmit;
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
+use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
+use zest_core::server::{Call, ListKind};
+
+use crate::call::{self, ReplyTx};
+use crate::server::{RequestContext, SessionLink};
+use crate::wire;
+
+/// The router's handler type.
+type Handler = AsyncHandler<RequestContext>;
+
+/// What a connection task receives from the hub for the stream it carries.
+pub(super) type ToConn = Sender<Transmit>;
+
+/// The shared server state.
+pub(crate) struct Hub {
+    state: Mutex<State>,
+    /// Holds a permit when the router's deadline may have moved.
+    timer: (Sender<()>, Receiver<()>),
+    /// Holds a permit when the last running handler finished.
+    idle: (Sender<()>, Receiver<()>),
+    keys: CallKeys,
+}
+
+pub(super) struct State {
+    router: Router<Handler>,
+    /// Which connection carries each exchange, which handler runs for which call, and each
+    /// session's requests to the client (zest-core's, shared with every runtime).
+    dispatch: Dispatch<ToConn, Task<()>, ReplyTx>,
+    /// The deadline the timer task sleeps until.
+    armed: Option<Instant>,
+}
+
+impl Hub {
+    pub(super) fn new(router: Router<Handler>) -> Arc<Self> {
+        let state = State { router, dispatch: Dispatch::new(), armed: None };
+        Arc::new(Self {
+            state: Mutex::new(state),
+            timer: channel::bounded(1),
+            idle: channel::bounded(1),
+            keys: CallKeys::new(),
+        })
+    }
+
+    /// Feeds one connection's inputs; `conn` carries the exchanges they accept.
+    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) {
+        let now = Instant::now();
+        self.with(|st| {
+            for input in inputs {
+                st.dispatch.track(input, conn);
+                input.feed(now, &mut st.router);
+            }
+        });
+    }
+
+    /// Time passed: fires the router's deadlines. Returns the next one.
+    pub(super) fn tick(self: &Arc<Self>) -> Option<Instant> {
+        let now = Instant::now();
+        self.with(|st| {
+            if st.router.poll_timeout().is_some_and(|t| t <= now) {
+                st.router.handle_input(zest_core::io::Input::Timeout(now));
+            }
+        });
+        self.lock().router.poll_timeout()
+    }
+
+    /// Resolves when the router's deadline may have moved.
+    pub(super) async fn rearmed(&self) {
+        // The hub holds a sender: `recv` fails only if it is gone, and then never again.
+        if self.timer.1.recv().await.is_err() {
+            smol::future::pending::<()>().await;
+        }
+    }
+
+    /// Resolves when the last running handler may have finished (check [`running`]).
+    ///
+    /// [`running`]: Self::running
+    pub(super) async fn idle(&self) {
+        if self.idle.1.recv().await.is_err() {
+            smol::future::pending::<()>().await;
+        }
+    }
+
+    /// How many handlers run now.
+    pub(super) fn running(&self) -> usize {
+        self.lock().dispatch.running()
+    }
+
+    /// Ends every session: its streams close and its handlers stop.
+    pub(super) fn close_sessions(self: &Arc<Self>) {
+        let now = Instant::now();
+        self.with(|st| {
+            let ids: Vec<SessionId> = st.router.sessions().cloned().collect();
+            for id in ids {
+                st.router.close_session(now, &id);
+            }
+        });
+    }
+
+    /// Changes the shared registry and announces the lists in `changed`.
+    pub(super) fn change_registry(
+        self: &Arc<Self>,
+        changed: &[ListKind],
+        change: impl FnOnce(&mut zest_core::server::Registry<Handler>),
+    ) {
+        let now = Instant::now();
+        self.with(|st| st.router.change_registry(now, changed, change));
+    }
+
+    /// How many sessions the router holds.
+    pub(super) fn session_count(&self) -> usize {
+        self.lock().router.session_count()
+    }
+
+    /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
+    /// the handlers the router asked for.
+    fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut starts = Vec::new();
+        let mut stopped = Vec::new();
+        let out = {
+            let mut st = self.lock();
+            let out = f(&mut st);
+            self.drain(&mut st, &mut starts, &mut stopped);
+            out
+        };
+        // Dropping a task cancels it; done unlocked, since its future's drop may call back.
+        drop(stopped);
+        for start in starts {
+            self.start(start);
+        }
+        out
+    }
+
+    /// Calls a handler and polls it once, here, unlocked: one that is done at once is
+    /// answered without a task (no spawn, no wake-up); one that is not moves into a task of
+    /// its own. A handler that panics is answered with an internal error.
+    fn start(self: &Arc<Self>, start: Start) {
+        let Start { session, id, handler, call, cancelled } = start;
+        let link = HttpLink { hub: self.clone(), session: session.clone() };
+        let ctx = RequestContext::new(id.clone(), cancelled, SessionLink::http(link));
+        let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
+            Ok(work) => wire::answering(work),
+            Err(_) => return self.answer(session, id, Err(panicked())),
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        if let Poll::Ready(outcome) = Pin::new(&mut work).poll(&mut cx) {
+            return self.answer(session, id, wire::answer_of(outcome));
+        }
+        let hub = self.clone();
+        let (s, answer_id) = (session.clone(), id.clone());
+        let task = smol::spawn(async move {
+            let result = wire::answer_of(work.await);
+            hub.answer(s, answer_id, result);
+        });
+        let refused = self.with(|st| st.dispatch.started(session, id, task).err());
+        // Cancelled while it was polled: it is not wanted any more (dropping cancels it).
+        drop(refused);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while locked leaves the router as it was between two inputs: go on.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Performs every router output.
+    fn drain(&self, st: &mut State, starts: &mut Vec<Start>, stopped: &mut Vec<Task<()>>) {
+        while let Some(output) = st.router.poll_output() {
+            match st.dispatch.route(output) {
+                Step::Nothing => {}
+                Step::Send { conn, transmit } => {
+                    // The connection may be gone; the router hears that from it.
+                    let _ = conn.try_send(transmit);
+                }
+                Step::Run { session, id, handler, call, cancelled } => {
+                    starts.push(Start { session, id, handler, call, cancelled });
+                }
+                Step::Stop(tasks) => {
+                    stopped.extend(tasks);
+                    self.maybe_idle(st);
+                }
+            }
+        }
+        let next = st.router.poll_timeout();
+        if next != st.armed {
+            st.armed = next;
+            let _ = self.timer.0.try_send(());
+        }
+    }
+
+    /// A handler finished.
+    fn answer(
+        self: &Arc<Self>,
+        session: SessionId,
+        id: RequestId,
+        result: Result<RawJson, ErrorObject>,
+    ) {
+        let now = Instant::now();
+        self.with(|st| {
+            st.dispatch.answer(&mut st.router, now, &session, id, result);
+            self.maybe_idle(st);
+        });
+    }
+
+    fn maybe_idle(&self, st: &State) {
+        if st.dispatch.running() == 0 {
+            let _ = self.idle.0.try_send(());
+        }
+    }
+}
+
+/// A handler the router asked for, started once the lock is released.
+struct Start {
+    session: SessionId,
+    id: RequestId,
+    handler: Handler,
+    call: Box<Call>,
+    cancelled: CancelFlag,
+}
+
+fn panicked() -> ErrorObject {
+    Rejection::Internal("the handler panicked".into()).to_jsonrpc()
+}
+
+/// The HTTP half of [`SessionLink`]: a handler's line to its session in the router.
+#[derive(Clone)]
+pub(crate) struct HttpLink {
+    hub: Arc<Hub>,
+    session: SessionId,
+}
+
+impl HttpLink {
+    pub(crate) fn report(&self, report: Report) -> Result<(), UsageError> {
+        let now = Instant::now();
+        self.hub.with(|st| st.dispatch.report(&mut st.router, now, &self.session, report))
+    }
+
+    pub(crate) async fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
+        let key = self.hub.keys.next();
+        let (reply, rx) = call::reply();
+        let now = Instant::now();
+        self.hub.with(|st| st.dispatch.ask(&mut st.router, now, &self.session, key, reply, call));
+        call::outcome(rx, || {
+            let now = Instant::now();
+            self.hub.with(|st| st.dispatch.stop_waiting(&mut st.router, now, &self.session, key));
+        })
+        .await
+    }
+}

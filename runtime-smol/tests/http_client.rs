@@ -1,0 +1,422 @@
+//! zest-smol's HTTP client against zest-smol's HTTP server over loopback: handshake, JSON
+//! and SSE answers, progress and logs on the call's stream, a server request mid-call, an
+//! expired session, the legacy transport, graceful shutdown, and the ways a connection fails.
+
+mod common;
+#[path = "common/http.rs"]
+mod http_common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::run;
+use http_common::*;
+use serde_json::json;
+use smol::future::FutureExt as _;
+use smol::Timer;
+use zest_smol::core::client::ServerNotification;
+use zest_smol::core::error::RequestError;
+use zest_smol::core::handler::AsyncClientHandlers;
+use zest_smol::core::io::TransportFailure;
+use zest_smol::schema::{CallToolResult, CreateMessageResult, LoggingLevel};
+use zest_smol::{
+    CallError, Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint, HttpMode,
+};
+
+fn options() -> ClientOptions {
+    let handlers = AsyncClientHandlers::default().on_sampling(|params| async move {
+        let asked = params.messages.len();
+        Ok(serde_json::from_value::<CreateMessageResult>(json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": format!("{asked} message(s) read")},
+            "model": "canned"
+        }))
+        .unwrap())
+    });
+    ClientOptions::new("zest-smol-http-client-test", "1.0").handlers(handlers)
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).collect()
+}
+
+/// `fut`, or `None` after `secs`.
+async fn within<T>(secs: u64, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    async { Some(fut.await) }
+        .or(async {
+            Timer::after(Duration::from_secs(secs)).await;
+            None
+        })
+        .await
+}
+
+#[test]
+fn handshake_and_calls_answered_with_json() {
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.expect("connect");
+        assert_eq!(client.negotiated().server_info.name, "zest-http-test");
+        assert_eq!(client.pid(), 0);
+        let tools: Vec<String> =
+            client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
+        let echoed = client.call_tool("echo", json!({"text": "hello over http"})).await.unwrap();
+        assert_eq!(text(&echoed), "hello over http");
+        let sum = client.call_tool("add", json!({"a": 2, "b": 40})).await.unwrap();
+        assert_eq!(text(&sum), "42");
+        // Concurrent calls share the keep-alive pool and each get their own answer.
+        let calls: Vec<_> = (0..8)
+            .map(|i| {
+                let client = client.clone();
+                smol::spawn(async move {
+                    client.call_tool("echo", json!({"text": format!("n{i}")})).await
+                })
+            })
+            .collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(text(&call.await.unwrap()), format!("n{i}"));
+        }
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn progress_and_logs_arrive_on_the_calls_sse_stream() {
+    run(60, async {
+        let server = server().await;
+        // Without the GET stream, the call's own stream is the only way in.
+        let mut endpoint = HttpEndpoint::new(server.url());
+        endpoint.open_get_stream = false;
+        let client = Client::connect_to(endpoint, options()).await.unwrap();
+        let notes = client.notifications();
+        client.set_logging_level(LoggingLevel::Info).await.unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let result = client
+            .call_tool_with_progress("steps", json!({"n": 3}), move |p| {
+                sink.lock().unwrap().push((p.progress, p.total, p.message));
+            })
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "done after 3 steps");
+        let progress = seen.lock().unwrap().clone();
+        let want: Vec<_> =
+            (1..=3).map(|i| (i as f64, Some(3.0), Some(format!("step {i}")))).collect();
+        assert_eq!(progress, want);
+        let mut logs = Vec::new();
+        for _ in 0..3 {
+            match within(30, notes.recv()).await {
+                Some(Ok(ServerNotification::LoggingMessage(m))) => logs.push((m.logger, m.data)),
+                other => panic!("expected a log record, got {other:?}"),
+            }
+        }
+        let want: Vec<_> =
+            (1..=3).map(|i| (Some("steps".to_owned()), json!(format!("did step {i}")))).collect();
+        assert_eq!(logs, want);
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn a_sampling_request_mid_call_is_answered() {
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        let result = client.call_tool("sample", json!({"prompt": "hi?"})).await.unwrap();
+        assert_eq!(text(&result), "model said: 1 message(s) read");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn an_expired_session_fails_with_a_typed_error_then_a_new_one_serves() {
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        client.ping().await.unwrap();
+        server.close_sessions();
+        let first = client.call_tool("echo", json!({"text": "a"})).await;
+        assert!(
+            matches!(first, Err(CallError::Request(RequestError::SessionExpired))),
+            "{first:?}"
+        );
+        let mut answered = None;
+        for _ in 0..50 {
+            match client.call_tool("echo", json!({"text": "again"})).await {
+                Ok(result) => {
+                    answered = Some(text(&result));
+                    break;
+                }
+                Err(CallError::Request(RequestError::SessionExpired)) => {
+                    Timer::after(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(answered.as_deref(), Some("again"), "a fresh session answered");
+        assert_eq!(server.session_count(), 1);
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn close_sends_delete_and_ends_the_session_on_the_server() {
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        assert_eq!(server.session_count(), 1);
+        let status = client.close().await.unwrap();
+        assert!(status.success());
+        assert_eq!(server.session_count(), 0, "DELETE ended the session");
+        let after = client.ping().await;
+        assert!(after.is_err(), "a closed client refuses calls: {after:?}");
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn a_refused_connection_is_a_clear_transport_error() {
+    run(60, async {
+        // Bind, learn the port, close: nothing listens there now.
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let error = Client::connect(&url, options()).await.unwrap_err();
+        assert!(
+            matches!(&error, ConnectError::Transport(TransportFailure::Refused(_))),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with("cannot reach the server: connection refused"),
+            "{error}"
+        );
+    });
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    run(60, async {
+        let listener = smol::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Accepts and holds every connection, never answers.
+        let _silent = smol::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"))
+            .mode(HttpMode::StreamableHttp)
+            .read_timeout(Duration::from_millis(300));
+        let error = Client::connect_to(endpoint, options()).await.unwrap_err();
+        assert_eq!(error, ConnectError::Transport(TransportFailure::TimedOut));
+    });
+}
+
+#[test]
+fn bad_options_are_refused_before_connecting() {
+    run(60, async {
+        let bad = HttpEndpoint::new("ftp://127.0.0.1/mcp");
+        let e = Client::connect_to(bad, options()).await.unwrap_err();
+        assert!(matches!(e, ConnectError::InvalidConfig(_)), "{e:?}");
+        let bad = HttpEndpoint::new("http://127.0.0.1:1/mcp").header("bad name", "x");
+        let e = Client::connect_to(bad, options()).await.unwrap_err();
+        assert!(matches!(e, ConnectError::InvalidConfig(_)), "{e:?}");
+    });
+}
+
+#[test]
+fn shutdown_finishes_calls_in_flight_then_stops_accepting() {
+    run(60, async {
+        let server = server().await;
+        let url = server.url();
+        let client = Client::connect(&url, options()).await.unwrap();
+        let (started, first_step) = smol::channel::unbounded();
+        let running = {
+            let client = client.clone();
+            smol::spawn(async move {
+                client
+                    .call_tool_with_progress("steps", json!({"n": 5}), move |p| {
+                        let _ = started.try_send(p.progress);
+                    })
+                    .await
+            })
+        };
+        // The handler runs (it reported its first step) before shutting down.
+        assert_eq!(first_step.recv().await, Ok(1.0));
+        server.shutdown().await;
+        let result = running.await.expect("the call in flight finished");
+        assert_eq!(text(&result), "done after 5 steps");
+        let error = Client::connect(&url, options()).await.unwrap_err();
+        assert!(
+            matches!(error, ConnectError::Transport(TransportFailure::Refused(_))),
+            "{error:?}"
+        );
+    });
+}
+
+#[test]
+fn dropping_a_call_cancels_its_handler_on_the_server() {
+    use std::sync::atomic::Ordering;
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        let call = client.call_tool("never", json!({}));
+        let cut = async { Some(call.await) }
+            .or(async {
+                Timer::after(Duration::from_millis(300)).await;
+                None
+            })
+            .await;
+        assert!(cut.is_none(), "never answered: {cut:?}");
+        assert_eq!(NEVER_STARTED.load(Ordering::SeqCst), 1, "the handler ran");
+        // notifications/cancelled reaches the server, which drops the handler's task.
+        for _ in 0..1500 {
+            if NEVER_DROPPED.load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            Timer::after(Duration::from_millis(20)).await;
+        }
+        assert_eq!(NEVER_DROPPED.load(Ordering::SeqCst), 1, "the handler was stopped");
+        let echoed = client.call_tool("echo", json!({"text": "still here"})).await.unwrap();
+        assert_eq!(text(&echoed), "still here");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn the_legacy_sse_transport_end_to_end() {
+    run(60, async {
+        let server = server().await;
+        let url = server.url().replace("/mcp", "/sse");
+        let client =
+            Client::connect_to(HttpEndpoint::new(url).legacy_sse(), options()).await.unwrap();
+        let echoed = client.call_tool("echo", json!({"text": "legacy"})).await.unwrap();
+        assert_eq!(text(&echoed), "legacy");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let steps = client
+            .call_tool_with_progress("steps", json!({"n": 2}), move |p| {
+                sink.lock().unwrap().push(p.progress)
+            })
+            .await
+            .unwrap();
+        assert_eq!(text(&steps), "done after 2 steps");
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
+        let sampled = client.call_tool("sample", json!({"prompt": "?"})).await.unwrap();
+        assert_eq!(text(&sampled), "model said: 1 message(s) read");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn legacy_sse_by_detection() {
+    run(60, async {
+        let server = server().await;
+        // Auto mode: the POST to the SSE URL is refused, and the client falls back to GET.
+        let url = server.url().replace("/mcp", "/sse");
+        let client = Client::connect(&url, options()).await.expect("connect by detection");
+        let echoed = client.call_tool("echo", json!({"text": "detected"})).await.unwrap();
+        assert_eq!(text(&echoed), "detected");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn many_sessions_in_parallel_lose_and_duplicate_nothing() {
+    const SESSIONS: usize = 20;
+    const CALLS: usize = 25;
+    run(120, async {
+        let server = server().await;
+        let url = server.url();
+        let sessions: Vec<_> = (0..SESSIONS)
+            .map(|s| {
+                let url = url.clone();
+                smol::spawn(async move {
+                    let client = Client::connect(&url, options()).await.expect("connect");
+                    let mut answers = Vec::new();
+                    for c in 0..CALLS {
+                        let tag = format!("{s}-{c}");
+                        let result = client.call_tool("echo", json!({"text": tag})).await.unwrap();
+                        answers.push((tag, text(&result)));
+                    }
+                    client.close().await.unwrap();
+                    answers
+                })
+            })
+            .collect();
+        for session in sessions {
+            let answers = session.await;
+            assert_eq!(answers.len(), CALLS);
+            for (asked, answered) in answers {
+                assert_eq!(asked, answered);
+            }
+        }
+        assert_eq!(server.session_count(), 0, "every session was closed with DELETE");
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn handlers_that_act_or_panic_before_their_first_await_still_answer_once() {
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        let eager = within(30, client.call_tool("eager", json!({}))).await;
+        assert_eq!(text(&eager.expect("no deadlock").unwrap()), "eager done");
+        let boom = client.call_tool("boom", json!({})).await;
+        let Err(CallError::Request(RequestError::Remote(error))) = &boom else {
+            panic!("expected an internal error, got {boom:?}")
+        };
+        assert!(error.message.contains("panicked"), "{error:?}");
+        let echoed = client.call_tool("echo", json!({"text": "after the panic"})).await.unwrap();
+        assert_eq!(text(&echoed), "after the panic");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn list_changed_arrives_on_the_get_stream() {
+    use zest_smol::core::server::ListKind;
+    use zest_smol::schema::Tool;
+    run(60, async {
+        let server = server().await;
+        let client = Client::connect(&server.url(), options()).await.unwrap();
+        let notes = client.notifications();
+        // The GET stream opens after the handshake; a ping round trip lets it settle.
+        client.ping().await.unwrap();
+        let tool = Tool::new("late", "Added while running", json!({"type": "object"}));
+        let mut announced = false;
+        for attempt in 0..50 {
+            if attempt % 10 == 0 {
+                let tool = tool.clone();
+                server.change_registry(&[ListKind::Tools], move |r| {
+                    r.raw_tool(tool, |_, _| async move { Ok(CallToolResult::text("late")) });
+                });
+            }
+            match within(1, notes.recv()).await {
+                Some(Ok(ServerNotification::ToolListChanged)) => {
+                    announced = true;
+                    break;
+                }
+                Some(Ok(_)) | None => continue,
+                Some(Err(_)) => break,
+            }
+        }
+        assert!(announced, "tools/list_changed reached the client");
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "late"));
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}

@@ -1,0 +1,195 @@
+//! zest-smol's HTTP client against scripted servers on loopback: each fault ends the connect
+//! attempt with a typed error and never hangs; a keep-alive connection the server closed
+//! while idle is replaced without the call noticing.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::run;
+use serde_json::{json, Value};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::net::{TcpListener, TcpStream};
+use zest_smol::{Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint, HttpMode};
+
+fn options() -> ClientOptions {
+    let mut options = ClientOptions::new("zest-smol-http-faults", "1");
+    options.config.init_timeout = Duration::from_secs(10);
+    options
+}
+
+/// Reads one request (head and `content-length` body); `None` at EOF.
+async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = loop {
+        if let Some(i) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+        assert!(seen.len() < 64 * 1024, "a bounded head");
+    };
+    let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = seen[end..].to_vec();
+    while body.len() < length {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => body.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some((head, body))
+}
+
+/// A Streamable HTTP server that answers exactly one request per connection and then closes
+/// it, although its answers never say `connection: close`: every pooled connection is stale
+/// by the time the client reuses it. Counts the connections it accepted.
+async fn one_answer_per_connection(accepted: Arc<AtomicUsize>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    smol::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            accepted.fetch_add(1, Ordering::SeqCst);
+            smol::spawn(async move {
+                let Some((_, body)) = read_request(&mut socket).await else { return };
+                let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let answer = match (&message["id"], message["method"].as_str()) {
+                    (Value::Null, _) => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".into(),
+                    (id, Some(method)) => {
+                        let result = if method == "initialize" {
+                            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "serverInfo": {"name": "one-shot", "version": "1"}})
+                        } else {
+                            json!({})
+                        };
+                        let body =
+                            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                             mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                    _ => "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n".into(),
+                };
+                let _ = socket.write_all(answer.as_bytes()).await;
+                // Closed right away: the client learns it only when it reuses the connection.
+                drop(socket);
+            })
+            .detach();
+        }
+    })
+    .detach();
+    addr
+}
+
+#[test]
+fn a_stale_keep_alive_connection_is_replaced_without_the_call_noticing() {
+    run(60, async {
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let addr = one_answer_per_connection(accepted.clone()).await;
+        let mut endpoint =
+            HttpEndpoint::new(format!("http://{addr}/mcp")).mode(HttpMode::StreamableHttp);
+        endpoint.open_get_stream = false;
+        let client = Client::connect_to(endpoint, options()).await.expect("connect");
+        assert_eq!(client.negotiated().server_info.name, "one-shot");
+        for _ in 0..3 {
+            // Let the server's close reach the client's idle connection first.
+            smol::Timer::after(Duration::from_millis(20)).await;
+            client.ping().await.expect("a ping on a stale connection is retried");
+        }
+        // initialize, initialized, three pings: one connection each.
+        assert_eq!(accepted.load(Ordering::SeqCst), 5);
+        // The DELETE meets a stale connection too; close still succeeds.
+        client.close().await.unwrap();
+    });
+}
+
+/// A server that answers every request, on every connection, with `answer` (raw bytes),
+/// then closes the connection.
+async fn scripted(answer: Vec<u8>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    smol::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let answer = answer.clone();
+            smol::spawn(async move {
+                if read_request(&mut socket).await.is_some() {
+                    let _ = socket.write_all(&answer).await;
+                    let _ = socket.close().await;
+                }
+            })
+            .detach();
+        }
+    })
+    .detach();
+    addr
+}
+
+/// Connects to the scripted server; the error.
+async fn fails(answer: &[u8], mode: HttpMode, path: &str) -> ConnectError {
+    let addr = scripted(answer.to_vec()).await;
+    let endpoint = HttpEndpoint::new(format!("http://{addr}{path}")).mode(mode);
+    match Client::connect_to(endpoint, options()).await {
+        Ok(_) => panic!("connected to a broken server"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_500_is_an_http_status_error() {
+    run(60, async {
+        let e = fails(
+            b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n",
+            HttpMode::Auto,
+            "/mcp",
+        )
+        .await;
+        assert!(
+            matches!(&e, ConnectError::HttpStatus { status, .. } if status.as_u16() == 500),
+            "{e:?}"
+        );
+    });
+}
+
+#[test]
+fn a_truncated_chunked_body_is_a_transport_failure() {
+    run(60, async {
+        let e = fails(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"js",
+            HttpMode::StreamableHttp,
+            "/mcp",
+        )
+        .await;
+        assert!(
+            matches!(&e, ConnectError::Exited { reason, .. } if reason.to_string().contains("inside a body")),
+            "{e:?}"
+        );
+    });
+}
+
+#[test]
+fn an_endpoint_event_on_another_origin_is_refused() {
+    run(60, async {
+        let e = fails(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: http://evil.example/messages\n\n",
+            HttpMode::LegacySse,
+            "/sse",
+        )
+        .await;
+        let reason = zest_smol::core::error::CloseReason::EndpointCrossOrigin(
+            "http://evil.example/messages".into(),
+        );
+        assert_eq!(e, ConnectError::Handshake(reason));
+    });
+}
