@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use zest_conformance::client_scenarios::{elicitation_answer, play, OnTokio, Scenario};
 use zest_conformance::Runtime;
-use zest_core::runtime::http_client::HttpEndpoint;
 
 const USAGE: &str =
     "usage: MCP_CONFORMANCE_SCENARIO=NAME conformance_client --runtime tokio|smol|blocking URL";
@@ -40,16 +39,6 @@ fn run() -> Result<(), String> {
     connect(runtime, url, scenario)
 }
 
-/// The endpoint for `scenario`. The suite's sse-retry server takes the first GET it sees for
-/// the tool call's reconnection: the standalone GET stream, opened just after the handshake,
-/// would race it and carry no `Last-Event-ID` (a fresh stream has none). Other scenarios need
-/// that stream (the elicitation scenario asks on it).
-fn endpoint(url: &str, scenario: Scenario) -> HttpEndpoint {
-    let mut endpoint = HttpEndpoint::new(url);
-    endpoint.open_get_stream = scenario != Scenario::SseRetry;
-    endpoint
-}
-
 /// Connects over Streamable HTTP (with `elicitation_answer` as the elicitation handler), plays
 /// `scenario` and closes the session.
 fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String> {
@@ -67,7 +56,7 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
             )
             .handlers(handlers);
             let client = rt
-                .block_on(zest_tokio::Client::connect_to(endpoint(url, scenario), options))
+                .block_on(zest_tokio::Client::connect(url, options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             let played = play(scenario, &OnTokio { runtime: &rt, client: &client });
             let _ = rt.block_on(client.close());
@@ -78,9 +67,8 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
                 .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
             let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
                 .handlers(handlers);
-            let client =
-                smol::block_on(zest_smol::Client::connect_to(endpoint(url, scenario), options))
-                    .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            let client = smol::block_on(zest_smol::Client::connect(url, options))
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             let played = play(scenario, &client);
             // The session ends either way; a failed DELETE does not change the verdict.
             let _ = smol::block_on(client.close());
@@ -96,7 +84,7 @@ fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
         .on_elicitation(|params| Ok(elicitation_answer(&params)));
     let options =
         zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0").handlers(handlers);
-    let client = zest_blocking::Client::connect_to(endpoint(url, scenario), options)
+    let client = zest_blocking::Client::connect(url, options)
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
     let played = play(scenario, &client);
     // A failed DELETE does not change the scenario's outcome.

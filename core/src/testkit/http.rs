@@ -67,6 +67,8 @@ pub struct HttpPair<H> {
     client_gone: bool,
     /// One line per exchange, `"POST /mcp → 200"`, for transcripts.
     transcript: Vec<String>,
+    /// Each exchange's line in `transcript`, until its head is answered.
+    unanswered: HashMap<StreamId, usize>,
 }
 
 impl<H: Clone> HttpPair<H> {
@@ -95,6 +97,7 @@ impl<H: Clone> HttpPair<H> {
             stalled: false,
             client_gone: false,
             transcript: Vec::new(),
+            unanswered: HashMap::new(),
         };
         pair.pump();
         pair
@@ -318,6 +321,7 @@ impl<H: Clone> HttpPair<H> {
                         }
                     }
                     let line = format!("{} {}", request.method, request.uri.path());
+                    self.unanswered.insert(stream, self.transcript.len());
                     self.transcript.push(line);
                     let head = RequestHead { method: request.method, uri: request.uri, headers };
                     self.open.insert(stream);
@@ -349,7 +353,8 @@ impl<H: Clone> HttpPair<H> {
         while let Some(out) = self.router.poll_output() {
             match out {
                 Output::Transmit(Transmit::Respond { stream, head }) => {
-                    if let Some(line) = self.transcript.iter_mut().rev().find(|l| !l.contains('→'))
+                    if let Some(line) =
+                        (self.unanswered.remove(&stream)).and_then(|at| self.transcript.get_mut(at))
                     {
                         line.push_str(&format!(" → {}", head.status.as_u16()));
                     }

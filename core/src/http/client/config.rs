@@ -42,8 +42,9 @@ pub struct HttpClientConfig {
     /// A static access token, sent as `Authorization: Bearer <token>` on every request. Never
     /// printed by `Debug`.
     pub bearer: Option<String>,
-    /// Open the standalone GET stream after initialization, for server requests and
-    /// notifications outside any call. A 405 answer turns it off. Default on.
+    /// Open the standalone GET stream with `notifications/initialized`, for server requests
+    /// and notifications outside any call; what is sent after it waits until that stream has
+    /// its answer. A 405 answer turns it off. Default on.
     pub open_get_stream: bool,
     /// When the server ends the session (404 to a request carrying the session id), start a new
     /// one with a fresh `initialize`; otherwise the client closes. Default on.

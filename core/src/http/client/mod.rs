@@ -19,10 +19,11 @@
 //! Every message is a POST with `Accept: application/json, text/event-stream`. A request's
 //! answer is JSON or an SSE stream; server requests and notifications may arrive on that
 //! stream before the response. `Mcp-Session-Id` from the `initialize` answer goes on every
-//! later request, and so does `MCP-Protocol-Version` once the client is ready. After
-//! `notifications/initialized` is accepted, an optional GET stream carries what the server
-//! sends outside any call (405: none). Without one (its reconnections ran out, or the
-//! POST of `notifications/initialized` was lost) the next POST the server accepts opens one.
+//! later request, and so does `MCP-Protocol-Version` once the client is ready. With
+//! `notifications/initialized` an optional GET stream opens to carry what the server sends
+//! outside any call (405: none); messages sent before it has its answer wait for it, so a
+//! server asking there during the first call finds it open. Without one (its reconnections
+//! ran out) the next POST the server accepts opens one.
 //!
 //! An SSE stream that ends or breaks while it still owes a response is resumed: after the
 //! server's `retry` (or the configured default) a GET with `Last-Event-ID` continues it. A

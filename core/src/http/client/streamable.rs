@@ -39,9 +39,14 @@ const DELIVERED_MEMORY: usize = 4096;
 #[derive(Debug)]
 pub(super) struct Streamable {
     pub(super) common: Common,
-    /// Open the standalone GET stream once `notifications/initialized` went out; turned
-    /// off for good by a 405.
+    /// Open the standalone GET stream with `notifications/initialized`; turned off for good
+    /// by a 405.
     want_get: bool,
+    /// The session's first GET stream is opening: messages wait in `held` until it has its
+    /// head (or fails), so that nothing the server sends on it in answer to them is lost.
+    opening_get: bool,
+    /// Messages sent while `opening_get`, in order.
+    held: VecDeque<Outgoing>,
     max_resume_attempts: u32,
     default_retry: Duration,
     max_retry: Duration,
@@ -127,6 +132,8 @@ impl Streamable {
         Self {
             common,
             want_get: config.open_get_stream,
+            opening_get: false,
+            held: VecDeque::new(),
             max_resume_attempts: config.max_resume_attempts,
             default_retry: config.default_retry,
             max_retry: config.max_retry,
@@ -147,8 +154,15 @@ impl Streamable {
     }
 
     /// POSTs one message. `initialize` goes without session id and protocol version.
+    /// `notifications/initialized` opens the standalone GET stream beside it; what is sent
+    /// after it waits until that stream has its head, since a server may ask on it (an
+    /// elicitation during a tool call) and drop what it cannot deliver there.
     pub(super) fn send(&mut self, out: Outgoing) {
         if self.closed {
+            return;
+        }
+        if self.opening_get {
+            self.held.push_back(out);
             return;
         }
         let (request, initialize, initialized) = match &out.kind {
@@ -172,6 +186,19 @@ impl Streamable {
         self.initialized_sent |= initialized;
         let role = Role::Post { request, initialize };
         self.exchanges.insert(stream, Exchange { role, session, body: Body::Head });
+        if initialized && self.want_get && self.get.is_none() && self.session.is_some() {
+            self.get = Some(self.connect_new(true));
+            self.opening_get = true;
+        }
+    }
+
+    /// The first GET stream of the session has its answer (or failed): send what waited.
+    fn get_settled(&mut self) {
+        if std::mem::replace(&mut self.opening_get, false) {
+            while let Some(out) = self.held.pop_front() {
+                self.send(out);
+            }
+        }
     }
 
     pub(super) fn receive(
@@ -234,6 +261,8 @@ impl Streamable {
         (self.common.transmits).extend(aborts.into_iter().map(|stream| Transmit::Abort { stream }));
         self.sse.clear();
         self.owed.clear();
+        self.held.clear();
+        self.opening_get = false;
         if self.session.is_some() {
             let (extra, _) = self.session_headers();
             let url = self.common.url.clone();
@@ -282,6 +311,9 @@ impl Streamable {
         match &ex.role {
             Role::Get { sse } => {
                 let sse = *sse;
+                if self.get == Some(sse) {
+                    self.get_settled();
+                }
                 if !status.is_success() || media(&head.headers) != Media::EventStream {
                     return self.get_refused(now, sse, &head, up);
                 }
@@ -455,7 +487,12 @@ impl Streamable {
                 }
                 self.disconnected(now, key, failure, up);
             }
-            (Body::Head, Role::Get { sse }) => self.disconnected(now, sse, failure, up),
+            (Body::Head, Role::Get { sse }) => {
+                if self.get == Some(sse) {
+                    self.get_settled();
+                }
+                self.disconnected(now, sse, failure, up);
+            }
             (Body::Head, Role::Post { .. }) => {
                 let why = failure.unwrap_or_else(|| {
                     TransportFailure::Other("the exchange ended before a response head".into())
@@ -605,6 +642,8 @@ impl Streamable {
         self.owed.clear();
         self.get = None;
         self.initialized_sent = false;
+        self.held.clear();
+        self.opening_get = false;
         up.push(Upshot::SessionExpired);
     }
 }

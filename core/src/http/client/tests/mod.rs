@@ -156,12 +156,14 @@ impl Fake {
         let id = body(&request)["id"].clone();
         self.answer_json(init, &[("mcp-session-id", session)], &init_result(&id));
         assert!(matches!(self.take_events()[..], [Event::Ready(_)]));
-        let (note, request) = self.take_one();
+        // `initialized` and the GET stream (when wanted) go out together.
+        let mut sent = self.take();
+        assert!(matches!(sent.len(), 1 | 2), "{sent:#?}");
+        let (note, request) = sent.remove(0);
         assert_eq!(rpc_method(&request), "notifications/initialized");
         self.accept(note);
-        let mut rest = self.take();
-        assert!(rest.len() <= 1, "{rest:#?}");
-        rest.pop()
+        assert!(self.take().is_empty(), "nothing more once `initialized` is accepted");
+        sent.pop()
     }
 
     /// The handshake, with the GET stream refused.

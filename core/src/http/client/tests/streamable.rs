@@ -22,16 +22,17 @@ fn handshake_over_json_then_session_and_version_on_every_request() {
     f.answer_json(init, &[("mcp-session-id", "s-1")], &init_result(&body(&request)["id"]));
     assert!(matches!(f.take_events()[..], [Event::Ready(_)]));
 
-    let (note, request) = f.take_one();
-    assert!(is_post(&request));
-    assert_eq!(rpc_method(&request), "notifications/initialized");
-    assert_eq!(header(&request, "mcp-session-id"), Some("s-1"));
-    assert_eq!(header(&request, "mcp-protocol-version"), Some("2025-11-25"));
-    assert_eq!(header(&request, "accept"), Some("application/json, text/event-stream"));
-
-    // The GET stream opens only once `initialized` is accepted.
+    // `initialized` goes out with the GET stream beside it.
+    let mut sent = f.take();
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    let (get, request) = sent.pop().unwrap();
+    let (note, note_request) = sent.pop().unwrap();
+    assert!(is_post(&note_request));
+    assert_eq!(rpc_method(&note_request), "notifications/initialized");
+    assert_eq!(header(&note_request, "mcp-session-id"), Some("s-1"));
+    assert_eq!(header(&note_request, "mcp-protocol-version"), Some("2025-11-25"));
+    assert_eq!(header(&note_request, "accept"), Some("application/json, text/event-stream"));
     f.accept(note);
-    let (get, request) = f.take_one();
     assert_eq!(request.method, Method::GET);
     assert_eq!(header(&request, "accept"), Some("text/event-stream"));
     assert_eq!(header(&request, "mcp-session-id"), Some("s-1"));
@@ -62,8 +63,11 @@ fn handshake_over_sse_skips_the_priming_event() {
     f.data(init, b);
     assert!(matches!(f.take_events()[..], [Event::Ready(_)]));
     f.end(init);
-    let (_, request) = f.take_one();
-    assert_eq!(header(&request, "mcp-session-id"), Some("s-2"));
+    let sent = f.take();
+    assert_eq!(sent.len(), 2, "`initialized` and the GET stream: {sent:#?}");
+    for (_, request) in &sent {
+        assert_eq!(header(request, "mcp-session-id"), Some("s-2"));
+    }
     assert!(f.take_events().is_empty());
 }
 
@@ -110,11 +114,12 @@ fn custom_headers_and_bearer_go_on_every_request() {
     let (init, request) = f.take_one();
     check(&request);
     f.answer_json(init, &[("mcp-session-id", "s")], &init_result(&body(&request)["id"]));
-    let (note, request) = f.take_one();
+    let mut sent = f.take();
+    let (get, request) = sent.pop().unwrap();
+    check(&request);
+    let (note, request) = sent.pop().unwrap();
     check(&request);
     f.accept(note);
-    let (get, request) = f.take_one();
-    check(&request);
     f.head(get, 405, &[]);
     f.client.close(f.clock.now());
     f.drain();
@@ -211,6 +216,50 @@ fn the_get_stream_carries_server_messages_and_405_stops_it() {
     assert!(f.take_events().is_empty());
 }
 
+/// A server may ask on the GET stream in answer to a call (an elicitation with no related
+/// request): calls made before that stream has its head wait for it, in order.
+#[test]
+fn calls_wait_until_the_first_get_stream_has_its_head() {
+    for answer in ["sse", "405", "failed"] {
+        let mut f = Fake::streamable();
+        let (get, _) = f.handshake("s").expect("a GET stream");
+        let first = f.request("tools/call");
+        let second = f.request("tools/list");
+        assert!(f.take().is_empty(), "{answer}: nothing goes before the GET stream's head");
+        match answer {
+            "sse" => f.open_sse(get, &[]),
+            "405" => f.head(get, 405, &[]),
+            _ => f.fail(get),
+        }
+        let sent = f.take();
+        let ids: Vec<Value> = sent.iter().map(|(_, r)| body(r)["id"].clone()).collect();
+        let want = [first, second].map(|id| serde_json::to_value(id).unwrap());
+        assert_eq!(ids, want, "{answer}: both calls go, in order, once the GET stream settles");
+        // Later calls are not held again, whatever becomes of the stream.
+        let third = f.request("ping");
+        let (_, request) = f.take_one();
+        assert_eq!(body(&request)["id"], serde_json::to_value(third).unwrap(), "{answer}");
+    }
+}
+
+#[test]
+fn close_drops_calls_held_for_the_get_stream() {
+    let mut f = Fake::streamable();
+    let (get, _) = f.handshake("s").expect("a GET stream");
+    let call = f.request("tools/call");
+    f.client.close(f.clock.now());
+    f.drain();
+    let sent = f.take();
+    assert!(sent.iter().all(|(_, r)| r.method == Method::DELETE), "only the DELETE: {sent:#?}");
+    assert!(f.aborts.contains(&get));
+    let events = f.take_events();
+    let outcome = events.iter().find(|e| matches!(e, Event::Response { id, .. } if *id == call));
+    assert!(
+        matches!(outcome, Some(Event::Response { result: Err(_), .. })),
+        "the held call gets its one outcome: {events:?}"
+    );
+}
+
 #[test]
 fn no_get_stream_when_not_asked() {
     let mut http = config(HttpMode::StreamableHttp);
@@ -262,11 +311,13 @@ fn expired_session_fails_requests_and_initializes_again() {
 
     f.answer_json(init, &[("mcp-session-id", "new")], &init_result(&body(&request)["id"]));
     assert!(matches!(f.take_events()[..], [Event::Ready(_)]));
-    let (note, request) = f.take_one();
+    let mut sent = f.take();
+    let (_, get) = sent.pop().expect("the new session's GET stream");
+    let (note, request) = sent.pop().expect("`initialized`");
     assert_eq!(rpc_method(&request), "notifications/initialized");
     assert_eq!(header(&request, "mcp-session-id"), Some("new"));
     f.accept(note);
-    let (_, get) = f.take_one();
+    assert_eq!(get.method, Method::GET);
     assert_eq!(header(&get, "mcp-session-id"), Some("new"));
 }
 
@@ -296,7 +347,7 @@ fn a_server_that_keeps_expiring_sessions_is_given_up_on() {
     for round in 0..=crate::client::MAX_EXPIRIES_IN_A_ROW {
         let (init, request) = f.take_one();
         f.answer_json(init, &[("mcp-session-id", "s")], &init_result(&body(&request)["id"]));
-        let (note, _) = f.take_one();
+        let (note, _) = f.take().into_iter().next().expect("`initialized`");
         f.head(note, 404, &[]);
         let events = f.take_events();
         closed = events.contains(&Event::Closed(CloseReason::SessionExpired));
