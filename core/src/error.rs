@@ -180,6 +180,14 @@ pub enum RequestError {
     },
     /// The result arrived but does not fit the method's result type.
     InvalidResult(String),
+    /// A `tools/call` result broke the `outputSchema` the server listed for the tool: no
+    /// `structuredContent`, or content that does not match. `isError` results are not checked.
+    OutputSchemaMismatch {
+        /// The tool called.
+        tool: String,
+        /// The first few problems, each with its JSON-pointer path.
+        problems: Vec<String>,
+    },
     /// The peer answered with a JSON-RPC error.
     Remote(ErrorObject),
     /// The server ended the HTTP session (404 to a request that carried its session id) before
@@ -209,6 +217,11 @@ impl fmt::Display for RequestError {
             Self::Closed(reason) => write!(f, "session closed: {reason}"),
             Self::HttpStatus { status, .. } => write!(f, "refused with http status {status}"),
             Self::InvalidResult(d) => write!(f, "invalid result: {d}"),
+            Self::OutputSchemaMismatch { tool, problems } => write!(
+                f,
+                "tool {tool:?} answered outside its outputSchema: {}",
+                problems.join("; ")
+            ),
             Self::Remote(e) => write!(f, "peer error: {e}"),
             Self::SessionExpired => f.write_str("the server ended the session"),
             Self::StreamLost => f.write_str("the response stream ended without the response"),

@@ -20,6 +20,7 @@
 mod config;
 mod events;
 mod over_http;
+mod tool_outputs;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -38,6 +39,7 @@ use crate::rpc::{parse_params, Endpoint, InboundEntry, Incoming, Limits, Request
 use crate::schema::methods::{Method, NotificationMethod};
 use crate::schema::{InitializeParams, InitializeResult, ProtocolVersion};
 use crate::transport::StdioTransport;
+use tool_outputs::ToolOutputs;
 
 /// Decodes a raw outcome into `M`'s typed result.
 pub fn decode_result<M: Method>(
@@ -65,6 +67,8 @@ pub struct Client {
     /// HTTP sessions that expired in a row with no response in between (see `http.rs`).
     expiries: u32,
     events: VecDeque<Event>,
+    /// Tool output schemas from `tools/list`, checked on `tools/call` results.
+    tool_outputs: ToolOutputs,
 }
 
 /// What the messages travel over.
@@ -107,6 +111,7 @@ impl Client {
             phase: Phase::Closed,
             expiries: 0,
             events: VecDeque::new(),
+            tool_outputs: ToolOutputs::default(),
         };
         let init = client.send_initialize(now);
         client.phase = Phase::AwaitingInitResult { init, again: false };
@@ -184,7 +189,12 @@ impl Client {
             return Ok(self.refuse_during_reinit());
         }
         self.check_may_send(method)?;
-        self.endpoint.request(now, method, params, &opts, true, None)
+        let watch = self.tool_outputs.watch(method, params.as_ref());
+        let id = self.endpoint.request(now, method, params, &opts, true, None)?;
+        if let Some(watch) = watch {
+            self.tool_outputs.sent(&id, watch);
+        }
+        Ok(id)
     }
 
     /// Sends a typed request: `client.send::<CallTool>(now, &params, opts)`.
@@ -298,7 +308,8 @@ impl Client {
                 }
             }
         }
-        self.events.pop_front().map(Output::Event)
+        let event = self.events.pop_front()?;
+        Some(Output::Event(self.tool_outputs.check(event)))
     }
 
     /// When to call `handle_input(Input::Timeout(..))` next: the earliest request deadline or
