@@ -110,7 +110,9 @@ fn pair<C: Peer>(server: Runtime) {
     assert_eq!(text(&sampled), "LLM response: canned: from the matrix", "{on}");
 
     let read = client.read_resource("test://static-text");
-    let Some(ResourceContents::Text(read)) = read.contents.first() else { panic!("{on}: {read:?}") };
+    let Some(ResourceContents::Text(read)) = read.contents.first() else {
+        panic!("{on}: {read:?}")
+    };
     assert_eq!(read.text, content::STATIC_TEXT, "{on}");
     let prompt = client.get_prompt("test_simple_prompt", &[]);
     let said = prompt.messages.first().and_then(|m| m.content.as_text());

@@ -42,7 +42,9 @@ impl PyServer {
             .expect("the Python server starts");
         let stdin = child.stdin.take();
         let stderr = BufReader::new(child.stderr.take().expect("piped"));
-        thread::spawn(move || stderr.lines().map_while(Result::ok).for_each(|l| eprintln!("[py] {l}")));
+        thread::spawn(move || {
+            stderr.lines().map_while(Result::ok).for_each(|l| eprintln!("[py] {l}"))
+        });
         let stdout = child.stdout.take().expect("piped");
         let (tx, first_line) = mpsc::channel();
         thread::spawn(move || {
@@ -106,7 +108,9 @@ fn against_python<C: Peer>() {
     };
     assert!(readme.text.contains("zest"), "{on}: {readme:?}");
     let item = client.read_resource("zest://items/7");
-    let Some(ResourceContents::Text(item)) = item.contents.first() else { panic!("{on}: {item:?}") };
+    let Some(ResourceContents::Text(item)) = item.contents.first() else {
+        panic!("{on}: {item:?}")
+    };
     assert_eq!(item.text, "item 7", "{on}");
     let prompt = client.get_prompt("greet", &[("name", "Ada")]);
     let said = prompt.messages.first().and_then(|m| m.content.as_text());

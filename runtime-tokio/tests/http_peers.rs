@@ -22,7 +22,8 @@ enum Transport {
 /// Serves the fixture on 127.0.0.1:0 with legacy HTTP+SSE on, lets `sdk`'s client drive it
 /// over `transport`, then shuts the server down (a hang guard of 30 s).
 fn serve_and_drive(sdk: Sdk, transport: Transport) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mut http = HttpConfig::new();
     http.router.legacy_sse_path = Some("/sse".into());
     let config = ServerConfig::new("tokio_http_server", "1.0");

@@ -67,8 +67,12 @@ pub(crate) fn drive_fixture(sdk: Sdk, target: Target<'_>) {
         Sdk::Python => "py_client.py",
     };
     let report = drive(sdk, script, target);
-    let names: Vec<&str> =
-        report["checks"].as_array().into_iter().flatten().filter_map(|c| c["name"].as_str()).collect();
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
     for name in FIXTURE_CHECKS {
         assert!(names.contains(name), "the {sdk:?} client skipped {name:?}: {report:#}");
     }

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use zest_core::api::ClientApi;
 use zest_core::client::ServerNotification;
 use zest_core::schema::{
     CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
     LoggingMessageParams, ReadResourceResult, SamplingContent,
 };
-use zest_core::api::ClientApi;
 
 /// The longest any one step may take before the test fails instead of hanging.
 pub const LIMIT: Duration = Duration::from_secs(30);
@@ -172,8 +172,8 @@ impl Peer for Smol {
     const RUNTIME: &'static str = "smol";
 
     fn connect(url: &str) -> Self {
-        let handlers =
-            zest_smol::AsyncClientHandlers::default().on_sampling(|p| async move { Ok(canned(&p)) });
+        let handlers = zest_smol::AsyncClientHandlers::default()
+            .on_sampling(|p| async move { Ok(canned(&p)) });
         let options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
         let client = smol_wait(zest_smol::Client::connect(url, options))
             .unwrap_or_else(|e| panic!("the smol client connects to {url}: {e}"));

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use zest_tokio::schema::{
-    CreateMessageParams, LoggingLevel, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
-    SamplingMessage,
+    CreateMessageParams, LoggingLevel, ReadResourceResult, Resource, ResourceTemplate, Role,
+    SamplingContent, SamplingMessage,
 };
 use zest_tokio::{Context, PeerApi, Registry, ToolError};
 
