@@ -5,14 +5,14 @@ mod common;
 #[path = "../../tests/support/peers.rs"]
 mod peers;
 
-use peers::{drive_fixture, Sdk};
+use peers::{drive_fixture, Sdk, Target};
 
 #[test]
 fn typescript_sdk_client_drives_the_fixture() {
-    drive_fixture(Sdk::TypeScript, &common::fixture());
+    drive_fixture(Sdk::TypeScript, Target::Stdio(&common::fixture()));
 }
 
 #[test]
 fn python_sdk_client_drives_the_fixture() {
-    drive_fixture(Sdk::Python, &common::fixture());
+    drive_fixture(Sdk::Python, Target::Stdio(&common::fixture()));
 }

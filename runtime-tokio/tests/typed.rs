@@ -15,11 +15,8 @@ use zest_tokio::{Client, ClientApi, ClientOptions, StdioCommand};
 
 #[test]
 fn typescript_sdk_client_lists_and_calls_typed_tools() {
-    peers::drive(
-        peers::Sdk::TypeScript,
-        "ts_typed.mjs",
-        &common::example_bin("tokio_typed_server"),
-    );
+    let server = common::example_bin("tokio_typed_server");
+    peers::drive(peers::Sdk::TypeScript, "ts_typed.mjs", peers::Target::Stdio(&server));
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! Runs an official SDK client (tests/peers, installed by scripts/install-peers) against a
-//! fixture server and checks its JSON report. Shared by the runtime crates' tests through
+//! fixture server, over stdio or HTTP, and checks its JSON report. Shared by the runtime crates' tests through
 //! `#[path = "../../tests/support/peers.rs"] mod peers;`.
 #![allow(dead_code, clippy::disallowed_methods)]
 
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -18,19 +19,69 @@ pub(crate) enum Sdk {
     Python,
 }
 
-/// Runs `sdk`'s client script against `fixture` (at most 60 s) and asserts every check in its
-/// report passed.
-pub(crate) fn drive_fixture(sdk: Sdk, fixture: &Path) {
+/// Where an SDK client script finds the server it drives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Target<'a> {
+    /// A stdio server binary, which the script spawns.
+    Stdio(&'a Path),
+    /// A running server's Streamable HTTP endpoint (`http://127.0.0.1:P/mcp`).
+    StreamableHttp(&'a str),
+    /// A running server's legacy HTTP+SSE stream endpoint (`http://127.0.0.1:P/sse`).
+    LegacySse(&'a str),
+}
+
+impl Target<'_> {
+    /// The script's arguments: the binary, or `--url URL --transport streamable|sse`.
+    fn args(self) -> Vec<OsString> {
+        let http = |url: &str, kind: &str| {
+            ["--url", url, "--transport", kind].into_iter().map(OsString::from).collect()
+        };
+        match self {
+            Self::Stdio(server) => vec![server.into()],
+            Self::StreamableHttp(url) => http(url, "streamable"),
+            Self::LegacySse(url) => http(url, "sse"),
+        }
+    }
+}
+
+/// The checks every fixture run must report, whatever the SDK and transport.
+const FIXTURE_CHECKS: &[&str] = &[
+    "handshake",
+    "list tools",
+    "call echo",
+    "call add",
+    "progress",
+    "logging",
+    "sampling",
+    "error result",
+    "read resource",
+    "read template",
+    "get prompt",
+];
+
+/// Runs `sdk`'s client script against the fixture server at `target` (at most 60 s) and
+/// asserts every check in its report passed, among them each of [`FIXTURE_CHECKS`].
+pub(crate) fn drive_fixture(sdk: Sdk, target: Target<'_>) {
     let script = match sdk {
         Sdk::TypeScript => "ts_client.mjs",
         Sdk::Python => "py_client.py",
     };
-    drive(sdk, script, fixture);
+    let report = drive(sdk, script, target);
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    for name in FIXTURE_CHECKS {
+        assert!(names.contains(name), "the {sdk:?} client skipped {name:?}: {report:#}");
+    }
 }
 
-/// Runs `script` (a file of tests/peers written for `sdk`) against `server` (at most 60 s)
-/// and asserts every check in its report passed, and that it made at least six.
-pub(crate) fn drive(sdk: Sdk, script: &str, server: &Path) {
+/// Runs `script` (a file of tests/peers written for `sdk`) against `target` (at most 60 s),
+/// asserts every check in its report passed and that it made at least six, and returns the
+/// report.
+pub(crate) fn drive(sdk: Sdk, script: &str, target: Target<'_>) -> serde_json::Value {
     let peers = workspace().join("tests/peers");
     let (program, installed) = match sdk {
         Sdk::TypeScript => (
@@ -45,7 +96,7 @@ pub(crate) fn drive(sdk: Sdk, script: &str, server: &Path) {
     let script = peers.join(script);
     assert!(installed.exists(), "{} is missing: run scripts/install-peers", installed.display());
     let mut command = Command::new(&program);
-    command.arg(&script).arg(server).current_dir(workspace());
+    command.arg(&script).args(target.args()).current_dir(workspace());
     let out = run_bounded(&mut command, Duration::from_secs(60))
         .unwrap_or_else(|e| panic!("the {sdk:?} client ({}): {e}", program.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -58,6 +109,7 @@ pub(crate) fn drive(sdk: Sdk, script: &str, server: &Path) {
         });
     assert!(out.status.success() && report["ok"] == true, "the {sdk:?} client failed: {report:#}");
     assert!(report["checks"].as_array().is_some_and(|c| c.len() >= 6), "{report:#}");
+    report
 }
 
 /// Runs `command` with piped stdout and stderr, draining both on their own threads while it

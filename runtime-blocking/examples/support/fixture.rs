@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use zest_blocking::schema::{
-    CreateMessageParams, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
-    SamplingMessage,
+    CreateMessageParams, LoggingLevel, ReadResourceResult, Resource, ResourceTemplate, Role,
+    SamplingContent, SamplingMessage,
 };
 use zest_blocking::{Context, PeerApi, Registry, ToolError};
 
@@ -96,6 +96,7 @@ fn long_running(Steps { steps, step_ms }: Steps, ctx: Context) -> Result<String,
             thread::sleep(left.min(Duration::from_millis(5)));
         }
         let _ = ctx.progress(i as f64, Some(steps as f64), Some(format!("step {i} of {steps}")));
+        let _ = ctx.log(LoggingLevel::Info, format!("step {i} of {steps}").into());
     }
     Ok(format!("done after {steps} steps"))
 }

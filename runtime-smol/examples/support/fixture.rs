@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use zest_smol::schema::{
-    CreateMessageParams, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
-    SamplingMessage,
+    CreateMessageParams, LoggingLevel, ReadResourceResult, Resource, ResourceTemplate, Role,
+    SamplingContent, SamplingMessage,
 };
 use zest_smol::{Context, PeerApi, Registry, ToolError};
 
@@ -96,6 +96,7 @@ async fn long_running(Steps { steps, step_ms }: Steps, ctx: Context) -> String {
         smol::Timer::after(Duration::from_millis(step_ms)).await;
         // Fails only if the session closed; the task is about to be dropped then.
         let _ = ctx.progress(step as f64, Some(steps as f64), None).await;
+        let _ = ctx.log(LoggingLevel::Info, format!("step {step} of {steps}").into()).await;
     }
     format!("done after {steps} steps")
 }

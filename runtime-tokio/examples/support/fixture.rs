@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use zest_tokio::schema::{
-    CreateMessageParams, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
-    SamplingMessage,
+    CreateMessageParams, LoggingLevel, ReadResourceResult, Resource, ResourceTemplate, Role,
+    SamplingContent, SamplingMessage,
 };
 use zest_tokio::{Context, PeerApi, Registry, ToolError};
 
@@ -66,7 +66,7 @@ pub(crate) fn registry() -> Registry {
         Registry::new()
             .tool("echo", "Returns the text it is given", |Echo { text }| async move { text })
             .tool("add", "Adds two numbers", |Add { a, b }| async move { format_number(a + b) })
-            .tool("long_running", "Sleeps in steps, reporting progress", long_running)
+            .tool("long_running", "Sleeps in steps, reporting progress and logging", long_running)
             .tool("sample", "Asks the client's model", sample)
             .tool("fail", "Returns an error result", |Fail { message }| async move {
                 Err::<String, _>(ToolError::new(message))
@@ -97,6 +97,7 @@ async fn long_running(Steps { steps, step_ms }: Steps, ctx: Context) -> Result<S
         tokio::time::sleep(Duration::from_millis(step_ms)).await;
         watch.step = i;
         ctx.progress(i as f64, Some(steps as f64), None).await?;
+        ctx.log(LoggingLevel::Info, format!("step {i} of {steps}").into()).await?;
     }
     watch.done = true;
     Ok(format!("done after {steps} steps"))

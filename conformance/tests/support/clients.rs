@@ -1,0 +1,276 @@
+//! Each runtime's HTTP client behind one small blocking interface, so a check written once
+//! runs with every client. Every client answers sampling with `canned: <the prompt>`, and
+//! every wait is bounded (a panic past [`LIMIT`]).
+#![allow(dead_code, unreachable_pub)] // a module of each test binary that uses it
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use zest_core::api::ClientApi;
+use zest_core::client::ServerNotification;
+use zest_core::schema::{
+    CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
+    LoggingMessageParams, ReadResourceResult, SamplingContent,
+};
+
+/// The longest any one step may take before the test fails instead of hanging.
+pub const LIMIT: Duration = Duration::from_secs(30);
+
+/// A connected zest client of one runtime, driven from the test's thread.
+pub trait Peer: Sized {
+    /// `tokio`, `smol` or `blocking`.
+    const RUNTIME: &'static str;
+    /// Connects to the Streamable HTTP endpoint at `url` and initializes.
+    fn connect(url: &str) -> Self;
+    /// The `serverInfo.name` the handshake settled.
+    fn server_name(&self) -> String;
+    /// `tools/call`, which must succeed at the protocol level.
+    fn call(&self, tool: &str, arguments: Value) -> CallToolResult;
+    /// `tools/call` asking for progress; the result and the progress values, in order.
+    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>);
+    /// `resources/read`.
+    fn read_resource(&self, uri: &str) -> ReadResourceResult;
+    /// `prompts/get`.
+    fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult;
+    /// The next `n` log records the server sent (other notifications are skipped).
+    fn logs(&self, n: usize) -> Vec<LoggingMessageParams>;
+    /// Closes the session (over Streamable HTTP: a DELETE) and waits for the client to end.
+    fn close(self);
+}
+
+/// The canned model's answer to `params`: `canned: <every text of every message>`.
+pub fn canned(params: &CreateMessageParams) -> CreateMessageResult {
+    let asked: String = params
+        .messages
+        .iter()
+        .flat_map(|m| m.content.as_slice())
+        .filter_map(SamplingContent::as_text)
+        .collect();
+    let answer = json!({
+        "role": "assistant", "model": "canned",
+        "content": {"type": "text", "text": format!("canned: {asked}")}
+    });
+    serde_json::from_value(answer).expect("a valid sampling result")
+}
+
+/// Every text block of `result`, joined.
+pub fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).collect()
+}
+
+fn prompt_args(arguments: &[(&str, &str)]) -> BTreeMap<String, String> {
+    arguments.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+fn progress_sink() -> (Arc<Mutex<Vec<f64>>>, impl FnMut(zest_core::schema::ProgressParams) + Send) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    (seen, move |p: zest_core::schema::ProgressParams| sink.lock().unwrap().push(p.progress))
+}
+
+fn taken(seen: &Mutex<Vec<f64>>) -> Vec<f64> {
+    std::mem::take(&mut *seen.lock().unwrap())
+}
+
+/// zest-tokio's client on a runtime of its own (one worker thread drives the session).
+pub struct Tokio {
+    rt: tokio::runtime::Runtime,
+    client: zest_tokio::Client,
+    notes: Mutex<tokio::sync::broadcast::Receiver<ServerNotification>>,
+}
+
+impl Tokio {
+    fn wait<T>(&self, fut: impl std::future::Future<Output = T>) -> T {
+        self.rt.block_on(async {
+            tokio::time::timeout(LIMIT, fut).await.expect("the tokio client answers within 30 s")
+        })
+    }
+}
+
+impl Peer for Tokio {
+    const RUNTIME: &'static str = "tokio";
+
+    fn connect(url: &str) -> Self {
+        use zest_tokio::core::handler::AsyncClientHandlers;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let handlers =
+            AsyncClientHandlers::default().on_sampling(|p| async move { Ok(canned(&p)) });
+        let options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
+        let client = rt
+            .block_on(async {
+                tokio::time::timeout(LIMIT, zest_tokio::Client::connect(url, options)).await
+            })
+            .expect("connects within 30 s")
+            .unwrap_or_else(|e| panic!("the tokio client connects to {url}: {e}"));
+        // The first receiver holds every notification since the handshake.
+        let notes = Mutex::new(client.notifications());
+        Self { rt, client, notes }
+    }
+
+    fn server_name(&self) -> String {
+        self.client.negotiated().server_info.name.clone()
+    }
+
+    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        self.wait(self.client.call_tool(tool, arguments)).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    }
+
+    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
+        let (seen, sink) = progress_sink();
+        let result = self.wait(self.client.call_tool_with_progress(tool, arguments, sink));
+        (result.unwrap_or_else(|e| panic!("{tool}: {e}")), taken(&seen))
+    }
+
+    fn read_resource(&self, uri: &str) -> ReadResourceResult {
+        self.wait(self.client.read_resource(uri)).unwrap_or_else(|e| panic!("{uri}: {e}"))
+    }
+
+    fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
+        let call = self.client.get_prompt(name, prompt_args(arguments));
+        self.wait(call).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
+        let mut notes = self.notes.lock().unwrap();
+        let mut logs = Vec::new();
+        while logs.len() < n {
+            match self.wait(notes.recv()) {
+                Ok(ServerNotification::LoggingMessage(m)) => logs.push(m),
+                Ok(_) => {}
+                Err(e) => panic!("after {logs:?}: {e}"),
+            }
+        }
+        logs
+    }
+
+    fn close(self) {
+        self.wait(self.client.close()).expect("the tokio client closes");
+    }
+}
+
+/// zest-smol's client; its session runs on smol's global executor.
+pub struct Smol {
+    client: zest_smol::Client,
+    notes: smol::channel::Receiver<ServerNotification>,
+}
+
+fn smol_wait<T>(fut: impl std::future::Future<Output = T>) -> T {
+    use smol::future::FutureExt as _;
+    smol::block_on(fut.or(async {
+        smol::Timer::after(LIMIT).await;
+        panic!("the smol client did not answer within 30 s")
+    }))
+}
+
+impl Peer for Smol {
+    const RUNTIME: &'static str = "smol";
+
+    fn connect(url: &str) -> Self {
+        let handlers = zest_smol::AsyncClientHandlers::default()
+            .on_sampling(|p| async move { Ok(canned(&p)) });
+        let options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
+        let client = smol_wait(zest_smol::Client::connect(url, options))
+            .unwrap_or_else(|e| panic!("the smol client connects to {url}: {e}"));
+        let notes = client.notifications();
+        Self { client, notes }
+    }
+
+    fn server_name(&self) -> String {
+        self.client.negotiated().server_info.name.clone()
+    }
+
+    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        smol_wait(self.client.call_tool(tool, arguments)).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    }
+
+    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
+        let (seen, sink) = progress_sink();
+        let result = smol_wait(self.client.call_tool_with_progress(tool, arguments, sink));
+        (result.unwrap_or_else(|e| panic!("{tool}: {e}")), taken(&seen))
+    }
+
+    fn read_resource(&self, uri: &str) -> ReadResourceResult {
+        smol_wait(self.client.read_resource(uri)).unwrap_or_else(|e| panic!("{uri}: {e}"))
+    }
+
+    fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
+        let call = self.client.get_prompt(name, prompt_args(arguments));
+        smol_wait(call).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
+        let mut logs = Vec::new();
+        while logs.len() < n {
+            match smol_wait(self.notes.recv()) {
+                Ok(ServerNotification::LoggingMessage(m)) => logs.push(m),
+                Ok(_) => {}
+                Err(e) => panic!("after {logs:?}: {e}"),
+            }
+        }
+        logs
+    }
+
+    fn close(self) {
+        smol_wait(self.client.close()).expect("the smol client closes");
+    }
+}
+
+/// zest-blocking's client; every call blocks the calling thread.
+pub struct Blocking(zest_blocking::Client);
+
+impl Peer for Blocking {
+    const RUNTIME: &'static str = "blocking";
+
+    fn connect(url: &str) -> Self {
+        use zest_blocking::core::handler::SyncClientHandlers;
+        let handlers = SyncClientHandlers::default().on_sampling(|p| Ok(canned(&p)));
+        let options = zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
+        let client = zest_blocking::Client::connect(url, options)
+            .unwrap_or_else(|e| panic!("the blocking client connects to {url}: {e}"));
+        Self(client)
+    }
+
+    fn server_name(&self) -> String {
+        self.0.negotiated().server_info.name.clone()
+    }
+
+    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        self.0.call_tool(tool, arguments).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    }
+
+    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
+        let (seen, sink) = progress_sink();
+        let result = self.0.call_tool_with_progress(tool, arguments, sink);
+        (result.unwrap_or_else(|e| panic!("{tool}: {e}")), taken(&seen))
+    }
+
+    fn read_resource(&self, uri: &str) -> ReadResourceResult {
+        self.0.read_resource(uri).unwrap_or_else(|e| panic!("{uri}: {e}"))
+    }
+
+    fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
+        self.0.get_prompt(name, prompt_args(arguments)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
+        let mut logs = Vec::new();
+        while logs.len() < n {
+            match self.0.notifications().recv_timeout(LIMIT) {
+                Some(ServerNotification::LoggingMessage(m)) => logs.push(m),
+                Some(_) => {}
+                None => panic!("no log record within 30 s after {logs:?}"),
+            }
+        }
+        logs
+    }
+
+    fn close(self) {
+        self.0.close().expect("the blocking client closes");
+    }
+}
