@@ -66,6 +66,8 @@ pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
+#[cfg(feature = "tower")]
+pub use http_server::{McpBody, McpService};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
@@ -91,5 +93,10 @@ mod tests {
         shareable::<crate::Client>();
         shareable::<crate::RequestContext>();
         shareable::<crate::ConnectError>();
+        #[cfg(feature = "tower")]
+        {
+            shareable::<crate::McpService>();
+            shareable::<crate::McpBody>();
+        }
     }
 }

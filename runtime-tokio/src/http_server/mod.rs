@@ -4,6 +4,8 @@
 
 mod conn;
 mod hub;
+#[cfg(feature = "tower")]
+mod service;
 
 use std::io;
 use std::net::SocketAddr;
@@ -20,6 +22,8 @@ use zest_core::server::{ListKind, ServerConfig};
 
 pub(crate) use hub::HttpLink;
 use hub::Hub;
+#[cfg(feature = "tower")]
+pub use service::{McpBody, McpService};
 
 use crate::server::Registry;
 
