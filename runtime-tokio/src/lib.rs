@@ -47,6 +47,14 @@
 //! eprintln!("session over: {reason}");
 //! # }
 //! ```
+//!
+//! # Over HTTP
+//!
+//! [`Client::connect`] speaks Streamable HTTP (and legacy HTTP+SSE) to a URL.
+//! [`serve_http`] serves a [`Registry`] on a listener of its own (`/mcp`, `/sse`,
+//! `/health`). With the `tower` feature, `McpService` serves the same router as a
+//! `tower::Service` to mount at `/mcp` in an axum app beside other routes (see the
+//! `tokio_axum_server` example); its responses stream SSE answers as they are produced.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
