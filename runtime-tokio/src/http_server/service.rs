@@ -304,7 +304,9 @@ impl Body for McpBody {
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
-            Kind::Whole(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Whole(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
             Kind::Streaming(_) => SizeHint::default(),
         }
     }
