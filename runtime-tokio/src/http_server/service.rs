@@ -148,8 +148,6 @@ impl McpService {
 impl<B> tower_service::Service<Request<B>> for McpService
 where
     B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Send,
 {
     type Response = Response<McpBody>;
     type Error = Infallible;
