@@ -47,6 +47,14 @@
 //! eprintln!("session over: {reason}");
 //! # }
 //! ```
+//!
+//! # Over HTTP
+//!
+//! [`Client::connect`] speaks Streamable HTTP (and legacy HTTP+SSE) to a URL.
+//! [`serve_http`] serves a [`Registry`] on a listener of its own (`/mcp`, `/sse`,
+//! `/health`). With the `tower` feature, `McpService` serves the same router as a
+//! `tower::Service` to mount at `/mcp` in an axum app beside other routes (see the
+//! `tokio_axum_server` example); its responses stream SSE answers as they are produced.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -66,6 +74,8 @@ pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
+#[cfg(feature = "tower")]
+pub use http_server::{McpBody, McpService};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
@@ -91,5 +101,10 @@ mod tests {
         shareable::<crate::Client>();
         shareable::<crate::RequestContext>();
         shareable::<crate::ConnectError>();
+        #[cfg(feature = "tower")]
+        {
+            shareable::<crate::McpService>();
+            shareable::<crate::McpBody>();
+        }
     }
 }

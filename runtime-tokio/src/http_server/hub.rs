@@ -121,6 +121,12 @@ impl Hub {
         self.lock().router.session_count()
     }
 
+    /// How many HTTP exchanges the router is in the middle of (see
+    /// [`Router::exchange_count`]).
+    pub(super) fn exchange_count(&self) -> usize {
+        self.lock().router.exchange_count()
+    }
+
     /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
     /// the handlers the router asked for.
     pub(super) fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {

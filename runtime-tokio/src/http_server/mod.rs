@@ -4,6 +4,8 @@
 
 mod conn;
 mod hub;
+#[cfg(feature = "tower")]
+mod service;
 
 use std::io;
 use std::net::SocketAddr;
@@ -20,6 +22,8 @@ use zest_core::server::{ListKind, ServerConfig};
 
 pub(crate) use hub::HttpLink;
 use hub::Hub;
+#[cfg(feature = "tower")]
+pub use service::{McpBody, McpService};
 
 use crate::server::Registry;
 
@@ -152,6 +156,12 @@ impl HttpServer {
         self.hub.session_count()
     }
 
+    /// How many HTTP exchanges the server is in the middle of: POSTs being read or awaiting
+    /// their answer, and open SSE streams. Back to 0 once every client has gone.
+    pub fn exchange_count(&self) -> usize {
+        self.hub.exchange_count()
+    }
+
     /// Stops gracefully: stops accepting, lets running handlers finish (up to the grace
     /// period), ends every session (its streams close), lets connections write what is left
     /// (up to the grace period again), then returns.
@@ -207,14 +217,7 @@ async fn run(
         }
     }
     drop(listener);
-    let deadline = tokio::time::Instant::now() + grace;
-    while hub.running() > 0 {
-        let idle = hub.idle.notified();
-        if hub.running() == 0 || tokio::time::timeout_at(deadline, idle).await.is_err() {
-            break;
-        }
-    }
-    hub.close_sessions();
+    wind_down(&hub, grace).await;
     let deadline = tokio::time::Instant::now() + grace;
     while !conns.is_empty() {
         if tokio::time::timeout_at(deadline, conns.join_next()).await.is_err() {
@@ -223,6 +226,19 @@ async fn run(
         }
     }
     timer.abort();
+}
+
+/// Lets running handlers finish (up to `grace`), then ends every session, so that every
+/// stream the router holds closes.
+async fn wind_down(hub: &Arc<Hub>, grace: Duration) {
+    let deadline = tokio::time::Instant::now() + grace;
+    while hub.running() > 0 {
+        let idle = hub.idle.notified();
+        if hub.running() == 0 || tokio::time::timeout_at(deadline, idle).await.is_err() {
+            break;
+        }
+    }
+    hub.close_sessions();
 }
 
 /// Sleeps until the router's next deadline and fires it, for as long as the server runs.

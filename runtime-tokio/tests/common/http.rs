@@ -146,7 +146,7 @@ impl Raw {
     }
 }
 
-/// Sends one request on a new connection and reads its response to the end (within 5 s).
+/// Sends one request on a new connection and reads its response to the end (within 10 s).
 pub async fn raw(
     server: &HttpServer,
     method: Method,
@@ -154,7 +154,18 @@ pub async fn raw(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Raw {
-    let url = format!("http://{}{path}", server.local_addr());
+    raw_at(server.local_addr(), method, path, headers, body).await
+}
+
+/// [`raw`] to any server listening on `addr`.
+pub async fn raw_at(
+    addr: std::net::SocketAddr,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Raw {
+    let url = format!("http://{addr}{path}");
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         map.append(
@@ -168,12 +179,12 @@ pub async fn raw(
         headers: map,
         body: Bytes::copy_from_slice(body),
     };
-    let mut socket = TcpStream::connect(server.local_addr()).await.expect("connect");
+    let mut socket = TcpStream::connect(addr).await.expect("connect");
     let mut conn = ClientConn::new(Config::default());
     conn.send(Instant::now(), StreamId(1), request).unwrap();
     let mut out =
         Raw { status: StatusCode::IM_A_TEAPOT, headers: HeaderMap::new(), body: Vec::new() };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         while let Some(t) = conn.poll_transmit() {
@@ -192,7 +203,7 @@ pub async fn raw(
             }
         }
         let read = tokio::time::timeout_at(deadline, socket.read(&mut buf)).await;
-        match read.expect("the response ends within 5 s") {
+        match read.expect("the response ends within 10 s") {
             Ok(0) => conn.handle_end(),
             Ok(n) => conn.handle_data(&buf[..n]),
             Err(e) => panic!("{path}: {e}"),
