@@ -91,6 +91,9 @@ async fn an_oversized_body_gets_413() {
     body.extend_from_slice(b"\"}}");
     let r = raw(&server, Method::POST, "/mcp", POST_HEADERS, &body).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let error = &r.json()["error"];
+    assert_eq!(error["code"], -32600, "{error}");
+    assert!(error["message"].as_str().unwrap().contains("1024"), "{error}");
     server.shutdown().await;
 }
 

@@ -257,6 +257,12 @@ impl ServerConnection {
     /// queues a close. Allowed until a response has started, also after a `Failed` event
     /// (see [`Error::status`] for the status to pick).
     pub fn reject(&mut self, status: StatusCode) -> Result<(), UsageError> {
+        self.reject_with_json(status, &[])
+    }
+
+    /// [`reject`](Self::reject) with `json` as an `application/json` body (none when empty):
+    /// for a JSON-RPC error that says why.
+    pub fn reject_with_json(&mut self, status: StatusCode, json: &[u8]) -> Result<(), UsageError> {
         match self.phase {
             Phase::Closed => return Err(UsageError::Closed),
             Phase::Responding { .. } => return Err(UsageError::Busy),
@@ -264,11 +270,15 @@ impl ServerConnection {
             _ => {}
         }
         let reason = status.canonical_reason().unwrap_or("Unknown");
+        let kind = if json.is_empty() { "" } else { "content-type: application/json\r\n" };
         let head = format!(
-            "HTTP/1.1 {} {reason}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            status.as_str()
+            "HTTP/1.1 {} {reason}\r\n{kind}content-length: {}\r\nconnection: close\r\n\r\n",
+            status.as_str(),
+            json.len()
         );
-        self.transmits.push_back(Transmit::Write(Bytes::from(head)));
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(json);
+        self.transmits.push_back(Transmit::Write(Bytes::from(bytes)));
         self.close();
         Ok(())
     }

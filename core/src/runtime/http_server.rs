@@ -37,9 +37,13 @@ mod dispatch;
 pub use dispatch::{Dispatch, Step};
 
 use super::OwnedEvent;
+use crate::error::Rejection;
 use crate::http::server::Router;
 use crate::http1::{self, Config, ServerConnection, ServerEvent};
 use crate::io::{RequestHead, ResponseHead, StreamId, Transmit, TransportFailure};
+use crate::jsonrpc::Message;
+use crate::schema::ProtocolVersion;
+use crate::transport::TransportKind;
 
 /// Allocates the stream ids of a server's exchanges, across all its connections. Never 0
 /// (the stdio stream), never the same twice.
@@ -244,7 +248,7 @@ impl ServerConn {
                     match error.status() {
                         // Err only when a response already started; then closing is all.
                         Some(status) => {
-                            if self.http.reject(status).is_err() {
+                            if self.http.reject_with_json(status, &refusal_body(&error)).is_err() {
                                 self.http.close();
                             }
                         }
@@ -329,6 +333,16 @@ fn response<B>(head: ResponseHead, body: B) -> Response<B> {
     *response.status_mut() = head.status;
     *response.headers_mut() = head.headers;
     response
+}
+
+/// The JSON-RPC error a refusal at the HTTP/1.1 layer carries, as the router's own refusals
+/// do: an oversized body says so with its limit; others (a bad head) carry no body.
+fn refusal_body(error: &http1::Error) -> Vec<u8> {
+    let http1::Error::BodyTooLarge { limit } = error else { return Vec::new() };
+    let limit = usize::try_from(*limit).unwrap_or(usize::MAX);
+    let wire = Rejection::PayloadTooLarge { limit }
+        .to_wire(ProtocolVersion::LATEST_SESSION, TransportKind::StreamableHttp);
+    Message::error(None, wire.error).to_vec()
 }
 
 #[cfg(test)]

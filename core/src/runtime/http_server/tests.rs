@@ -121,6 +121,12 @@ fn an_oversized_body_is_refused_with_413_and_the_router_hears_failed() {
     assert_eq!(got[1].event, OwnedEvent::Failed(TransportFailure::TooLarge { limit: 16 }));
     let out = written(&mut c);
     assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+    assert!(out.contains("content-type: application/json\r\n"), "{out}");
+    // The same JSON-RPC error the router gives a body it finds too large itself.
+    let body = out.split("\r\n\r\n").nth(1).unwrap().trim_end_matches("<close>");
+    let error: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(error["id"], serde_json::Value::Null);
+    assert!(error["error"]["message"].as_str().unwrap().contains("16"), "{error}");
     assert!(out.ends_with("<close>"));
 }
 
