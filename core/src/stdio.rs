@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::client::ClientConfig;
-use crate::handler::{AsyncClientHandlers, AsyncSamplingPolicy, SyncClientHandlers, SyncSamplingPolicy};
+use crate::handler::{
+    AsyncClientHandlers, AsyncSamplingPolicy, SyncClientHandlers, SyncSamplingPolicy,
+};
 use crate::schema::Root;
 
 /// Receives each line the child writes to stderr (without the line ending, lossy UTF-8).

@@ -38,7 +38,8 @@ fn inject(pair: &mut Pair<Handler>, message: Value) {
     pair.inject_to_client(&line);
 }
 
-const URL_REQUEST: &str = r#"{"mode":"url","message":"Sign in","elicitationId":"e-1","url":"https://example.org/c"}"#;
+const URL_REQUEST: &str =
+    r#"{"mode":"url","message":"Sign in","elicitationId":"e-1","url":"https://example.org/c"}"#;
 
 #[test]
 fn modes_and_tools_the_client_did_not_declare_get_32602_and_never_reach_the_app() {
@@ -63,7 +64,10 @@ fn modes_and_tools_the_client_did_not_declare_get_32602_and_never_reach_the_app(
     // A client declaring URL mode only refuses forms.
     let mut pair = pair_declaring(json!({"elicitation": {"url": {}}}));
     let form = json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}});
-    inject(&mut pair, json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": form}));
+    inject(
+        &mut pair,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": form}),
+    );
     assert!(pair.take_client_events().is_empty());
     assert_eq!(last_to_server(&pair)["error"]["code"], codes::INVALID_PARAMS);
 }
@@ -91,7 +95,10 @@ fn a_completion_is_reported_once_for_a_url_elicitation_the_server_started_and_ne
     inject(&mut pair, completion("e-1"));
     assert!(pair.take_client_events().is_empty(), "an unknown id is ignored");
     let request: Value = serde_json::from_str(URL_REQUEST).unwrap();
-    inject(&mut pair, json!({"jsonrpc": "2.0", "id": 9, "method": "elicitation/create", "params": request}));
+    inject(
+        &mut pair,
+        json!({"jsonrpc": "2.0", "id": 9, "method": "elicitation/create", "params": request}),
+    );
     let events = pair.take_client_events();
     assert!(
         matches!(&events[..], [Event::Request { request: ServerRequest::Elicit(_), .. }]),
@@ -107,20 +114,26 @@ fn a_completion_is_reported_once_for_a_url_elicitation_the_server_started_and_ne
 fn a_32042_error_lists_its_elicitations_and_their_completions_are_reported() {
     let mut pair = pair_declaring(json!({"elicitation": {"url": {}}}));
     let now = pair.clock.now();
-    let params = serde_json::from_value(json!({"name": "echo", "arguments": {"text": "x"}})).unwrap();
+    let params =
+        serde_json::from_value(json!({"name": "echo", "arguments": {"text": "x"}})).unwrap();
     let id = pair.client.send::<CallTool>(now, &params, RequestOptions::default()).unwrap();
     pair.pump();
     pair.serve(|_, _| {
-        Err(ErrorObject::new(codes::URL_ELICITATION_REQUIRED, "This request requires more information.")
-            .with_data(json!({"elicitations": [{"mode": "url", "elicitationId": "auth-7",
+        Err(ErrorObject::new(
+            codes::URL_ELICITATION_REQUIRED,
+            "This request requires more information.",
+        )
+        .with_data(json!({"elicitations": [{"mode": "url", "elicitationId": "auth-7",
                 "url": "https://example.org/connect?e=auth-7", "message": "Authorize access"}]})))
     });
     let events = pair.take_client_events();
     let error = response_for(&events, &id).unwrap_err();
     let required = error.url_elicitations().expect("the elicitations of a -32042");
     assert_eq!(required.len(), 1);
-    assert_eq!((required[0].elicitation_id.as_str(), required[0].url.as_str()),
-               ("auth-7", "https://example.org/connect?e=auth-7"));
+    assert_eq!(
+        (required[0].elicitation_id.as_str(), required[0].url.as_str()),
+        ("auth-7", "https://example.org/connect?e=auth-7")
+    );
     assert!(RequestError::TimedOut.url_elicitations().is_none());
     inject(&mut pair, completion("auth-7"));
     assert_eq!(completions(&pair.take_client_events()), ["auth-7"]);

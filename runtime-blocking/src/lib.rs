@@ -87,7 +87,7 @@ pub use http_server::{
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
-pub use zest_core::handler::{SyncSamplingPolicy as SamplingPolicy, SamplingSummary};
+pub use zest_core::handler::{SamplingSummary, SyncSamplingPolicy as SamplingPolicy};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;

@@ -349,19 +349,28 @@ fn sampling_elicitation_and_roots_through_a_policy() {
     .delegate(move |request| {
         *count.lock().unwrap() += 1;
         let turns = request.messages.len();
-        Ok(CreateMessageResult::text("zest-blocking-model", format!("policy answer to {turns} turn(s)")))
+        Ok(CreateMessageResult::text(
+            "zest-blocking-model",
+            format!("policy answer to {turns} turn(s)"),
+        ))
     });
     let root = |uri: &str| Root { uri: uri.into(), ..Default::default() };
     let handlers = SyncClientHandlers::default()
         .sampling_policy(policy)
-        .on_elicitation(|_| Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}})).unwrap()))
+        .on_elicitation(|_| {
+            Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .unwrap())
+        })
         .on_url_elicitation(|p| {
             assert_eq!(p.url, "https://example.invalid/connect");
             Ok(ElicitResult::new(ElicitAction::Decline))
         })
         .roots(vec![root("file:///tmp/zest-blocking-first")]);
     let bin = common::peer("node_modules/.bin/mcp-server-everything");
-    let command = StdioCommand::new(bin).arg("stdio").shutdown_grace(Duration::from_millis(500)).on_stderr(|_| {});
+    let command = StdioCommand::new(bin)
+        .arg("stdio")
+        .shutdown_grace(Duration::from_millis(500))
+        .on_stderr(|_| {});
     let options = ClientOptions::new("zest-blocking-policy-test", "0.0.0").handlers(handlers);
     let client = Client::spawn(command, options).expect("server-everything starts");
     let names = all_tools(&client);
@@ -373,7 +382,8 @@ fn sampling_elicitation_and_roots_through_a_policy() {
     assert_eq!((reviewed.len(), reviewed[0].max_tokens, reviewed[0].message_count()), (1, 100, 1));
     let shown = format!("{:?} {}", reviewed[0], reviewed[0]);
     assert!(!shown.contains("say hi to zest") && !shown.contains("helpful test server"), "{shown}");
-    let over = client.call_tool("trigger-sampling-request", json!({"prompt": "x", "maxTokens": 5000}));
+    let over =
+        client.call_tool("trigger-sampling-request", json!({"prompt": "x", "maxTokens": 5000}));
     let why = match &over {
         Ok(r) => texts(&serde_json::to_value(r).unwrap()).concat(),
         Err(e) => e.to_string(),

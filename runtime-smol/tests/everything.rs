@@ -385,33 +385,54 @@ fn server_everything_sampling_elicitation_and_roots_through_a_policy() {
             *count.lock().unwrap() += 1;
             let turns = request.messages.len();
             async move {
-                Ok(CreateMessageResult::text("zest-smol-model", format!("policy answer to {turns} turn(s)")))
+                Ok(CreateMessageResult::text(
+                    "zest-smol-model",
+                    format!("policy answer to {turns} turn(s)"),
+                ))
             }
         });
         let root = |uri: &str| serde_json::from_value::<Root>(json!({"uri": uri})).unwrap();
         let handlers = AsyncClientHandlers::default()
             .sampling_policy(policy)
             .on_elicitation(|_| async {
-                Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}})).unwrap())
+                Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                    .unwrap())
             })
             .on_url_elicitation(|p| async move {
                 assert_eq!(p.url, "https://example.invalid/connect");
-                Ok(ElicitResult { action: ElicitAction::Decline, content: None, meta: None, extra: Map::new() })
+                Ok(ElicitResult {
+                    action: ElicitAction::Decline,
+                    content: None,
+                    meta: None,
+                    extra: Map::new(),
+                })
             })
             .roots(vec![root("file:///tmp/zest-smol-first")]);
-        let cmd = StdioCommand::new(everything()).arg("stdio").on_stderr(|_| {}).shutdown_grace(Duration::from_millis(500));
+        let cmd = StdioCommand::new(everything())
+            .arg("stdio")
+            .on_stderr(|_| {})
+            .shutdown_grace(Duration::from_millis(500));
         let options = ClientOptions::new("zest-smol-policy-test", "0.1.0").handlers(handlers);
         let client = Client::spawn(cmd, options).await.unwrap();
         let names = tools(&client).await;
         assert!(names.contains("trigger-url-elicitation"), "{names:?}");
 
-        let sampled = call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"})).await;
+        let sampled =
+            call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"})).await;
         assert!(text(&sampled).contains("policy answer to 1 turn(s)"), "{sampled:?}");
         let reviewed = summaries.lock().unwrap().clone();
-        assert_eq!((reviewed.len(), reviewed[0].max_tokens, reviewed[0].message_count()), (1, 100, 1));
+        assert_eq!(
+            (reviewed.len(), reviewed[0].max_tokens, reviewed[0].message_count()),
+            (1, 100, 1)
+        );
         let shown = format!("{:?} {}", reviewed[0], reviewed[0]);
-        assert!(!shown.contains("say hi to zest") && !shown.contains("helpful test server"), "{shown}");
-        let over = client.call_tool("trigger-sampling-request", json!({"prompt": "x", "maxTokens": 5000})).await;
+        assert!(
+            !shown.contains("say hi to zest") && !shown.contains("helpful test server"),
+            "{shown}"
+        );
+        let over = client
+            .call_tool("trigger-sampling-request", json!({"prompt": "x", "maxTokens": 5000}))
+            .await;
         let why = match &over {
             Ok(r) => text(r),
             Err(e) => e.to_string(),

@@ -365,22 +365,30 @@ async fn sampling_elicitation_and_roots_through_a_policy() {
     let summaries: Arc<Mutex<Vec<SamplingSummary>>> = Arc::default();
     let delegated = Arc::new(Mutex::new(0));
     let (seen, count) = (summaries.clone(), delegated.clone());
-    let policy = SamplingPolicy::reviewed(move |summary| {
-        seen.lock().unwrap().push(summary);
-        async { true }
-    })
-    .max_tokens(1000)
-    .models(["claude-*"])
-    .delegate(move |request| {
-        *count.lock().unwrap() += 1;
-        let turns = request.messages.len();
-        async move { Ok(CreateMessageResult::text(MODEL, format!("policy answer to {turns} turn(s)"))) }
-    });
-    let root = |uri: &str| serde_json::from_value::<Root>(json!({"uri": uri, "name": "zest root"})).unwrap();
+    let policy =
+        SamplingPolicy::reviewed(move |summary| {
+            seen.lock().unwrap().push(summary);
+            async { true }
+        })
+        .max_tokens(1000)
+        .models(["claude-*"])
+        .delegate(move |request| {
+            *count.lock().unwrap() += 1;
+            let turns = request.messages.len();
+            async move {
+                Ok(CreateMessageResult::text(MODEL, format!("policy answer to {turns} turn(s)")))
+            }
+        });
+    let root = |uri: &str| {
+        serde_json::from_value::<Root>(json!({"uri": uri, "name": "zest root"})).unwrap()
+    };
     let handlers = AsyncClientHandlers::default()
         .sampling_policy(policy)
         // The user fills in their name only: every other field keeps the form's default.
-        .on_elicitation(|_| async { Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}})).unwrap()) })
+        .on_elicitation(|_| async {
+            Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .unwrap())
+        })
         .on_url_elicitation(|p| async move {
             assert_eq!(p.url, "https://example.invalid/connect");
             Ok(serde_json::from_value::<ElicitResult>(json!({"action": "decline"})).unwrap())
@@ -391,7 +399,8 @@ async fn sampling_elicitation_and_roots_through_a_policy() {
     let names = all_tools(&client).await;
     assert!(names.iter().any(|n| n == "trigger-url-elicitation"), "{names:?}");
 
-    let sampled = call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"})).await;
+    let sampled =
+        call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"})).await;
     assert!(texts(&sampled)[0].contains("policy answer to 1 turn(s)"), "{sampled:?}");
     let reviewed = summaries.lock().unwrap().clone();
     assert_eq!(reviewed.len(), 1);
@@ -399,7 +408,9 @@ async fn sampling_elicitation_and_roots_through_a_policy() {
     let shown = format!("{:?} {}", reviewed[0], reviewed[0]);
     assert!(!shown.contains("say hi to zest") && !shown.contains("helpful test server"), "{shown}");
     // Over the limit: refused before the reviewer and the delegate, and the server is told.
-    let over = client.call_tool("trigger-sampling-request", json!({"prompt": "long", "maxTokens": 5000})).await;
+    let over = client
+        .call_tool("trigger-sampling-request", json!({"prompt": "long", "maxTokens": 5000}))
+        .await;
     let why = match &over {
         Ok(r) => texts(r).concat(),
         Err(e) => e.to_string(),
@@ -409,7 +420,12 @@ async fn sampling_elicitation_and_roots_through_a_policy() {
 
     let elicited = call(&client, "trigger-elicitation-request", json!({})).await;
     let raw = texts(&elicited).concat();
-    for part in ["\"name\": \"Ada\"", "It was a dark and stormy night.", "\"integer\": 42", "\"titledMultipleSelectEnum\": [\n      \"fish-1\""] {
+    for part in [
+        "\"name\": \"Ada\"",
+        "It was a dark and stormy night.",
+        "\"integer\": 42",
+        "\"titledMultipleSelectEnum\": [\n      \"fish-1\"",
+    ] {
         assert!(raw.contains(part), "{part} missing from {raw}");
     }
 

@@ -577,14 +577,16 @@ impl Client {
             "notifications/prompts/list_changed" => Ok(ServerNotification::PromptListChanged),
             "notifications/elicitation/complete" => {
                 match parse_note::<ElicitationCompleteParams>(&n) {
-                    Ok(p) => match self.url_elicitations.iter().position(|id| *id == p.elicitation_id) {
-                        Some(at) => {
-                            self.url_elicitations.remove(at);
-                            Ok(ServerNotification::ElicitationComplete(p))
+                    Ok(p) => {
+                        match self.url_elicitations.iter().position(|id| *id == p.elicitation_id) {
+                            Some(at) => {
+                                self.url_elicitations.remove(at);
+                                Ok(ServerNotification::ElicitationComplete(p))
+                            }
+                            // An unknown or already completed id: ignored, as the spec requires.
+                            None => return,
                         }
-                        // An unknown or already completed id: ignored, as the spec requires.
-                        None => return,
-                    },
+                    }
                     Err(detail) => Err(detail),
                 }
             }

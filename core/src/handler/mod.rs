@@ -18,8 +18,8 @@ mod error;
 pub mod typed;
 
 pub use client::{
-    check_roots, complete_form_answer, replace_roots, AsyncClientHandlers, AsyncSamplingPolicy, ContentKind,
-    MessageShape, Roots, SamplingSummary, SyncClientHandlers, SyncSamplingPolicy,
+    check_roots, complete_form_answer, replace_roots, AsyncClientHandlers, AsyncSamplingPolicy,
+    ContentKind, MessageShape, Roots, SamplingSummary, SyncClientHandlers, SyncSamplingPolicy,
 };
 pub use error::ToolError;
 #[cfg(feature = "schemars")]

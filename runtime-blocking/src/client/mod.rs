@@ -18,12 +18,12 @@ use zest_core::client::{self as machine, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
 use zest_core::error::UsageError;
 use zest_core::handler::{replace_roots, Roots, SyncClientHandlers};
-use zest_core::schema::Root;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::ConnectError;
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
+use zest_core::schema::Root;
 use zest_core::RequestOptions;
 
 use crate::child;

@@ -17,7 +17,10 @@ use crate::schema::{ElicitAction, ElicitFormParams, ElicitResult};
 /// `Err` says what is wrong, for the user or for the app's log. A `decline` or `cancel` is
 /// left as it is. Handlers registered with `on_elicitation` have this applied to their answers;
 /// a UI can call it first to re-prompt instead of failing the request.
-pub fn complete_form_answer(form: &ElicitFormParams, answer: &mut ElicitResult) -> Result<(), String> {
+pub fn complete_form_answer(
+    form: &ElicitFormParams,
+    answer: &mut ElicitResult,
+) -> Result<(), String> {
     if answer.action != ElicitAction::Accept {
         return Ok(());
     }
@@ -109,9 +112,7 @@ fn is_time(text: &str) -> bool {
     }
     match rest {
         [b'Z' | b'z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => {
-            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
-        }
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
         _ => false,
     }
 }

@@ -32,8 +32,8 @@ use crate::error::{ProtocolViolation, Rejection};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::schema::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitFormParams, ElicitParams,
-    ElicitResult, ElicitUrlParams, ElicitationCapability, ListRootsResult, Root,
-    RootsCapability, SamplingCapability,
+    ElicitResult, ElicitUrlParams, ElicitationCapability, ListRootsResult, Root, RootsCapability,
+    SamplingCapability,
 };
 
 type AsyncFn<P, R> = Arc<dyn Fn(P) -> BoxFuture<'static, HandlerResult<R>> + Send + Sync>;
@@ -170,7 +170,8 @@ impl AsyncClientHandlers {
             let result = answer.answer().map_err(|why| Rejection::Internal(why).to_jsonrpc());
             Box::pin(async move { result })
         }));
-        self.declared.roots = Some(RootsCapability { list_changed: Some(true), ..Default::default() });
+        self.declared.roots =
+            Some(RootsCapability { list_changed: Some(true), ..Default::default() });
         self.declared.root_list = Some(list);
         self
     }
@@ -281,7 +282,8 @@ impl SyncClientHandlers {
         self.roots = Some(Arc::new(move |()| {
             answer.answer().map_err(|why| Rejection::Internal(why).to_jsonrpc())
         }));
-        self.declared.roots = Some(RootsCapability { list_changed: Some(true), ..Default::default() });
+        self.declared.roots =
+            Some(RootsCapability { list_changed: Some(true), ..Default::default() });
         self.declared.root_list = Some(list);
         self
     }
@@ -330,7 +332,11 @@ impl Declared {
         if (self.form || self.url) && caps.elicitation.is_none() {
             let flag = |on: bool| on.then(Default::default);
             caps.elicitation = Some(if self.url {
-                ElicitationCapability { form: flag(self.form), url: flag(true), ..Default::default() }
+                ElicitationCapability {
+                    form: flag(self.form),
+                    url: flag(true),
+                    ..Default::default()
+                }
             } else {
                 // `{}` means form mode, and is what 2025-06-18 servers expect.
                 ElicitationCapability::default()
@@ -347,10 +353,10 @@ impl Declared {
 fn form_answer(form: &ElicitFormParams, mut answer: ElicitResult) -> Result<RawJson, ErrorObject> {
     match complete_form_answer(form, &mut answer) {
         Ok(()) => Ok(ser(&answer)),
-        Err(why) => Err(Rejection::Internal(format!(
-            "the answer does not fit the requested schema: {why}"
-        ))
-        .to_jsonrpc()),
+        Err(why) => {
+            Err(Rejection::Internal(format!("the answer does not fit the requested schema: {why}"))
+                .to_jsonrpc())
+        }
     }
 }
 

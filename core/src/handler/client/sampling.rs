@@ -225,7 +225,9 @@ impl Limits {
     fn admit(&self, p: &CreateMessageParams) -> Result<(), ErrorObject> {
         let refuse = |why: String| Err(Rejection::InvalidParams(why).to_jsonrpc());
         if !self.tools && (p.tools.is_some() || p.tool_choice.is_some()) {
-            return refuse("this client does not offer tools to its model (no sampling.tools)".into());
+            return refuse(
+                "this client does not offer tools to its model (no sampling.tools)".into(),
+            );
         }
         if let Some(limit) = self.max_tokens.filter(|&limit| p.max_tokens > limit) {
             return refuse(format!(
@@ -253,8 +255,7 @@ impl Limits {
 fn check_tool_turns(p: &CreateMessageParams) -> Result<(), String> {
     for (i, message) in p.messages.iter().enumerate() {
         let blocks = message.content.as_slice();
-        let results =
-            blocks.iter().filter(|b| matches!(b, SamplingContent::ToolResult(_))).count();
+        let results = blocks.iter().filter(|b| matches!(b, SamplingContent::ToolResult(_))).count();
         if message.role == Role::User && results != 0 && results != blocks.len() {
             return Err(format!("message {i} mixes tool_result with other content"));
         }

@@ -28,7 +28,8 @@ fn nothing_is_declared_until_a_handler_or_policy_is_set() {
     let declared = |h: SyncClientHandlers| {
         serde_json::to_value(h.capabilities(ClientCapabilities::default())).unwrap()
     };
-    let forms = SyncClientHandlers::default().on_elicitation(|_| Ok(ElicitResult::new(ElicitAction::Cancel)));
+    let forms = SyncClientHandlers::default()
+        .on_elicitation(|_| Ok(ElicitResult::new(ElicitAction::Cancel)));
     assert_eq!(declared(forms.clone()), json!({"elicitation": {}}), "no sampling without one");
     assert_eq!(
         declared(SyncClientHandlers::default().sampling_policy(SyncSamplingPolicy::deny())),
@@ -99,7 +100,7 @@ fn form() -> ElicitFormParams {
                 "email": {"type": "string", "format": "email"},
                 "birthdate": {"type": "string", "format": "date"},
                 "integer": {"type": "integer", "minimum": 1, "maximum": 100, "default": 42},
-                "number": {"type": "number", "minimum": 0, "maximum": 1000, "default": 3.14},
+                "number": {"type": "number", "minimum": 0, "maximum": 1000, "default": 2.5},
                 "untitled": {"type": "string", "enum": ["Monica", "Rachel"], "default": "Monica"},
                 "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 2,
                     "items": {"type": "string", "enum": ["Guitar", "Piano", "Drums"]},
@@ -143,7 +144,7 @@ fn defaults_fill_only_the_fields_the_answer_leaves_out() {
             "integer": 7,
             "untitledMulti": ["Piano", "Drums"],
             "firstLine": "It was a dark and stormy night.",
-            "number": 3.14,
+            "number": 2.5,
             "untitled": "Monica",
             "titled": "hero-1",
             "titledMulti": ["fish-1"],
@@ -237,7 +238,10 @@ fn url_mode_goes_to_its_own_handler_and_undeclared_modes_get_32602() {
         assert_eq!(p.url, "https://example.org/connect");
         Ok(ElicitResult::new(ElicitAction::Accept))
     });
-    assert_eq!(urls_only.run(elicit(url_request())).unwrap().to_value().unwrap(), json!({"action": "accept"}));
+    assert_eq!(
+        urls_only.run(elicit(url_request())).unwrap().to_value().unwrap(),
+        json!({"action": "accept"})
+    );
     let e = urls_only.run(elicit(form())).unwrap_err();
     assert_eq!(e.code, codes::INVALID_PARAMS);
     assert!(e.message.contains("form-mode"), "{e}");
@@ -266,5 +270,8 @@ fn roots_come_from_the_apps_list_which_may_change() {
     let bad = AsyncClientHandlers::default().roots(vec![root("/no/scheme")]);
     let e = now(bad.run(ServerRequest::ListRoots(EmptyParams::default()))).unwrap_err();
     assert_eq!(e.code, codes::INTERNAL_ERROR);
-    assert!(SyncClientHandlers::default().on_roots(|| Ok(ListRootsResult::default())).root_list().is_none());
+    assert!(SyncClientHandlers::default()
+        .on_roots(|| Ok(ListRootsResult::default()))
+        .root_list()
+        .is_none());
 }

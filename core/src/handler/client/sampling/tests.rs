@@ -180,7 +180,11 @@ fn over_the_token_limit_or_outside_the_allowlist_reaches_neither_reviewer_nor_de
         let counted = Counted::new();
         let run = |p: CreateMessageParams| {
             if asynchronous {
-                now(counted.asynchronous(true).max_tokens(1024).models(["claude-*", "gpt-4o"]).run(p))
+                now(counted
+                    .asynchronous(true)
+                    .max_tokens(1024)
+                    .models(["claude-*", "gpt-4o"])
+                    .run(p))
             } else {
                 counted.sync(true).max_tokens(1024).models(["claude-*", "gpt-4o"]).run(p)
             }
@@ -233,7 +237,10 @@ fn sampling_with_tools_goes_through_the_same_policy() {
     let mut unanswered = rich();
     unanswered["messages"][2]["content"][0]["toolUseId"] = json!("another-id");
     let mut mixed = rich();
-    mixed["messages"][2]["content"].as_array_mut().unwrap().push(json!({"type": "text", "text": "x"}));
+    mixed["messages"][2]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "text", "text": "x"}));
     for bad in [unanswered, mixed] {
         let e = counted.sync(true).with_tools().run(params(bad)).unwrap_err();
         assert_eq!(e.code, codes::INVALID_PARAMS, "{e}");
