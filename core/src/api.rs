@@ -47,6 +47,17 @@ impl fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
+impl CallError {
+    /// The URL-mode elicitations the server requires first (a -32042 error); see
+    /// [`RequestError::url_elicitations`].
+    pub fn url_elicitations(&self) -> Option<Vec<crate::schema::ElicitUrlParams>> {
+        match self {
+            Self::Request(e) => e.url_elicitations(),
+            Self::Usage(_) => None,
+        }
+    }
+}
+
 impl From<UsageError> for CallError {
     fn from(e: UsageError) -> Self {
         Self::Usage(e)

@@ -18,7 +18,7 @@ use crate::framing::lines::LineViolation;
 use crate::framing::sse::SseViolation;
 use crate::io::TransportFailure;
 use crate::jsonrpc::{codes, DecodeError, ErrorObject, RequestId};
-use crate::schema::{ClientCapabilities, ProtocolVersion};
+use crate::schema::{ClientCapabilities, ElicitUrlParams, ProtocolVersion};
 use crate::transport::TransportKind;
 
 /// The caller used a machine wrongly. Nothing was sent.
@@ -234,6 +234,22 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
+impl RequestError {
+    /// The URL-mode elicitations a `URLElicitationRequiredError` (-32042, 2025-11-25) lists:
+    /// the server needs the user to complete them before this request can succeed. Show each
+    /// URL in full and open it only with the user's consent; retry the request once the
+    /// server says `notifications/elicitation/complete` for them (or the user asks to).
+    /// `None` for any other outcome, or when the error's `data.elicitations` is malformed.
+    pub fn url_elicitations(&self) -> Option<Vec<ElicitUrlParams>> {
+        let Self::Remote(e) = self else { return None };
+        if e.code != codes::URL_ELICITATION_REQUIRED {
+            return None;
+        }
+        let list = e.data.as_ref()?.get("elicitations")?.clone();
+        serde_json::from_value(list).ok()
+    }
+}
+
 /// Why a session ended. Reported exactly once, in `Event::Closed`.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -329,6 +345,8 @@ pub enum Rejection {
     ResourceNotFound(String),
     /// Something failed on our side.
     Internal(String),
+    /// The user (or the app's policy on their behalf) refused the request, e.g. sampling.
+    UserRejected(String),
     /// A stdio line longer than the configured limit, answered with the id read from its
     /// first bytes.
     MessageTooLarge {
@@ -431,6 +449,7 @@ impl Rejection {
     /// | `UnknownTool`, `UnknownPrompt`, `MissingPromptArgument` | -32602 | 200 |
     /// | `ResourceNotFound` | -32002; -32602 in 2026-07-28 | 200 |
     /// | `Internal` | -32603 | 200 |
+    /// | `UserRejected` | -1 | 200 |
     /// | `MessageTooLarge` (stdio only) | -32600 | 200 |
     /// | `ForbiddenOrigin`, `ForbiddenHost` | -32600 | 403 |
     /// | `StreamConflict` | -32600 | 409 |
@@ -488,6 +507,7 @@ impl Rejection {
             | Self::InvalidCursor
             | Self::ResourceNotFound(_)
             | Self::Internal(_)
+            | Self::UserRejected(_)
             | Self::MessageTooLarge { .. } => Answer::InBand,
             // 2026-07-28: an unknown method gets 404, which the body tells apart from a
             // legacy server's 404 (MCP-DIGEST §5.3 item 8).
@@ -557,6 +577,7 @@ impl Rejection {
                     .with_data(json!({ "uri": uri }));
             }
             Self::Internal(d) => (INTERNAL_ERROR, format!("internal error: {d}")),
+            Self::UserRejected(d) => (USER_REJECTED, d.clone()),
             Self::MessageTooLarge { limit } => {
                 (INVALID_REQUEST, format!("message larger than the {limit}-byte limit"))
             }
@@ -648,6 +669,7 @@ mod tests {
                 [200, 200, 202],
             ),
             (Rejection::Internal(text("oops")), [INTERNAL_ERROR; 2], [200, 200, 202]),
+            (Rejection::UserRejected(text("no")), [USER_REJECTED; 2], [200, 200, 202]),
             (Rejection::ForbiddenOrigin, [INVALID_REQUEST; 2], [403, 403, 403]),
             (Rejection::NotAcceptable, [INVALID_REQUEST; 2], [406, 406, 406]),
             (Rejection::UnsupportedMediaType, [INVALID_REQUEST; 2], [415, 415, 415]),

@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::client::ClientConfig;
+use crate::handler::{
+    AsyncClientHandlers, AsyncSamplingPolicy, SyncClientHandlers, SyncSamplingPolicy,
+};
+use crate::schema::Root;
 
 /// Receives each line the child writes to stderr (without the line ending, lossy UTF-8).
 pub type StderrFn = Box<dyn FnMut(String) + Send + 'static>;
@@ -168,5 +172,37 @@ impl<H> ClientOptions<H> {
     /// The config and the handlers, for the runtime that starts the session.
     pub fn into_parts(self) -> (ClientConfig, H) {
         (self.config, self.handlers)
+    }
+}
+
+impl ClientOptions<AsyncClientHandlers> {
+    /// Answers sampling through `policy` (see [`AsyncClientHandlers::sampling_policy`]);
+    /// without this or a sampling handler, sampling is not declared.
+    pub fn sampling(mut self, policy: AsyncSamplingPolicy) -> Self {
+        self.handlers = self.handlers.sampling_policy(policy);
+        self
+    }
+
+    /// Answers `roots/list` with `roots`, which the client's `set_roots` may replace (see
+    /// [`AsyncClientHandlers::roots`]).
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.handlers = self.handlers.roots(roots);
+        self
+    }
+}
+
+impl ClientOptions<SyncClientHandlers> {
+    /// Answers sampling through `policy` (see [`SyncClientHandlers::sampling_policy`]);
+    /// without this or a sampling handler, sampling is not declared.
+    pub fn sampling(mut self, policy: SyncSamplingPolicy) -> Self {
+        self.handlers = self.handlers.sampling_policy(policy);
+        self
+    }
+
+    /// Answers `roots/list` with `roots`, which the client's `set_roots` may replace (see
+    /// [`SyncClientHandlers::roots`]).
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.handlers = self.handlers.roots(roots);
+        self
     }
 }

@@ -34,6 +34,37 @@
 //! let result = client.call_tool("echo", json!({"text": "hi"}))?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # A client with a sampling policy
+//!
+//! Sampling is declared only when the app sets a policy (or a raw `on_sampling` handler).
+//! Requests over the token limit or for a model outside the allowlist are refused unseen; the
+//! reviewer sees a [`SamplingSummary`], never the text; the delegate alone gets the
+//! conversation. Reviewer and delegate are plain closures, run on the request's thread.
+//!
+//! ```no_run
+//! use zest_blocking::schema::CreateMessageResult;
+//! use zest_blocking::{Client, ClientApi, ClientOptions, SamplingPolicy, SamplingSummary};
+//! use zest_blocking::StdioCommand;
+//!
+//! fn approve_in_ui(summary: SamplingSummary) -> bool {
+//!     eprintln!("allow the server to sample? {summary}");
+//!     true
+//! }
+//!
+//! let policy = SamplingPolicy::reviewed(approve_in_ui)
+//!     .max_tokens(1024)
+//!     .models(["claude-*", "gpt-4o"])
+//!     .delegate(|request| {
+//!         let turns = request.messages.len(); // ask your model here
+//!         Ok(CreateMessageResult::text("gpt-4o", format!("read {turns} messages")))
+//!     });
+//! let options = ClientOptions::new("app", "1.0").sampling(policy);
+//! let client = Client::spawn(StdioCommand::new("my-server"), options)?;
+//! let result = client.call_tool("hello", serde_json::json!({"name": "Ada"}))?;
+//! println!("{:?}", result.content);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -56,6 +87,7 @@ pub use http_server::{
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
+pub use zest_core::handler::{SamplingSummary, SyncSamplingPolicy as SamplingPolicy};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;

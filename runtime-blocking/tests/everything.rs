@@ -326,3 +326,95 @@ fn a_call_is_cancelled_mid_flight() {
         ["Echo: still here"]
     );
 }
+
+/// server-everything's sampling, elicitation and roots tools against a client configured with
+/// a sampling policy (the reviewer approves, the delegate answers), a form handler that leaves
+/// fields to their defaults, a URL handler, and a root list that changes mid-session.
+#[test]
+fn sampling_elicitation_and_roots_through_a_policy() {
+    use std::sync::{Arc, Mutex};
+    use zest_blocking::core::handler::SyncClientHandlers;
+    use zest_blocking::schema::{CreateMessageResult, ElicitAction, ElicitResult};
+    use zest_blocking::{SamplingPolicy, SamplingSummary};
+
+    let summaries: Arc<Mutex<Vec<SamplingSummary>>> = Arc::default();
+    let delegated = Arc::new(Mutex::new(0));
+    let (seen, count) = (summaries.clone(), delegated.clone());
+    let policy = SamplingPolicy::reviewed(move |summary| {
+        seen.lock().unwrap().push(summary);
+        true
+    })
+    .max_tokens(1000)
+    .models(["claude-*"])
+    .delegate(move |request| {
+        *count.lock().unwrap() += 1;
+        let turns = request.messages.len();
+        Ok(CreateMessageResult::text(
+            "zest-blocking-model",
+            format!("policy answer to {turns} turn(s)"),
+        ))
+    });
+    let root = |uri: &str| Root { uri: uri.into(), ..Default::default() };
+    let handlers = SyncClientHandlers::default()
+        .sampling_policy(policy)
+        .on_elicitation(|_| {
+            Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .unwrap())
+        })
+        .on_url_elicitation(|p| {
+            assert_eq!(p.url, "https://example.invalid/connect");
+            Ok(ElicitResult::new(ElicitAction::Decline))
+        })
+        .roots(vec![root("file:///tmp/zest-blocking-first")]);
+    let bin = common::peer("node_modules/.bin/mcp-server-everything");
+    let command = StdioCommand::new(bin)
+        .arg("stdio")
+        .shutdown_grace(Duration::from_millis(500))
+        .on_stderr(|_| {});
+    let options = ClientOptions::new("zest-blocking-policy-test", "0.0.0").handlers(handlers);
+    let client = Client::spawn(command, options).expect("server-everything starts");
+    let names = all_tools(&client);
+    assert!(names.iter().any(|n| n == "trigger-url-elicitation"), "{names:?}");
+
+    let sampled = call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"}));
+    assert!(texts(&sampled)[0].contains("policy answer to 1 turn(s)"), "{sampled}");
+    let reviewed = summaries.lock().unwrap().clone();
+    assert_eq!((reviewed.len(), reviewed[0].max_tokens, reviewed[0].message_count()), (1, 100, 1));
+    let shown = format!("{:?} {}", reviewed[0], reviewed[0]);
+    assert!(!shown.contains("say hi to zest") && !shown.contains("helpful test server"), "{shown}");
+    let over =
+        client.call_tool("trigger-sampling-request", json!({"prompt": "x", "maxTokens": 5000}));
+    let why = match &over {
+        Ok(r) => texts(&serde_json::to_value(r).unwrap()).concat(),
+        Err(e) => e.to_string(),
+    };
+    assert!(why.contains("exceeds this client's limit of 1000"), "{over:?}");
+    assert_eq!((summaries.lock().unwrap().len(), *delegated.lock().unwrap()), (1, 1));
+
+    let raw = texts(&call(&client, "trigger-elicitation-request", json!({}))).concat();
+    for part in ["\"name\": \"Ada\"", "It was a dark and stormy night.", "\"integer\": 42"] {
+        assert!(raw.contains(part), "{part} missing from {raw}");
+    }
+
+    let args = json!({"url": "https://example.invalid/connect", "errorPath": true});
+    let required = client.call_tool("trigger-url-elicitation", args.clone()).unwrap_err();
+    let list = required.url_elicitations().expect("a -32042 error");
+    assert_eq!(list[0].url, "https://modelcontextprotocol.io");
+    let declined = call(&client, "trigger-url-elicitation", args);
+    assert!(texts(&declined).concat().contains("declined"), "{declined}");
+
+    let roots = call(&client, "get-roots-list", json!({}));
+    assert!(texts(&roots).concat().contains("file:///tmp/zest-blocking-first"), "{roots}");
+    client.set_roots(vec![root("file:///tmp/zest-blocking-second")]).unwrap();
+    assert!(client.set_roots(vec![root("/no/scheme")]).is_err());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let roots = call(&client, "get-roots-list", json!({}));
+        if texts(&roots).concat().contains("file:///tmp/zest-blocking-second") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "new roots never arrived: {roots}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    client.close().unwrap();
+}

@@ -30,6 +30,40 @@
 //! })
 //! .unwrap();
 //! ```
+//!
+//! # A client with a sampling policy
+//!
+//! Sampling is declared only when the app sets a policy (or a raw `on_sampling` handler).
+//! Requests over the token limit or for a model outside the allowlist are refused unseen; the
+//! reviewer sees a [`SamplingSummary`], never the text; the delegate alone gets the
+//! conversation.
+//!
+//! ```no_run
+//! use zest_smol::schema::CreateMessageResult;
+//! use zest_smol::{Client, ClientApi, ClientOptions, SamplingPolicy, SamplingSummary};
+//! use zest_smol::StdioCommand;
+//!
+//! async fn approve_in_ui(summary: SamplingSummary) -> bool {
+//!     eprintln!("allow the server to sample? {summary}");
+//!     true
+//! }
+//!
+//! smol::block_on(async {
+//!     let policy = SamplingPolicy::reviewed(approve_in_ui)
+//!         .max_tokens(1024)
+//!         .models(["claude-*", "gpt-4o"])
+//!         .delegate(|request| async move {
+//!             let turns = request.messages.len(); // ask your model here
+//!             Ok(CreateMessageResult::text("gpt-4o", format!("read {turns} messages")))
+//!         });
+//!     let options = ClientOptions::new("app", "1.0").sampling(policy);
+//!     let client = Client::spawn(StdioCommand::new("my-server"), options).await?;
+//!     let result = client.call_tool("hello", serde_json::json!({"name": "Ada"})).await?;
+//!     println!("{:?}", result.content);
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -56,6 +90,7 @@ pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;

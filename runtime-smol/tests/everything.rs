@@ -361,3 +361,110 @@ fn server_everything_call_cancelled_mid_flight() {
         client.close().await.unwrap();
     });
 }
+
+/// server-everything's sampling, elicitation and roots tools against a client configured with
+/// a sampling policy (the reviewer approves, the delegate answers), a form handler that leaves
+/// fields to their defaults, a URL handler, and a root list that changes mid-session.
+#[test]
+fn server_everything_sampling_elicitation_and_roots_through_a_policy() {
+    use std::sync::{Arc, Mutex};
+    use zest_smol::schema::CreateMessageResult;
+    use zest_smol::{AsyncClientHandlers, SamplingPolicy, SamplingSummary};
+
+    run(120, async {
+        let summaries: Arc<Mutex<Vec<SamplingSummary>>> = Arc::default();
+        let delegated = Arc::new(Mutex::new(0));
+        let (seen, count) = (summaries.clone(), delegated.clone());
+        let policy = SamplingPolicy::reviewed(move |summary| {
+            seen.lock().unwrap().push(summary);
+            async { true }
+        })
+        .max_tokens(1000)
+        .models(["claude-*"])
+        .delegate(move |request| {
+            *count.lock().unwrap() += 1;
+            let turns = request.messages.len();
+            async move {
+                Ok(CreateMessageResult::text(
+                    "zest-smol-model",
+                    format!("policy answer to {turns} turn(s)"),
+                ))
+            }
+        });
+        let root = |uri: &str| serde_json::from_value::<Root>(json!({"uri": uri})).unwrap();
+        let handlers = AsyncClientHandlers::default()
+            .sampling_policy(policy)
+            .on_elicitation(|_| async {
+                Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                    .unwrap())
+            })
+            .on_url_elicitation(|p| async move {
+                assert_eq!(p.url, "https://example.invalid/connect");
+                Ok(ElicitResult {
+                    action: ElicitAction::Decline,
+                    content: None,
+                    meta: None,
+                    extra: Map::new(),
+                })
+            })
+            .roots(vec![root("file:///tmp/zest-smol-first")]);
+        let cmd = StdioCommand::new(everything())
+            .arg("stdio")
+            .on_stderr(|_| {})
+            .shutdown_grace(Duration::from_millis(500));
+        let options = ClientOptions::new("zest-smol-policy-test", "0.1.0").handlers(handlers);
+        let client = Client::spawn(cmd, options).await.unwrap();
+        let names = tools(&client).await;
+        assert!(names.contains("trigger-url-elicitation"), "{names:?}");
+
+        let sampled =
+            call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"})).await;
+        assert!(text(&sampled).contains("policy answer to 1 turn(s)"), "{sampled:?}");
+        let reviewed = summaries.lock().unwrap().clone();
+        assert_eq!(
+            (reviewed.len(), reviewed[0].max_tokens, reviewed[0].message_count()),
+            (1, 100, 1)
+        );
+        let shown = format!("{:?} {}", reviewed[0], reviewed[0]);
+        assert!(
+            !shown.contains("say hi to zest") && !shown.contains("helpful test server"),
+            "{shown}"
+        );
+        let over = client
+            .call_tool("trigger-sampling-request", json!({"prompt": "x", "maxTokens": 5000}))
+            .await;
+        let why = match &over {
+            Ok(r) => text(r),
+            Err(e) => e.to_string(),
+        };
+        assert!(why.contains("exceeds this client's limit of 1000"), "{over:?}");
+        assert_eq!((summaries.lock().unwrap().len(), *delegated.lock().unwrap()), (1, 1));
+
+        let raw = text(&call(&client, "trigger-elicitation-request", json!({})).await);
+        for part in ["\"name\": \"Ada\"", "It was a dark and stormy night.", "\"integer\": 42"] {
+            assert!(raw.contains(part), "{part} missing from {raw}");
+        }
+
+        let args = json!({"url": "https://example.invalid/connect", "errorPath": true});
+        let required = client.call_tool("trigger-url-elicitation", args.clone()).await.unwrap_err();
+        let list = required.url_elicitations().expect("a -32042 error");
+        assert_eq!(list[0].url, "https://modelcontextprotocol.io");
+        let declined = call(&client, "trigger-url-elicitation", args).await;
+        assert!(text(&declined).contains("declined"), "{declined:?}");
+
+        let roots = call(&client, "get-roots-list", json!({})).await;
+        assert!(text(&roots).contains("file:///tmp/zest-smol-first"), "{roots:?}");
+        client.set_roots(vec![root("file:///tmp/zest-smol-second")]).unwrap();
+        assert!(client.set_roots(vec![root("file:///tmp/../etc")]).is_err());
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let roots = call(&client, "get-roots-list", json!({})).await;
+            if text(&roots).contains("file:///tmp/zest-smol-second") {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "new roots never arrived: {roots:?}");
+            smol::Timer::after(Duration::from_millis(50)).await;
+        }
+        client.close().await.unwrap();
+    });
+}

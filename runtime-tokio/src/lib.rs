@@ -29,6 +29,39 @@
 //! (`notifications/cancelled` is sent). Dropping the last [`Client`] clone shuts the child
 //! down like [`Client::close`].
 //!
+//! # A client with a sampling policy
+//!
+//! Sampling is declared only when the app sets a policy (or a raw `on_sampling` handler). A
+//! request over the token limit or for a model outside the allowlist is refused before anyone
+//! sees it; the reviewer sees a [`SamplingSummary`] (a SHA-256 of the request, model hints,
+//! token ceiling, message roles and content kinds, never the text); the delegate alone gets
+//! the conversation.
+//!
+//! ```no_run
+//! use zest_tokio::schema::CreateMessageResult;
+//! use zest_tokio::{Client, ClientApi, ClientOptions, SamplingPolicy, SamplingSummary};
+//! use zest_tokio::StdioCommand;
+//!
+//! async fn approve_in_ui(summary: SamplingSummary) -> bool {
+//!     eprintln!("allow the server to sample? {summary}");
+//!     true
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let policy = SamplingPolicy::reviewed(approve_in_ui)
+//!     .max_tokens(1024)
+//!     .models(["claude-*", "gpt-4o"])
+//!     .delegate(|request| async move {
+//!         let turns = request.messages.len(); // ask your model here
+//!         Ok(CreateMessageResult::text("gpt-4o", format!("read {turns} messages")))
+//!     });
+//! let options = ClientOptions::new("app", "1.0").sampling(policy);
+//! let client = Client::spawn(StdioCommand::new("my-server"), options).await?;
+//! let result = client.call_tool("hello", serde_json::json!({"name": "Ada"})).await?;
+//! println!("{:?}", result.content);
+//! # Ok(()) }
+//! ```
+//!
 //! # A server
 //!
 //! ```no_run
@@ -77,6 +110,7 @@ pub use http_server::{
 #[cfg(feature = "tower")]
 pub use http_server::{McpBody, McpService};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;

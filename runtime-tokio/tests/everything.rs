@@ -353,3 +353,104 @@ async fn a_call_dropped_mid_flight_is_cancelled_and_the_session_goes_on() {
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     client.close().await.unwrap();
 }
+
+/// server-everything's sampling, elicitation and roots tools against a client configured with
+/// a sampling policy (the reviewer approves, the delegate answers), a form handler that leaves
+/// fields to their defaults, a URL handler, and a root list that changes mid-session.
+#[tokio::test]
+async fn sampling_elicitation_and_roots_through_a_policy() {
+    use zest_tokio::schema::Root;
+    use zest_tokio::{SamplingPolicy, SamplingSummary};
+
+    let summaries: Arc<Mutex<Vec<SamplingSummary>>> = Arc::default();
+    let delegated = Arc::new(Mutex::new(0));
+    let (seen, count) = (summaries.clone(), delegated.clone());
+    let policy =
+        SamplingPolicy::reviewed(move |summary| {
+            seen.lock().unwrap().push(summary);
+            async { true }
+        })
+        .max_tokens(1000)
+        .models(["claude-*"])
+        .delegate(move |request| {
+            *count.lock().unwrap() += 1;
+            let turns = request.messages.len();
+            async move {
+                Ok(CreateMessageResult::text(MODEL, format!("policy answer to {turns} turn(s)")))
+            }
+        });
+    let root = |uri: &str| {
+        serde_json::from_value::<Root>(json!({"uri": uri, "name": "zest root"})).unwrap()
+    };
+    let handlers = AsyncClientHandlers::default()
+        .sampling_policy(policy)
+        // The user fills in their name only: every other field keeps the form's default.
+        .on_elicitation(|_| async {
+            Ok(serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .unwrap())
+        })
+        .on_url_elicitation(|p| async move {
+            assert_eq!(p.url, "https://example.invalid/connect");
+            Ok(serde_json::from_value::<ElicitResult>(json!({"action": "decline"})).unwrap())
+        })
+        .roots(vec![root("file:///tmp/zest-first")]);
+    let options = ClientOptions::new("zest-tokio-policy-test", "0.1.0").handlers(handlers);
+    let client = Client::spawn(everything(), options).await.unwrap();
+    let names = all_tools(&client).await;
+    assert!(names.iter().any(|n| n == "trigger-url-elicitation"), "{names:?}");
+
+    let sampled =
+        call(&client, "trigger-sampling-request", json!({"prompt": "say hi to zest"})).await;
+    assert!(texts(&sampled)[0].contains("policy answer to 1 turn(s)"), "{sampled:?}");
+    let reviewed = summaries.lock().unwrap().clone();
+    assert_eq!(reviewed.len(), 1);
+    assert_eq!((reviewed[0].max_tokens, reviewed[0].message_count()), (100, 1));
+    let shown = format!("{:?} {}", reviewed[0], reviewed[0]);
+    assert!(!shown.contains("say hi to zest") && !shown.contains("helpful test server"), "{shown}");
+    // Over the limit: refused before the reviewer and the delegate, and the server is told.
+    let over = client
+        .call_tool("trigger-sampling-request", json!({"prompt": "long", "maxTokens": 5000}))
+        .await;
+    let why = match &over {
+        Ok(r) => texts(r).concat(),
+        Err(e) => e.to_string(),
+    };
+    assert!(why.contains("exceeds this client's limit of 1000"), "{over:?}");
+    assert_eq!((summaries.lock().unwrap().len(), *delegated.lock().unwrap()), (1, 1));
+
+    let elicited = call(&client, "trigger-elicitation-request", json!({})).await;
+    let raw = texts(&elicited).concat();
+    for part in [
+        "\"name\": \"Ada\"",
+        "It was a dark and stormy night.",
+        "\"integer\": 42",
+        "\"titledMultipleSelectEnum\": [\n      \"fish-1\"",
+    ] {
+        assert!(raw.contains(part), "{part} missing from {raw}");
+    }
+
+    // The error path: -32042 lists the URL to open; the client opens nothing by itself.
+    let args = json!({"url": "https://example.invalid/connect", "errorPath": true});
+    let required = client.call_tool("trigger-url-elicitation", args.clone()).await.unwrap_err();
+    let list = required.url_elicitations().expect("a -32042 error");
+    assert_eq!(list[0].url, "https://modelcontextprotocol.io");
+    // The retry takes the request path, to our URL handler, which declines.
+    let declined = call(&client, "trigger-url-elicitation", args).await;
+    assert!(texts(&declined).concat().contains("declined"), "{declined:?}");
+
+    let roots = call(&client, "get-roots-list", json!({})).await;
+    assert!(texts(&roots).concat().contains("file:///tmp/zest-first"), "{roots:?}");
+    client.set_roots(vec![root("file:///tmp/zest-second")]).unwrap();
+    assert!(client.set_roots(vec![root("https://example.invalid/")]).is_err());
+    // The server re-reads the list when told it changed; it answers from its cache meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let roots = call(&client, "get-roots-list", json!({})).await;
+        if texts(&roots).concat().contains("file:///tmp/zest-second") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the new roots never reached the server: {roots:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    client.close().await.unwrap();
+}

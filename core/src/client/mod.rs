@@ -37,7 +37,9 @@ use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, Reque
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
 use crate::rpc::{parse_params, Endpoint, InboundEntry, Incoming, Limits, RequestOptions, Routed};
 use crate::schema::methods::{Method, NotificationMethod};
-use crate::schema::{InitializeParams, InitializeResult, ProtocolVersion};
+use crate::schema::{
+    ElicitParams, ElicitationCompleteParams, InitializeParams, InitializeResult, ProtocolVersion,
+};
 use crate::transport::StdioTransport;
 use tool_outputs::ToolOutputs;
 
@@ -66,10 +68,19 @@ pub struct Client {
     phase: Phase,
     /// HTTP sessions that expired in a row with no response in between (see `http.rs`).
     expiries: u32,
+    /// Ids of URL-mode elicitations the server started (a request, or a -32042 error) and has
+    /// not said `notifications/elicitation/complete` for, oldest first, at most
+    /// [`MAX_URL_ELICITATIONS`]. A completion naming any other id is ignored, as the spec
+    /// requires.
+    url_elicitations: VecDeque<String>,
     events: VecDeque<Event>,
     /// Tool output schemas from `tools/list`, checked on `tools/call` results.
     tool_outputs: ToolOutputs,
 }
+
+/// How many URL-mode elicitations the client awaits a completion for at once; past it the
+/// oldest is forgotten (its completion, if it ever comes, is then ignored).
+pub const MAX_URL_ELICITATIONS: usize = 256;
 
 /// What the messages travel over.
 #[derive(Debug)]
@@ -110,6 +121,7 @@ impl Client {
             closing: false,
             phase: Phase::Closed,
             expiries: 0,
+            url_elicitations: VecDeque::new(),
             events: VecDeque::new(),
             tool_outputs: ToolOutputs::default(),
         };
@@ -224,6 +236,24 @@ impl Client {
         }
         self.endpoint.notify(method, params, None);
         Ok(())
+    }
+
+    /// The app's roots changed: sends `notifications/roots/list_changed` when we declared
+    /// `roots.listChanged` and the session's revision has the notification (up to
+    /// 2025-11-25). `Ok(false)` when nothing was sent: not declared, not in this revision, or
+    /// not ready yet (the server asks for the list after the handshake anyway). Then drain
+    /// [`poll_output`](Self::poll_output).
+    pub fn roots_changed(&mut self, _now: Instant) -> Result<bool, UsageError> {
+        let roots = self.config.capabilities.roots.as_ref();
+        let declared = roots.and_then(|r| r.list_changed) == Some(true);
+        match &self.phase {
+            Phase::Closed => Err(UsageError::Closed),
+            Phase::Ready(n) if declared && n.protocol_version.has_roots_list_changed() => {
+                self.endpoint.notify("notifications/roots/list_changed", None, None);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// Sends a typed notification.
@@ -466,6 +496,11 @@ impl Client {
         if init_id.as_ref() != Some(&id) {
             self.expiries = 0;
             let result = outcome.map_err(RequestError::Remote);
+            if let Some(required) = result.as_ref().err().and_then(RequestError::url_elicitations) {
+                for elicitation in required {
+                    self.await_completion(elicitation.elicitation_id);
+                }
+            }
             self.events.push_back(Event::Response { id, result });
             return;
         }
@@ -525,6 +560,15 @@ impl Client {
         };
         match parsed {
             Ok(request) => {
+                if let Some(why) = self.not_offered(&request) {
+                    self.endpoint.reject(Some(r.id), &Rejection::InvalidParams(why));
+                    return;
+                }
+                if let ServerRequest::Elicit(p) = &request {
+                    if let ElicitParams::Url(url) = p.as_ref() {
+                        self.await_completion(url.elicitation_id.clone());
+                    }
+                }
                 let entry = InboundEntry::new(self.endpoint.receiving(), None);
                 self.endpoint.inbound.begin(&r.id, entry);
                 self.events.push_back(Event::Request { id: r.id, request });
@@ -543,7 +587,19 @@ impl Client {
             "notifications/tools/list_changed" => Ok(ServerNotification::ToolListChanged),
             "notifications/prompts/list_changed" => Ok(ServerNotification::PromptListChanged),
             "notifications/elicitation/complete" => {
-                parse_note(&n).map(ServerNotification::ElicitationComplete)
+                match parse_note::<ElicitationCompleteParams>(&n) {
+                    Ok(p) => {
+                        match self.url_elicitations.iter().position(|id| *id == p.elicitation_id) {
+                            Some(at) => {
+                                self.url_elicitations.remove(at);
+                                Ok(ServerNotification::ElicitationComplete(p))
+                            }
+                            // An unknown or already completed id: ignored, as the spec requires.
+                            None => return,
+                        }
+                    }
+                    Err(detail) => Err(detail),
+                }
             }
             _ => Ok(ServerNotification::Other(n.clone())),
         };
@@ -553,6 +609,41 @@ impl Client {
                 self.violation(ProtocolViolation::InvalidNotification { method: n.method, detail })
             }
         }
+    }
+
+    /// Why we refuse a request our capabilities rule out (-32602): tools in a sampling
+    /// request without `sampling.tools`, an elicitation mode we did not declare.
+    fn not_offered(&self, request: &ServerRequest) -> Option<String> {
+        let caps = &self.config.capabilities;
+        match request {
+            ServerRequest::CreateMessage(p) if p.tools.is_some() || p.tool_choice.is_some() => {
+                let offered = caps.sampling.as_ref().is_some_and(|s| s.tools.is_some());
+                (!offered).then(|| {
+                    "tools in a sampling request, but this client did not declare sampling.tools"
+                        .to_owned()
+                })
+            }
+            ServerRequest::Elicit(p) => {
+                let declared = caps.elicitation.as_ref()?;
+                let (mode, supported) = match p.as_ref() {
+                    ElicitParams::Form(_) => ("form", declared.supports_form()),
+                    _ => ("url", declared.supports_url()),
+                };
+                (!supported).then(|| format!("this client did not declare {mode}-mode elicitation"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Remembers a URL-mode elicitation whose completion the server may announce.
+    fn await_completion(&mut self, id: String) {
+        if self.url_elicitations.contains(&id) {
+            return;
+        }
+        if self.url_elicitations.len() == MAX_URL_ELICITATIONS {
+            self.url_elicitations.pop_front();
+        }
+        self.url_elicitations.push_back(id);
     }
 
     fn violation(&mut self, v: ProtocolViolation) {

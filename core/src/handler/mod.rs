@@ -17,7 +17,10 @@ mod client;
 mod error;
 pub mod typed;
 
-pub use client::{AsyncClientHandlers, SyncClientHandlers};
+pub use client::{
+    check_roots, complete_form_answer, replace_roots, AsyncClientHandlers, AsyncSamplingPolicy,
+    ContentKind, MessageShape, Roots, SamplingSummary, SyncClientHandlers, SyncSamplingPolicy,
+};
 pub use error::ToolError;
 #[cfg(feature = "schemars")]
 pub use typed::Elicited;

@@ -10,6 +10,8 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// The receiver failed.
 pub const INTERNAL_ERROR: i64 = -32603;
+/// The user refused (the spec's example code for a rejected sampling request).
+pub const USER_REJECTED: i64 = -1;
 /// Resource not found (up to 2025-11-25; 2026-07-28 uses [`INVALID_PARAMS`]).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// URL elicitation required (2025-11-25).

@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{self as machine, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
-use zest_core::handler::SyncClientHandlers;
+use zest_core::error::UsageError;
+use zest_core::handler::{replace_roots, Roots, SyncClientHandlers};
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::ConnectError;
 use zest_core::schema::methods::Method;
 use zest_core::schema::PaginatedParams;
+use zest_core::schema::Root;
 use zest_core::RequestOptions;
 
 use crate::child;
@@ -57,6 +59,8 @@ struct Inner {
     session: Arc<Session>,
     negotiated: Negotiated,
     notifications: Notifications,
+    /// The root list `set_roots` replaces, shared with the handlers.
+    roots: Option<Roots>,
     pid: u32,
     /// The supervisor: it owns the child and reaps it.
     supervisor: Mutex<Option<JoinHandle<()>>>,
@@ -83,6 +87,7 @@ impl Client {
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
+        let roots = handlers.root_list();
         let machine = machine::Client::new(config, Instant::now());
         let ready = Arc::new(Slot::new());
         let session = Session::new(
@@ -134,6 +139,7 @@ impl Client {
                     session,
                     negotiated,
                     notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
+                    roots,
                     pid,
                     supervisor_thread: supervisor.thread().id(),
                     supervisor: Mutex::new(Some(supervisor)),
@@ -176,6 +182,7 @@ impl Client {
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
+        let roots = handlers.root_list();
         let machine = machine::Client::new_http(config, http, Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
         let ready = Arc::new(Slot::new());
@@ -206,6 +213,7 @@ impl Client {
                     session,
                     negotiated,
                     notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
+                    roots,
                     pid: 0,
                     supervisor_thread: supervisor.thread().id(),
                     supervisor: Mutex::new(Some(supervisor)),
@@ -223,6 +231,16 @@ impl Client {
     /// What the handshake settled.
     pub fn negotiated(&self) -> &Negotiated {
         &self.inner.negotiated
+    }
+
+    /// Replaces the roots this client answers `roots/list` with (the list given with
+    /// `ClientOptions::roots`) and, when the session declared `roots.listChanged` (it does
+    /// with such a list), tells the server with `notifications/roots/list_changed`, so it
+    /// asks again. Each root MUST be a `file://` URI with no `..` segment; otherwise, or
+    /// without a root list, nothing changes and the error says why.
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), UsageError> {
+        replace_roots(self.inner.roots.as_ref(), roots)?;
+        self.inner.session.roots_changed()
     }
 
     /// The server's notifications (log messages, list changes, resource updates).

@@ -160,6 +160,12 @@ impl Session {
         })
     }
 
+    /// Tells the server the app's roots changed, when the session declared
+    /// `roots.listChanged` (the core decides).
+    pub(crate) fn roots_changed(&self) -> Result<(), zest_core::error::UsageError> {
+        self.drive(Role::WritesHere, |st, now| st.machine.roots_changed(now).map(drop))
+    }
+
     /// Cancels a request (a no-op once it has finished).
     pub(crate) fn cancel(&self, id: &RequestId) {
         // UnknownRequest: it already finished, which is fine.

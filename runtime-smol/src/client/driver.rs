@@ -43,6 +43,8 @@ pub(super) enum Command {
     Close,
     /// A client handler answered a server request.
     Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
+    /// The app replaced its roots (`Client::set_roots`).
+    RootsChanged,
 }
 
 /// The driver's fixed parts; see [`Driver::run`].
@@ -191,6 +193,8 @@ impl Driver {
                 }
             }
             Command::Close => self.core.close(now),
+            // Err only once the session is closed; nobody is left to tell.
+            Command::RootsChanged => drop(self.core.roots_changed(now)),
             Command::Respond { id, result } => {
                 s.serving.remove(&id);
                 // Err only if the server cancelled the request meanwhile: nothing to send.

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 use smol::channel::{self, Receiver, Sender};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
-use zest_core::error::CloseReason;
-use zest_core::handler::BoxFuture;
+use zest_core::error::{CloseReason, UsageError};
+use zest_core::handler::{replace_roots, BoxFuture, Roots};
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKey, ConnectError};
 use zest_core::schema::methods::Method;
-use zest_core::schema::PaginatedParams;
+use zest_core::schema::{PaginatedParams, Root};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Outgoing, Submit};
@@ -43,6 +43,8 @@ struct Inner {
     negotiated: Negotiated,
     notifications: Receiver<ServerNotification>,
     shared: Arc<Shared>,
+    /// The root list `set_roots` replaces, shared with the handlers.
+    roots: Option<Roots>,
     pid: u32,
 }
 
@@ -81,6 +83,7 @@ impl Client {
         let pid = spawned.supervisor.pid();
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
+        let roots = handlers.root_list();
         let core = CoreClient::new(config, Instant::now());
 
         let (command_tx, command_rx) = channel::unbounded();
@@ -104,8 +107,8 @@ impl Client {
 
         match ready_rx.recv().await {
             Ok(negotiated) => {
-                let inner =
-                    Inner { commands, negotiated, notifications: notification_rx, shared, pid };
+                let notifications = notification_rx;
+                let inner = Inner { commands, negotiated, notifications, shared, roots, pid };
                 Ok(Self { inner: Arc::new(inner) })
             }
             Err(_) => {
@@ -141,6 +144,7 @@ impl Client {
         let connector = connector::Connector::new(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
+        let roots = handlers.root_list();
         let core = CoreClient::new_http(config, http, Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
         let (command_tx, command_rx) = channel::unbounded();
@@ -163,8 +167,8 @@ impl Client {
         let commands = CloseOnDrop(command_tx);
         match ready_rx.recv().await {
             Ok(negotiated) => {
-                let inner =
-                    Inner { commands, negotiated, notifications: notification_rx, shared, pid: 0 };
+                let notifications = notification_rx;
+                let inner = Inner { commands, negotiated, notifications, shared, roots, pid: 0 };
                 Ok(Self { inner: Arc::new(inner) })
             }
             Err(_) => {
@@ -185,6 +189,16 @@ impl Client {
     /// are dropped while the queue is full.
     pub fn notifications(&self) -> Receiver<ServerNotification> {
         self.inner.notifications.clone()
+    }
+
+    /// Replaces the roots this client answers `roots/list` with (the list given with
+    /// `ClientOptions::roots`) and, when the session declared `roots.listChanged` (it does
+    /// with such a list), tells the server with `notifications/roots/list_changed`, so it
+    /// asks again. Each root MUST be a `file://` URI with no `..` segment; otherwise, or
+    /// without a root list, nothing changes and the error says why.
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), UsageError> {
+        replace_roots(self.inner.roots.as_ref(), roots)?;
+        self.inner.commands.0.try_send(Command::RootsChanged).map_err(|_| UsageError::Closed)
     }
 
     /// The child's process id (also its process group id); 0 for a session over HTTP.

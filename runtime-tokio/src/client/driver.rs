@@ -44,6 +44,8 @@ pub(super) enum Command {
     Cancel { key: CallKey },
     /// End the session.
     Close,
+    /// The app replaced its roots (`Client::set_roots`).
+    RootsChanged,
 }
 
 /// A client handler's answer to a server request.
@@ -215,6 +217,8 @@ impl Driver {
                 }
             }
             Command::Close => self.core.close(now),
+            // Err only once the session is closed; nobody is left to tell.
+            Command::RootsChanged => drop(self.core.roots_changed(now)),
         }
     }
 

@@ -13,14 +13,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{decode_result, Negotiated, ServerNotification};
-use zest_core::error::{CloseReason, RequestError};
-use zest_core::handler::BoxFuture;
+use zest_core::error::{CloseReason, RequestError, UsageError};
+use zest_core::handler::{replace_roots, BoxFuture, Roots};
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKeys, ConnectError};
 use zest_core::schema::methods::Method;
-use zest_core::schema::PaginatedParams;
+use zest_core::schema::{PaginatedParams, Root};
 use zest_core::RequestOptions;
 
 use crate::calls;
@@ -49,6 +49,8 @@ struct Shared {
     first_notifications: Mutex<Option<broadcast::Receiver<ServerNotification>>>,
     notifications: broadcast::WeakSender<ServerNotification>,
     exit: watch::Receiver<Option<driver::Exit>>,
+    /// The root list `set_roots` replaces, shared with the handlers.
+    roots: Option<Roots>,
 }
 
 impl Client {
@@ -64,6 +66,7 @@ impl Client {
         let pid = child.id();
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
+        let roots = handlers.root_list();
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = oneshot::channel();
         let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
@@ -87,6 +90,7 @@ impl Client {
             first_notifications: Mutex::new(Some(notes_rx)),
             notifications,
             exit,
+            roots,
         };
         Ok(Self { shared: Arc::new(shared) })
     }
@@ -116,6 +120,7 @@ impl Client {
         let connector = connector::Connector::new(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
+        let roots = handlers.root_list();
         let core = zest_core::client::Client::new_http(config, http, std::time::Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
         let (commands, command_rx) = mpsc::unbounded_channel();
@@ -141,6 +146,7 @@ impl Client {
             first_notifications: Mutex::new(Some(notes_rx)),
             notifications,
             exit,
+            roots,
         };
         Ok(Self { shared: Arc::new(shared) })
     }
@@ -164,6 +170,16 @@ impl Client {
             // The session is over: a receiver whose sender is already gone says `Closed`.
             None => broadcast::channel(1).1,
         }
+    }
+
+    /// Replaces the roots this client answers `roots/list` with (the list given with
+    /// `ClientOptions::roots`) and, when the session declared `roots.listChanged` (it does
+    /// with such a list), tells the server with `notifications/roots/list_changed`, so it
+    /// asks again. Each root MUST be a `file://` URI with no `..` segment; otherwise, or
+    /// without a root list, nothing changes and the error says why.
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), UsageError> {
+        replace_roots(self.shared.roots.as_ref(), roots)?;
+        self.shared.commands.send(Command::RootsChanged).map_err(|_| UsageError::Closed)
     }
 
     /// The child's process id, which is also its process group id; 0 for a session over
@@ -203,7 +219,7 @@ impl Client {
         let (reply, rx) = calls::reply();
         let command = Command::Request { key, method, params, opts, on_progress, reply };
         if self.shared.commands.send(command).is_err() {
-            return Err(CallError::Usage(zest_core::error::UsageError::Closed));
+            return Err(CallError::Usage(UsageError::Closed));
         }
         let commands = &self.shared.commands;
         calls::outcome(rx, || {
