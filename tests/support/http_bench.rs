@@ -37,7 +37,7 @@ impl Run {
 /// The header of the throughput table.
 pub(crate) fn print_header() {
     println!(
-        "{:<28} {:>4} {:>9} {:>8} {:>8} {:>9}",
+        "{:<30} {:>4} {:>9} {:>8} {:>8} {:>9}",
         "", "conc", "calls/s", "p50 µs", "p99 µs", "of floor"
     );
 }
@@ -50,7 +50,7 @@ pub(crate) fn print_row(name: &str, concurrency: usize, run: &Run, floor: Option
     let share =
         floor.map_or(String::new(), |f| format!("{:.0} %", 100.0 * run.per_sec / f.per_sec));
     println!(
-        "{name:<28} {concurrency:>4} {:>9.0} {:>8} {:>8} {share:>9}",
+        "{name:<30} {concurrency:>4} {:>9.0} {:>8} {:>8} {share:>9}",
         run.per_sec,
         at(0.5).as_micros(),
         at(0.99).as_micros()
