@@ -83,7 +83,8 @@ pub use client::{
     CancelHandle, Client, ClientOptions, Notifications, PendingCall, NOTIFICATION_QUEUE,
 };
 pub use http_server::{
-    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
+    DEFAULT_SHUTDOWN_GRACE,
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};

@@ -87,7 +87,8 @@ pub use zest_core::RequestOptions;
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand};
 pub use http_server::{
-    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
+    DEFAULT_SHUTDOWN_GRACE,
 };
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};

@@ -4,6 +4,8 @@
 mod common;
 #[path = "common/http.rs"]
 mod http_common;
+#[path = "../../tests/support/load.rs"]
+mod load;
 
 use common::run;
 use http::{Method, StatusCode};
@@ -134,6 +136,26 @@ fn serves_and_connects_under_async_std_too() {
         let echoed = client.call_tool("echo", json!({"text": "async-std"})).await.unwrap();
         assert_eq!(echoed.content[0].as_text(), Some("async-std"));
         client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn a_head_sent_byte_by_byte_too_slowly_gets_408_and_does_not_stop_others() {
+    run(60, async {
+        let mut http = zest_smol::HttpConfig::new();
+        http.http1.head_timeout = std::time::Duration::from_secs(1);
+        let server = server_with(http).await;
+        let addr = server.local_addr();
+        // One byte every 100 ms of a head that never ends, from a thread of its own.
+        let every = std::time::Duration::from_millis(100);
+        let slow = std::thread::spawn(move || load::slow_head(addr, every));
+        let r = raw(&server, Method::GET, "/health", &[], b"").await;
+        assert_eq!(r.status, StatusCode::OK, "served beside the trickling connection");
+        // The header-read deadline answers the slow one and closes it (a bounded wait: the
+        // thread reads for at most 30 s after its last byte).
+        let answer = slow.join().expect("the slow client's thread");
+        assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
         server.shutdown().await;
     });
 }

@@ -105,7 +105,8 @@ pub use zest_core::schema;
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
-    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
+    DEFAULT_SHUTDOWN_GRACE,
 };
 #[cfg(feature = "tower")]
 pub use http_server::{McpBody, McpService};

@@ -3,6 +3,8 @@
 
 #[path = "common/http.rs"]
 mod http_common;
+#[path = "../../tests/support/load.rs"]
+mod load;
 
 use http::{Method, StatusCode};
 use http_common::*;
@@ -104,5 +106,22 @@ async fn a_foreign_host_gets_403_and_an_unknown_path_404() {
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     let r = raw(&server, Method::GET, "/nowhere", &[], b"").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_sent_byte_by_byte_too_slowly_gets_408_and_does_not_stop_others() {
+    let mut http = zest_tokio::HttpConfig::new();
+    http.http1.head_timeout = std::time::Duration::from_secs(1);
+    let server = server_with(http).await;
+    let addr = server.local_addr();
+    // One byte every 100 ms of a head that never ends, from a thread of its own.
+    let every = std::time::Duration::from_millis(100);
+    let slow = tokio::task::spawn_blocking(move || load::slow_head(addr, every));
+    let r = raw(&server, Method::GET, "/health", &[], b"").await;
+    assert_eq!(r.status, StatusCode::OK, "served beside the trickling connection");
+    // The header-read deadline answers the slow one and closes it.
+    let answer = slow.await.expect("the slow client's thread");
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
     server.shutdown().await;
 }

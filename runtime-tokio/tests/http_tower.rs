@@ -134,7 +134,7 @@ async fn the_get_stream_delivers_a_server_message() {
     client.ping().await.unwrap();
     // The GET stream opens after the handshake: wait until the router carries it.
     let mcp = app.mcp.clone();
-    eventually("the GET stream is open", || mcp.exchange_count() == 1).await;
+    eventually("the GET stream is open", || mcp.stats().exchanges == 1).await;
     let tool = Tool::new("late", "Added while running", json!({"type": "object"}));
     app.mcp.change_registry(&[ListKind::Tools], move |r| {
         r.raw_tool(tool, |_, _| async move { Ok(CallToolResult::text("late")) });
@@ -183,7 +183,7 @@ async fn an_oversized_body_gets_413() {
     // Within the limit, the same service answers.
     let r = raw_at(app.addr, Method::POST, "/mcp", POST_HEADERS, &initialize_body()).await;
     assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
-    assert_eq!(app.mcp.exchange_count(), 0);
+    assert_eq!(app.mcp.stats().exchanges, 0);
     app.shutdown().await;
 }
 
@@ -218,9 +218,9 @@ async fn open_stream(addr: SocketAddr, request: String) -> (TcpStream, String) {
 #[tokio::test]
 async fn clients_gone_mid_stream_leave_nothing_behind() {
     let app = app().await;
-    assert_eq!((app.mcp.session_count(), app.mcp.exchange_count()), (0, 0));
+    assert_eq!((app.mcp.session_count(), app.mcp.stats().exchanges), (0, 0));
     let id = raw_session(app.addr).await;
-    assert_eq!((app.mcp.session_count(), app.mcp.exchange_count()), (1, 0));
+    assert_eq!((app.mcp.session_count(), app.mcp.stats().exchanges), (1, 0));
 
     // A GET stream, then the client goes away while it idles.
     let get = format!(
@@ -230,10 +230,10 @@ async fn clients_gone_mid_stream_leave_nothing_behind() {
     let (socket, head) = open_stream(app.addr, get.clone()).await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(head.to_ascii_lowercase().contains("text/event-stream"), "{head}");
-    assert_eq!(app.mcp.exchange_count(), 1, "the GET stream is carried");
+    assert_eq!(app.mcp.stats().exchanges, 1, "the GET stream is carried");
     drop(socket);
     let mcp = app.mcp.clone();
-    eventually("the GET stream is released", || mcp.exchange_count() == 0).await;
+    eventually("the GET stream is released", || mcp.stats().exchanges == 0).await;
 
     // A call answered over SSE, and the client goes away while it streams.
     let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"steps","arguments":{"n":25}}}"#;
@@ -247,18 +247,18 @@ async fn clients_gone_mid_stream_leave_nothing_behind() {
     );
     let (socket, head) = open_stream(app.addr, post).await;
     assert!(head.to_ascii_lowercase().contains("text/event-stream"), "{head}");
-    assert_eq!(app.mcp.exchange_count(), 1, "the answer stream is carried");
+    assert_eq!(app.mcp.stats().exchanges, 1, "the answer stream is carried");
     drop(socket);
-    eventually("the answer stream is released", || mcp.exchange_count() == 0).await;
+    eventually("the answer stream is released", || mcp.stats().exchanges == 0).await;
 
     // A new GET stream opens: the old one is not held as a conflict.
     let (socket, head) = open_stream(app.addr, get).await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     drop(socket);
-    eventually("the second GET stream is released", || mcp.exchange_count() == 0).await;
+    eventually("the second GET stream is released", || mcp.stats().exchanges == 0).await;
 
     app.mcp.close_sessions();
-    assert_eq!((app.mcp.session_count(), app.mcp.exchange_count()), (0, 0));
+    assert_eq!((app.mcp.session_count(), app.mcp.stats().exchanges), (0, 0));
     app.shutdown().await;
 }
 
@@ -271,7 +271,7 @@ async fn delete_ends_the_session() {
     client.close().await.unwrap();
     assert_eq!(app.mcp.session_count(), 0, "DELETE ended the session");
     let mcp = app.mcp.clone();
-    eventually("the GET stream closed with its session", || mcp.exchange_count() == 0).await;
+    eventually("the GET stream closed with its session", || mcp.stats().exchanges == 0).await;
     app.shutdown().await;
 }
 
@@ -280,10 +280,10 @@ async fn shutdown_ends_open_streams_and_refuses_new_requests() {
     let app = app().await;
     let client = Client::connect(&app.url(), options()).await.unwrap();
     let mcp = app.mcp.clone();
-    eventually("the GET stream is open", || mcp.exchange_count() == 1).await;
+    eventually("the GET stream is open", || mcp.stats().exchanges == 1).await;
     // Shutting the service down ends the session and its GET stream, so axum can drain.
     tokio::time::timeout(WAIT, app.mcp.shutdown()).await.expect("shut down");
-    assert_eq!((app.mcp.session_count(), app.mcp.exchange_count()), (0, 0));
+    assert_eq!((app.mcp.session_count(), app.mcp.stats().exchanges), (0, 0));
     let r = raw_at(app.addr, Method::POST, "/mcp", POST_HEADERS, &initialize_body()).await;
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
     drop(client);

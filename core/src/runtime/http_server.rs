@@ -34,7 +34,7 @@ use http::{Response, StatusCode};
 
 mod dispatch;
 
-pub use dispatch::{Dispatch, Step};
+pub use dispatch::{Dispatch, ServerStats, Step};
 
 use super::OwnedEvent;
 use crate::error::Rejection;

@@ -17,7 +17,7 @@ use zest_core::error::{Rejection, UsageError};
 use zest_core::handler::SyncHandler;
 use zest_core::http::server::{Router, SessionId};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
+use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
 use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Call, ListKind};
 
@@ -162,6 +162,12 @@ impl Hub {
     /// How many sessions the router holds.
     pub(super) fn session_count(&self) -> usize {
         self.lock().router.session_count()
+    }
+
+    /// What the router and the dispatch hold now.
+    pub(super) fn stats(&self) -> ServerStats {
+        let st = self.lock();
+        st.dispatch.stats(&st.router)
     }
 
     /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::http::server::{Router, RouterConfig};
 use zest_core::http1;
+pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::StreamIds;
 use zest_core::server::{ListKind, ServerConfig};
 
@@ -185,6 +186,12 @@ impl HttpServer {
     /// How many sessions the server holds now.
     pub fn session_count(&self) -> usize {
         self.hub.session_count()
+    }
+
+    /// What the server holds now (sessions, exchanges, events kept for resumption, running
+    /// handlers): each count returns to its baseline once what it counts is gone.
+    pub fn stats(&self) -> ServerStats {
+        self.hub.stats()
     }
 
     /// Stops gracefully: stops accepting, lets running handlers finish (up to the grace

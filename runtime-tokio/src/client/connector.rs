@@ -24,7 +24,13 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
 struct Conn {
     io: Box<dyn Io>,
     http: ClientConn,
+    /// Where responses are read into; pooled with the connection, so an exchange on a
+    /// reused connection allocates and zeroes no buffer.
+    buf: Box<[u8]>,
 }
+
+/// Bytes read from a connection at once.
+const READ_BUF: usize = 32 * 1024;
 
 /// Where an exchange's events go: the driver's inbox.
 pub(super) type Events = mpsc::UnboundedSender<(StreamId, OwnedEvent)>;
@@ -96,7 +102,7 @@ impl Connector {
         let io = tokio::time::timeout(self.connect_timeout, open)
             .await
             .map_err(|_| TransportFailure::TimedOut)??;
-        Ok(Conn { io, http: ClientConn::new(self.config.clone()) })
+        Ok(Conn { io, http: ClientConn::new(self.config.clone()), buf: vec![0; READ_BUF].into() })
     }
 }
 
@@ -175,7 +181,6 @@ enum Ran {
 
 /// Writes the exchange queued on `conn` and forwards its response until it ends.
 async fn run(conn: &mut Conn, events: &Events) -> Ran {
-    let mut buf = vec![0u8; 32 * 1024];
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
@@ -200,16 +205,15 @@ async fn run(conn: &mut Conn, events: &Events) -> Ran {
             }
         }
         let deadline = conn.http.poll_timeout();
-        let read = async {
-            match deadline {
-                Some(at) => tokio::time::timeout_at(at.into(), conn.io.read(&mut buf)).await.ok(),
-                None => Some(conn.io.read(&mut buf).await),
-            }
+        let read = conn.io.read(&mut conn.buf);
+        let read = match deadline {
+            Some(at) => tokio::time::timeout_at(at.into(), read).await.ok(),
+            None => Some(read.await),
         };
-        match read.await {
+        match read {
             None => conn.http.handle_timeout(Instant::now()),
             Some(Ok(0)) => conn.http.handle_end(),
-            Some(Ok(n)) => conn.http.handle_data(&buf[..n]),
+            Some(Ok(n)) => conn.http.handle_data(&conn.buf[..n]),
             Some(Err(e)) => conn.http.handle_failed(TransportFailure::Reset(e.to_string())),
         }
     }

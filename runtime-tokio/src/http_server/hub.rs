@@ -25,7 +25,7 @@ use zest_core::handler::AsyncHandler;
 use zest_core::http::server::{Router, SessionId};
 use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::http_server::{Dispatch, Inbound, Step};
+use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
 use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Call, ListKind};
 
@@ -121,10 +121,10 @@ impl Hub {
         self.lock().router.session_count()
     }
 
-    /// How many HTTP exchanges the router is in the middle of (see
-    /// [`Router::exchange_count`]).
-    pub(super) fn exchange_count(&self) -> usize {
-        self.lock().router.exchange_count()
+    /// What the router and the dispatch hold now.
+    pub(super) fn stats(&self) -> ServerStats {
+        let st = self.lock();
+        st.dispatch.stats(&st.router)
     }
 
     /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use zest_core::http::server::{Router, RouterConfig};
 use zest_core::http1;
+pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::StreamIds;
 use zest_core::server::{ListKind, ServerConfig};
 
@@ -156,10 +157,10 @@ impl HttpServer {
         self.hub.session_count()
     }
 
-    /// How many HTTP exchanges the server is in the middle of: POSTs being read or awaiting
-    /// their answer, and open SSE streams. Back to 0 once every client has gone.
-    pub fn exchange_count(&self) -> usize {
-        self.hub.exchange_count()
+    /// What the server holds now (sessions, exchanges, events kept for resumption, running
+    /// handlers): each count returns to its baseline once what it counts is gone.
+    pub fn stats(&self) -> ServerStats {
+        self.hub.stats()
     }
 
     /// Stops gracefully: stops accepting, lets running handlers finish (up to the grace

@@ -38,7 +38,7 @@ use zest_core::runtime::OwnedEvent;
 use zest_core::server::{ListKind, ServerConfig};
 
 use super::hub::{Hub, ToConn};
-use super::{timer, wind_down, HttpConfig};
+use super::{timer, wind_down, HttpConfig, ServerStats};
 use crate::server::Registry;
 
 /// MCP over HTTP as a `tower::Service<http::Request<B>>`, to mount in an axum app (or any
@@ -128,10 +128,11 @@ impl McpService {
         self.inner.hub.session_count()
     }
 
-    /// How many HTTP exchanges the service is in the middle of: POSTs being read or
-    /// awaiting their answer, and open SSE streams. Back to 0 once every client has gone.
-    pub fn exchange_count(&self) -> usize {
-        self.inner.hub.exchange_count()
+    /// What the service holds now, as [`HttpServer::stats`](crate::HttpServer::stats): each
+    /// count returns to its baseline once what it counts is gone (`exchanges` is 0 once
+    /// every client has gone).
+    pub fn stats(&self) -> ServerStats {
+        self.inner.hub.stats()
     }
 
     /// Stops gracefully, as [`HttpServer::shutdown`](crate::HttpServer::shutdown) does for

@@ -55,6 +55,26 @@ pub enum Step<H, C, T> {
     Stop(Vec<T>),
 }
 
+/// What an HTTP server holds at one moment: every count returns to its baseline once the
+/// sessions, exchanges and handlers behind it are gone, so a test can check for leaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerStats {
+    /// Sessions held.
+    pub sessions: usize,
+    /// HTTP exchanges the router is in the middle of (see [`Router::exchange_count`]).
+    pub exchanges: usize,
+    /// SSE events kept for resumption, all sessions together; `None` when the event store
+    /// cannot tell.
+    pub events_held: Option<usize>,
+    /// Exchanges whose connection is known (see [`Dispatch::carried`]).
+    pub carried: usize,
+    /// Handlers running (see [`Dispatch::running`]).
+    pub handlers: usize,
+    /// Requests to clients awaiting their answer, all sessions together.
+    pub peer_calls: usize,
+}
+
 /// A handler task in flight.
 #[derive(Debug)]
 struct Running<T> {
@@ -244,6 +264,18 @@ impl<C: Clone, T, R: ReplySlot> Dispatch<C, T, R> {
     /// Exchanges whose connection is known.
     pub fn carried(&self) -> usize {
         self.conns.len()
+    }
+
+    /// What `router` and this dispatch hold now, for metrics and leak checks.
+    pub fn stats<H: Clone>(&self, router: &Router<H>) -> ServerStats {
+        ServerStats {
+            sessions: router.session_count(),
+            exchanges: router.exchange_count(),
+            events_held: router.events_held(),
+            carried: self.carried(),
+            handlers: self.running(),
+            peer_calls: self.calls.values().map(Calls::len).sum(),
+        }
     }
 
     fn event<H>(&mut self, session: SessionId, event: Event<H>) -> Step<H, C, T> {

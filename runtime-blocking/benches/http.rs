@@ -1,0 +1,207 @@
+//! `cargo bench -p zest-blocking --bench http`: `tools/call` echo over Streamable HTTP on
+//! loopback at concurrency 1, 8 and 64, zest-blocking's client (one thread per worker)
+//! against zest-blocking's server in one process, beside a raw floor from the same run: a
+//! keep-alive HTTP/1.1 JSON echo on std threads (zest-core's http1 machines on both sides, one
+//! connection and thread per worker, no MCP). Then the memory of a server in a process of its
+//! own (this binary again): its peak RSS after a run at concurrency 8, and its RSS per idle
+//! session with 10,000 idle sessions. Figures are printed, never asserted.
+
+#[path = "../../tests/support/http_bench.rs"]
+mod http_bench;
+#[path = "../../tests/support/load.rs"]
+mod load;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response};
+use http_bench::{print_header, print_peak, print_row, Run, ServerProcess};
+use serde_json::json;
+use zest_blocking::core::http1::{self, Config, ServerConnection, ServerEvent};
+use zest_blocking::core::io::{HttpRequest, StreamId};
+use zest_blocking::core::runtime::http_client::ClientConn;
+use zest_blocking::core::runtime::OwnedEvent;
+use zest_blocking::core::server::ServerConfig;
+use zest_blocking::schema::{CallToolResult, Tool};
+use zest_blocking::{serve_http_with, Client, ClientApi, ClientOptions, HttpConfig, Registry};
+
+const CALLS: usize = 8_000;
+const WARMUP: usize = 200;
+
+fn main() {
+    if std::env::var(http_bench::ROLE_ENV).as_deref() == Ok("server") {
+        let server = zest_server();
+        return http_bench::serve_until_stdin_ends(server.local_addr());
+    }
+    println!("zest-blocking HTTP bench: {CALLS} tools/call echo calls of a 64-char text");
+    println!("client and server in one process, std threads, loopback");
+    println!();
+    print_header();
+    let floor_addr = raw_echo_server();
+    let server = zest_server();
+    for concurrency in [1, 8, 64] {
+        let raw = raw_run(floor_addr, concurrency);
+        let zest = zest_run(&server.url(), concurrency);
+        print_row("raw HTTP/1.1 JSON echo", concurrency, &raw, None);
+        print_row("zest-blocking (MCP over HTTP)", concurrency, &zest, Some(&raw));
+    }
+    server.shutdown();
+    println!();
+    let process = ServerProcess::spawn();
+    zest_run(&process.url(), 8);
+    print_peak(&process, "8,000 calls at concurrency 8");
+    process.print_idle_sessions();
+    print_peak(&process, "the idle sessions");
+}
+
+fn zest_server() -> zest_blocking::HttpServer {
+    let mut registry = Registry::default();
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    registry.raw_tool(Tool::new("echo", "Echoes", schema), |_, p| {
+        let text = p.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str());
+        Ok(CallToolResult::text(text.unwrap_or_default()))
+    });
+    let mut http = HttpConfig::new();
+    http.router.max_sessions = http_bench::MAX_SESSIONS;
+    let config = ServerConfig::new("bench", "1");
+    serve_http_with("127.0.0.1:0", config, http, registry).expect("bind")
+}
+
+fn zest_run(url: &str, concurrency: usize) -> Run {
+    let client = Client::connect(url, ClientOptions::new("bench", "1")).expect("connect");
+    let text = "x".repeat(64);
+    for _ in 0..WARMUP {
+        client.call_tool("echo", json!({"text": text})).expect("warm-up call");
+    }
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let client = client.clone();
+            let text = text.clone();
+            thread::spawn(move || {
+                let mut latencies = Vec::with_capacity(CALLS / concurrency);
+                for _ in 0..CALLS / concurrency {
+                    let t = Instant::now();
+                    client.call_tool("echo", json!({"text": text})).expect("call");
+                    latencies.push(t.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let run = Run::new(gather(workers), started.elapsed());
+    client.close().expect("close");
+    run
+}
+
+fn gather(workers: Vec<thread::JoinHandle<Vec<Duration>>>) -> Vec<Duration> {
+    workers.into_iter().flat_map(|w| w.join().expect("a worker")).collect()
+}
+
+/// Echoes each POST body back as JSON, keep-alive, through zest-core's http1 machine, one
+/// thread per connection.
+fn raw_echo_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    thread::spawn(move || {
+        for socket in listener.incoming() {
+            let Ok(socket) = socket else { continue };
+            let _ = socket.set_nodelay(true);
+            thread::spawn(move || echo_connection(socket));
+        }
+    });
+    addr
+}
+
+fn echo_connection(mut socket: TcpStream) {
+    let mut conn = ServerConnection::new(Config::default(), Instant::now());
+    let mut body = Vec::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        while let Some(event) = conn.poll_event() {
+            match event {
+                ServerEvent::Data(b) => body.extend_from_slice(&b),
+                ServerEvent::End => {
+                    let mut response = Response::new(Bytes::from(std::mem::take(&mut body)));
+                    response
+                        .headers_mut()
+                        .insert("content-type", HeaderValue::from_static("application/json"));
+                    if conn.send_response(Instant::now(), response).is_err() {
+                        return;
+                    }
+                }
+                ServerEvent::Failed(_) => return,
+                _ => {}
+            }
+        }
+        while let Some(t) = conn.poll_transmit() {
+            match t {
+                http1::Transmit::Write(b) => {
+                    if socket.write_all(&b).is_err() {
+                        return;
+                    }
+                }
+                http1::Transmit::Close => return,
+            }
+        }
+        match socket.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => conn.handle_data(&buf[..n]),
+        }
+    }
+}
+
+/// The same exchange with no MCP: each worker POSTs a JSON-RPC-sized body on its own
+/// keep-alive connection and reads the echo.
+fn raw_run(addr: SocketAddr, concurrency: usize) -> Run {
+    let body = Bytes::from(
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x".repeat(64)}}}))
+        .expect("json"),
+    );
+    let uri: http::Uri = format!("http://{addr}/mcp").parse().expect("uri");
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (uri, body) = (uri.clone(), body.clone());
+            thread::spawn(move || raw_worker(addr, uri, body, CALLS / concurrency))
+        })
+        .collect();
+    Run::new(gather(workers), started.elapsed())
+}
+
+fn raw_worker(addr: SocketAddr, uri: http::Uri, body: Bytes, calls: usize) -> Vec<Duration> {
+    let mut socket = TcpStream::connect(addr).expect("connect");
+    let _ = socket.set_nodelay(true);
+    let mut conn = ClientConn::new(Config::default());
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut latencies = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+        let request =
+            HttpRequest { method: Method::POST, uri: uri.clone(), headers, body: body.clone() };
+        let t = Instant::now();
+        conn.send(t, StreamId(i as u64 + 1), request).expect("idle connection");
+        'exchange: loop {
+            while let Some(http1::Transmit::Write(b)) = conn.poll_transmit() {
+                socket.write_all(&b).expect("write");
+            }
+            while let Some((_, event)) = conn.poll_event() {
+                match event {
+                    OwnedEvent::End => break 'exchange,
+                    OwnedEvent::Failed(f) => panic!("{f}"),
+                    _ => {}
+                }
+            }
+            let n = socket.read(&mut buf).expect("read");
+            assert!(n > 0, "the floor server closed the connection");
+            conn.handle_data(&buf[..n]);
+        }
+        latencies.push(t.elapsed());
+    }
+    latencies
+}

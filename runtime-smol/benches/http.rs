@@ -1,0 +1,213 @@
+//! `cargo bench -p zest-smol --bench http`: `tools/call` echo over Streamable HTTP on
+//! loopback at concurrency 1, 8 and 64, zest-smol's client against zest-smol's server in one
+//! process (smol's global executor on 2 threads unless `SMOL_THREADS` says otherwise), beside
+//! a raw floor from the same run: a keep-alive HTTP/1.1 JSON echo on smol (zest-core's http1
+//! machines on both sides, one connection per worker, no MCP). Then the memory of a server in
+//! a process of its own (this binary again): its peak RSS after a run at concurrency 8, and
+//! its RSS per idle session with 10,000 idle sessions. Figures are printed, never asserted.
+
+#[path = "../../tests/support/http_bench.rs"]
+mod http_bench;
+#[path = "../../tests/support/load.rs"]
+mod load;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response};
+use http_bench::{print_header, print_peak, print_row, Run, ServerProcess};
+use serde_json::json;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::net::{TcpListener, TcpStream};
+use zest_smol::core::http1::{self, Config, ServerConnection, ServerEvent};
+use zest_smol::core::io::{HttpRequest, StreamId};
+use zest_smol::core::runtime::http_client::ClientConn;
+use zest_smol::core::runtime::OwnedEvent;
+use zest_smol::core::server::ServerConfig;
+use zest_smol::schema::{CallToolResult, Tool};
+use zest_smol::{serve_http_with, Client, ClientApi, ClientOptions, HttpConfig, Registry};
+
+const CALLS: usize = 8_000;
+const WARMUP: usize = 200;
+
+fn main() {
+    if std::env::var_os("SMOL_THREADS").is_none() {
+        // As many executor threads as the tokio bench's workers; read at first spawn.
+        std::env::set_var("SMOL_THREADS", "2");
+    }
+    if std::env::var(http_bench::ROLE_ENV).as_deref() == Ok("server") {
+        let server = smol::block_on(zest_server());
+        return http_bench::serve_until_stdin_ends(server.local_addr());
+    }
+    println!("zest-smol HTTP bench: {CALLS} tools/call echo calls of a 64-char text");
+    println!("client and server in one process, smol's global executor, loopback");
+    println!();
+    print_header();
+    smol::block_on(async {
+        let floor_addr = raw_echo_server().await;
+        let server = zest_server().await;
+        for concurrency in [1, 8, 64] {
+            let raw = raw_run(floor_addr, concurrency).await;
+            let zest = zest_run(&server.url(), concurrency).await;
+            print_row("raw HTTP/1.1 JSON echo", concurrency, &raw, None);
+            print_row("zest-smol (MCP over HTTP)", concurrency, &zest, Some(&raw));
+        }
+        server.shutdown().await;
+    });
+    println!();
+    let process = ServerProcess::spawn();
+    smol::block_on(zest_run(&process.url(), 8));
+    print_peak(&process, "8,000 calls at concurrency 8");
+    process.print_idle_sessions();
+    print_peak(&process, "the idle sessions");
+}
+
+async fn zest_server() -> zest_smol::HttpServer {
+    let mut registry = Registry::default();
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    registry.raw_tool(Tool::new("echo", "Echoes", schema), |_, p| async move {
+        let text = p.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str());
+        Ok(CallToolResult::text(text.unwrap_or_default()))
+    });
+    let mut http = HttpConfig::new();
+    http.router.max_sessions = http_bench::MAX_SESSIONS;
+    let config = ServerConfig::new("bench", "1");
+    serve_http_with("127.0.0.1:0", config, http, registry).await.expect("bind")
+}
+
+async fn zest_run(url: &str, concurrency: usize) -> Run {
+    let client = Client::connect(url, ClientOptions::new("bench", "1")).await.expect("connect");
+    let text = "x".repeat(64);
+    for _ in 0..WARMUP {
+        client.call_tool("echo", json!({"text": text})).await.expect("warm-up call");
+    }
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let client = client.clone();
+            let text = text.clone();
+            smol::spawn(async move {
+                let mut latencies = Vec::with_capacity(CALLS / concurrency);
+                for _ in 0..CALLS / concurrency {
+                    let t = Instant::now();
+                    client.call_tool("echo", json!({"text": text})).await.expect("call");
+                    latencies.push(t.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let run = Run::new(gather(workers).await, started.elapsed());
+    client.close().await.expect("close");
+    run
+}
+
+async fn gather(workers: Vec<smol::Task<Vec<Duration>>>) -> Vec<Duration> {
+    let mut all = Vec::new();
+    for worker in workers {
+        all.extend(worker.await);
+    }
+    all
+}
+
+/// Echoes each POST body back as JSON, keep-alive, through zest-core's http1 machine.
+async fn raw_echo_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    smol::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let _ = socket.set_nodelay(true);
+            smol::spawn(echo_connection(socket)).detach();
+        }
+    })
+    .detach();
+    addr
+}
+
+async fn echo_connection(mut socket: TcpStream) {
+    let mut conn = ServerConnection::new(Config::default(), Instant::now());
+    let mut body = Vec::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        while let Some(event) = conn.poll_event() {
+            match event {
+                ServerEvent::Data(b) => body.extend_from_slice(&b),
+                ServerEvent::End => {
+                    let mut response = Response::new(Bytes::from(std::mem::take(&mut body)));
+                    response
+                        .headers_mut()
+                        .insert("content-type", HeaderValue::from_static("application/json"));
+                    if conn.send_response(Instant::now(), response).is_err() {
+                        return;
+                    }
+                }
+                ServerEvent::Failed(_) => return,
+                _ => {}
+            }
+        }
+        while let Some(t) = conn.poll_transmit() {
+            match t {
+                http1::Transmit::Write(b) => {
+                    if socket.write_all(&b).await.is_err() {
+                        return;
+                    }
+                }
+                http1::Transmit::Close => return,
+            }
+        }
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => conn.handle_data(&buf[..n]),
+        }
+    }
+}
+
+/// The same exchange with no MCP: each worker POSTs a JSON-RPC-sized body on its own
+/// keep-alive connection and reads the echo.
+async fn raw_run(addr: SocketAddr, concurrency: usize) -> Run {
+    let body = Bytes::from(
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x".repeat(64)}}}))
+        .expect("json"),
+    );
+    let uri: http::Uri = format!("http://{addr}/mcp").parse().expect("uri");
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| smol::spawn(raw_worker(addr, uri.clone(), body.clone(), CALLS / concurrency)))
+        .collect();
+    Run::new(gather(workers).await, started.elapsed())
+}
+
+async fn raw_worker(addr: SocketAddr, uri: http::Uri, body: Bytes, calls: usize) -> Vec<Duration> {
+    let mut socket = TcpStream::connect(addr).await.expect("connect");
+    let _ = socket.set_nodelay(true);
+    let mut conn = ClientConn::new(Config::default());
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut latencies = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+        let request =
+            HttpRequest { method: Method::POST, uri: uri.clone(), headers, body: body.clone() };
+        let t = Instant::now();
+        conn.send(t, StreamId(i as u64 + 1), request).expect("idle connection");
+        'exchange: loop {
+            while let Some(http1::Transmit::Write(b)) = conn.poll_transmit() {
+                socket.write_all(&b).await.expect("write");
+            }
+            while let Some((_, event)) = conn.poll_event() {
+                match event {
+                    OwnedEvent::End => break 'exchange,
+                    OwnedEvent::Failed(f) => panic!("{f}"),
+                    _ => {}
+                }
+            }
+            let n = socket.read(&mut buf).await.expect("read");
+            assert!(n > 0, "the floor server closed the connection");
+            conn.handle_data(&buf[..n]);
+        }
+        latencies.push(t.elapsed());
+    }
+    latencies
+}

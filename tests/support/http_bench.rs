@@ -1,0 +1,149 @@
+//! What the runtime crates' HTTP benches share: the table they print, and a server in a
+//! process of its own (the bench binary again, with [`ROLE_ENV`] set) whose peak RSS and
+//! memory per idle session are read from /proc. Included through
+//! `#[path = "../../tests/support/http_bench.rs"] mod http_bench;` beside
+//! `#[path = "../../tests/support/load.rs"] mod load;` (its raw driver opens the sessions).
+//!
+//! Figures are printed, never asserted.
+#![allow(dead_code, clippy::disallowed_methods)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Set to `server` when the bench binary is re-executed as the server process.
+pub(crate) const ROLE_ENV: &str = "ZEST_HTTP_BENCH_ROLE";
+
+/// Idle sessions opened for the memory-per-session figure.
+pub(crate) const IDLE_SESSIONS: usize = 10_000;
+
+/// Sessions the server process accepts: the idle ones plus the clients' own.
+pub(crate) const MAX_SESSIONS: usize = 2 * IDLE_SESSIONS;
+
+/// Calls per second and latencies of one run.
+pub(crate) struct Run {
+    pub(crate) per_sec: f64,
+    pub(crate) latencies: Vec<Duration>,
+}
+
+impl Run {
+    /// A run of `latencies` that took `took` in all.
+    pub(crate) fn new(latencies: Vec<Duration>, took: Duration) -> Self {
+        Self { per_sec: latencies.len() as f64 / took.as_secs_f64(), latencies }
+    }
+}
+
+/// The header of the throughput table.
+pub(crate) fn print_header() {
+    println!(
+        "{:<30} {:>4} {:>9} {:>8} {:>8} {:>9}",
+        "", "conc", "calls/s", "p50 µs", "p99 µs", "of floor"
+    );
+}
+
+/// One row; with `floor`, the share of its calls per second.
+pub(crate) fn print_row(name: &str, concurrency: usize, run: &Run, floor: Option<&Run>) {
+    let mut sorted = run.latencies.clone();
+    sorted.sort();
+    let at = |q: f64| sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)];
+    let share =
+        floor.map_or(String::new(), |f| format!("{:.0} %", 100.0 * run.per_sec / f.per_sec));
+    println!(
+        "{name:<30} {concurrency:>4} {:>9.0} {:>8} {:>8} {share:>9}",
+        run.per_sec,
+        at(0.5).as_micros(),
+        at(0.99).as_micros()
+    );
+}
+
+/// In the server process: says where it listens, then waits until the bench closes its
+/// stdin. Call once the server is bound; it keeps serving from other threads meanwhile.
+pub(crate) fn serve_until_stdin_ends(addr: SocketAddr) {
+    println!("listening {addr}");
+    std::io::stdout().flush().expect("stdout");
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+}
+
+/// The bench binary re-executed as the server; ended (stdin closed, reaped) on drop.
+pub(crate) struct ServerProcess {
+    child: Child,
+    addr: SocketAddr,
+    _stdout: BufReader<ChildStdout>,
+}
+
+impl ServerProcess {
+    /// Starts it and waits (at most 10 s) until it listens.
+    pub(crate) fn spawn() -> Self {
+        let exe = std::env::current_exe().expect("the bench binary's path");
+        let mut child = Command::new(exe)
+            .env(ROLE_ENV, "server")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn the server process");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut line = String::new();
+        // Bounded: the child either prints its address or exits (EOF) within its start-up.
+        let _ = stdout.read_line(&mut line);
+        let addr = line.trim().strip_prefix("listening ").and_then(|a| a.parse().ok());
+        let addr = addr.unwrap_or_else(|| panic!("the server process said {line:?}"));
+        Self { child, addr, _stdout: stdout }
+    }
+
+    /// Where it listens.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its MCP endpoint.
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// A `Vm*` figure of /proc/<pid>/status in KiB (`VmRSS` now, `VmHWM` the peak).
+    pub(crate) fn kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("/proc/<pid>/status");
+        let line = status.lines().find(|l| l.starts_with(field)).expect("the field");
+        line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number of kB")
+    }
+
+    /// Opens [`IDLE_SESSIONS`] sessions (initialize + initialized each, over one keep-alive
+    /// connection) and leaves them idle; prints the server's resident memory before and
+    /// after, and per session.
+    pub(crate) fn print_idle_sessions(&self) {
+        let before = self.kib("VmRSS");
+        let started = Instant::now();
+        let mut conn = crate::load::RawConn::connect(self.addr);
+        for _ in 0..IDLE_SESSIONS {
+            crate::load::open_session(&mut conn);
+        }
+        let took = started.elapsed();
+        drop(conn);
+        let after = self.kib("VmRSS");
+        let per = (after.saturating_sub(before) * 1024) as f64 / IDLE_SESSIONS as f64;
+        println!(
+            "{IDLE_SESSIONS} idle sessions: RSS {before} KiB → {after} KiB, {per:.0} bytes per \
+             session (target ≤ 4096; opened in {:.1} s)",
+            took.as_secs_f64()
+        );
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Prints the server process's peak and present RSS after what it served so far.
+pub(crate) fn print_peak(server: &ServerProcess, after: &str) {
+    println!(
+        "server process peak RSS after {after}: {} KiB (target ≤ 4096), now {} KiB",
+        server.kib("VmHWM"),
+        server.kib("VmRSS")
+    );
+}
