@@ -54,6 +54,7 @@ mod calls;
 mod client;
 mod command;
 mod http_server;
+mod memory;
 mod server;
 mod writer;
 
@@ -66,6 +67,7 @@ pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
+pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
