@@ -37,6 +37,7 @@ mod call;
 mod client;
 mod command;
 mod http_server;
+mod memory;
 mod pipe;
 mod process;
 mod server;
@@ -55,6 +56,7 @@ pub use command::{ClientOptions, StdioCommand};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
+pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
