@@ -41,6 +41,7 @@ mod child;
 mod client;
 mod http_server;
 mod link;
+mod memory;
 mod server;
 mod workers;
 
@@ -54,6 +55,7 @@ pub use client::{
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };
+pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
