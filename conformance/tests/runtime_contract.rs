@@ -74,7 +74,7 @@ macro_rules! runtime_contract {
                 CallError, Client, ClientApi, ClientOptions, ConnectError, Context, Elicited,
                 HttpConfig, HttpEndpoint, HttpMode, HttpServer, InMemoryServer, Json, PeerApi,
                 Registry, RequestContext, ServerConfig, SessionLink, State, StdioCommand,
-                ToolError, DEFAULT_SHUTDOWN_GRACE,
+                RequestOptions, ToolError, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE,
             };
 
             use super::{Add, Ask, Confirm, Count, Greet, Prefix, Sum};
@@ -189,6 +189,8 @@ macro_rules! runtime_contract {
                 let _: fn() -> ServerConfig = config;
                 let _ = router_config();
                 let _ = (DEFAULT_SHUTDOWN_GRACE, std::mem::size_of::<SessionLink>());
+                assert_eq!(DEFAULT_GRACE, StdioCommand::DEFAULT_GRACE);
+                let _ = RequestOptions::default();
                 let _ = CallError::Usage;
 
                 // A program that does not exist: typed, no process left.
@@ -217,6 +219,7 @@ macro_rules! runtime_contract {
                     in_memory_with(config(), registry(), options()) $($aw)* .expect("in-memory pair");
                 assert_eq!(client.negotiated().server_info.name, "contract");
                 assert_eq!(client.pid(), 0);
+                assert_eq!(client.close_reason(), None);
                 let _notifications = client.notifications();
                 client.ping() $($aw)* .expect("ping");
                 client.set_logging_level(LoggingLevel::Debug) $($aw)* .expect("setLevel");
@@ -256,6 +259,7 @@ macro_rules! runtime_contract {
                 let item = client.read_resource("zest://items/7") $($aw)* .expect("item");
                 assert_eq!(item.contents.len(), 1);
                 assert!(client.close() $($aw)* .expect("close").success());
+                assert_eq!(client.close_reason(), Some(CloseReason::Local));
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
                 let (client, server) = in_memory(config(), registry()) $($aw)* .expect("pair");
                 drop(client);

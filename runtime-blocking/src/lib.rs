@@ -62,10 +62,14 @@ pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
+pub use zest_core::RequestOptions;
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;
 pub use zest_core::stdio::StdioCommand;
+
+/// How long [`StdioCommand::shutdown_grace`] waits by default.
+pub const DEFAULT_GRACE: std::time::Duration = StdioCommand::DEFAULT_GRACE;
 
 // Handles cross threads: checked at compile time.
 const _: () = {

@@ -131,7 +131,9 @@ fn typed_tools_answer_through_the_pair() {
 fn closing_the_client_ends_the_server() {
     let (client, server) = in_memory(config(), registry()).unwrap();
     assert_eq!(client.pid(), 0);
+    assert_eq!(client.close_reason(), None);
     assert!(client.close().unwrap().success());
+    assert_eq!(client.close_reason(), Some(CloseReason::Local));
     assert_eq!(stopped(server), CloseReason::TransportEnded);
     let late = client.call_tool("add", json!({"a": 1, "b": 2}));
     assert!(matches!(late, Err(CallError::Usage(_))), "{late:?}");

@@ -52,7 +52,7 @@ pub use zest_core::schema;
 pub use zest_core::RequestOptions;
 
 pub use client::Client;
-pub use command::{ClientOptions, StdioCommand};
+pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, DEFAULT_SHUTDOWN_GRACE,
 };

@@ -125,8 +125,10 @@ async fn typed_tools_answer_through_the_pair() {
 async fn closing_the_client_ends_the_server() {
     let (client, server) = in_memory(config(), registry()).await.unwrap();
     assert_eq!(client.pid(), 0);
+    assert_eq!(client.close_reason(), None);
     let status = client.close().await.unwrap();
     assert!(status.success());
+    assert_eq!(client.close_reason(), Some(CloseReason::Local));
     let reason = tokio::time::timeout(HANG, server.stopped()).await.unwrap();
     assert_eq!(reason, CloseReason::TransportEnded);
     let late = client.call_tool("add", json!({"a": 1, "b": 2})).await;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{self as machine, Negotiated, ServerNotification};
-use zest_core::error::RequestError;
+use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
@@ -298,6 +298,11 @@ impl Client {
     /// ([`over`](Self::over)).
     pub fn pid(&self) -> u32 {
         self.inner.pid
+    }
+
+    /// Why the session ended, once it has (every call fails from then on).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.inner.session.close_reason()
     }
 
     /// Sends a request without waiting; the returned call can be cancelled from any thread.

@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -46,6 +46,9 @@ pub(crate) type ReadySlot = Arc<Slot<Result<Negotiated, ConnectError>>>;
 
 pub(crate) struct Session {
     me: Weak<Self>,
+    /// Why the session ended, once it has; set under the machine lock before any caller
+    /// learns of a failure.
+    close_reason: OnceLock<CloseReason>,
     state: Mutex<State>,
     out: Arc<Outbox<Pipe>>,
     grace: Duration,
@@ -139,6 +142,7 @@ impl Session {
         };
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
+            close_reason: OnceLock::new(),
             state: Mutex::new(state),
             out: Outbox::new(pipe),
             grace,
@@ -193,6 +197,11 @@ impl Session {
             Some(Pipe::Stdin(stdin)) => Some(stdin),
             _ => None,
         }
+    }
+
+    /// Why the session ended, once it has.
+    pub(crate) fn close_reason(&self) -> Option<CloseReason> {
+        self.close_reason.get().cloned()
     }
 
     /// Asks the supervisor to end the session.
@@ -380,6 +389,7 @@ impl Session {
 
     fn closed(&self, st: &mut State, reason: &CloseReason, deliveries: &mut Deliveries) {
         st.closed = true;
+        let _ = self.close_reason.set(reason.clone());
         st.notifications = None;
         if let Some(ready) = st.ready.take() {
             let error = ConnectError::from_close(reason.clone(), None);

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::process::ExitStatus;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -11,6 +12,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use zest_core::api::ProgressFn;
 use zest_core::client::{self as core, Event, Negotiated, ServerNotification};
+use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
@@ -58,6 +60,8 @@ pub(super) struct Driver {
     answer_rx: Option<mpsc::UnboundedReceiver<Answer>>,
     notifications: broadcast::Sender<ServerNotification>,
     ready: Option<oneshot::Sender<Result<Negotiated, ConnectError>>>,
+    /// Why the session ended, for [`Client::close_reason`](super::Client::close_reason).
+    closed: Arc<OnceLock<CloseReason>>,
 }
 
 impl Driver {
@@ -67,6 +71,7 @@ impl Driver {
         handlers: AsyncClientHandlers,
         notifications: broadcast::Sender<ServerNotification>,
         ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
+        closed: Arc<OnceLock<CloseReason>>,
     ) -> Self {
         let (answers, answer_rx) = mpsc::unbounded_channel();
         Self {
@@ -78,6 +83,7 @@ impl Driver {
             answer_rx: Some(answer_rx),
             notifications,
             ready: Some(ready),
+            closed,
         }
     }
 
@@ -268,6 +274,11 @@ impl Driver {
                 }
             }
             Event::Response { id, result } => {
+                // `Closed` follows these: record it first, so that a caller that sees the
+                // failure also sees `close_reason()`.
+                if let Err(RequestError::Closed(reason)) = &result {
+                    let _ = self.closed.set(reason.clone());
+                }
                 self.calls.complete(&id, result);
             }
             Event::Progress { id, progress } => {
@@ -293,6 +304,7 @@ impl Driver {
                 let _ = self.notifications.send(note);
             }
             Event::Closed(reason) => {
+                let _ = self.closed.set(reason.clone());
                 if let Some(ready) = self.ready.take() {
                     let _ = ready.send(Err(ConnectError::from_close(reason, None)));
                 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
@@ -51,6 +51,7 @@ struct Shared {
     first_notifications: Mutex<Option<broadcast::Receiver<ServerNotification>>>,
     notifications: broadcast::WeakSender<ServerNotification>,
     exit: watch::Receiver<Option<driver::Exit>>,
+    closed: Arc<OnceLock<CloseReason>>,
 }
 
 impl Client {
@@ -151,7 +152,8 @@ impl Client {
         let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
         let (exit_tx, exit) = watch::channel(None);
         let notifications = notes_tx.downgrade();
-        let driver = Driver::with_core(core, handlers, notes_tx, ready_tx);
+        let closed = Arc::new(OnceLock::new());
+        let driver = Driver::with_core(core, handlers, notes_tx, ready_tx, closed.clone());
         tokio::spawn(run(driver, command_rx, exit_tx));
         let negotiated = match ready_rx.await {
             Ok(outcome) => outcome?,
@@ -169,6 +171,7 @@ impl Client {
             first_notifications: Mutex::new(Some(notes_rx)),
             notifications,
             exit,
+            closed,
         };
         Ok(Self { shared: Arc::new(shared) })
     }
@@ -198,6 +201,11 @@ impl Client {
     /// HTTP or over streams ([`over`](Self::over)).
     pub fn pid(&self) -> u32 {
         self.shared.pid
+    }
+
+    /// Why the session ended, once it has (every call fails from then on).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.closed.get().cloned()
     }
 
     /// Ends the session for every clone: pending calls fail with `Closed(Local)`, then the
