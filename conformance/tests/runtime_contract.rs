@@ -65,9 +65,10 @@ macro_rules! runtime_contract {
             use $rt::core::handler::$Handlers;
             use $rt::core::server::ListKind;
             use $rt::schema::{
-                CallToolResult, CompleteResult, ContentBlock, CreateMessageResult, ElicitResult, GetPromptResult,
-                ListRootsResult, LoggingLevel, Prompt, PromptMessage, ReadResourceResult, Resource,
-                ResourceTemplate, Role, SamplingContent, SamplingMessage, Tool,
+                CallToolResult, CompleteResult, ContentBlock, CreateMessageResult, ElicitResult,
+                GetPromptResult, ListRootsResult, LoggingLevel, Prompt, PromptMessage,
+                ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
+                SamplingMessage, Tool,
             };
             use $rt::{
                 in_memory, in_memory_with, router_config, serve, serve_http, serve_http_with,
@@ -87,15 +88,18 @@ macro_rules! runtime_contract {
             fn registry() -> Registry {
                 let mut registry = Registry::new()
                     .with_state(Prefix("Hello"))
-                    .tool("add", "Adds", |Add { a, b }| $($async_ move)? { Json(Sum { total: a + b }) })
-                    .tool("count", "Reports progress", |Count { n }, ctx: Context| $($async_ move)? {
+                    .tool("add", "Adds", |Add { a, b }| $($async_ move)? {
+                        Json(Sum { total: a + b })
+                    })
+                    .tool("count", "Progress", |Count { n }, ctx: Context| $($async_ move)? {
                         for i in 1..=n {
                             ctx.progress(f64::from(i), Some(f64::from(n)), None) $($aw)* ?;
                         }
                         Ok::<_, ToolError>(format!("counted {n}"))
                     })
-                    .tool("ask", "Asks the client's model", |Ask { prompt }, ctx: Context| $($async_ move)? {
-                        let message = SamplingMessage::new(Role::User, SamplingContent::text(prompt));
+                    .tool("ask", "Samples", |Ask { prompt }, ctx: Context| $($async_ move)? {
+                        let content = SamplingContent::text(prompt);
+                        let message = SamplingMessage::new(Role::User, content);
                         let params = $rt::schema::CreateMessageParams {
                             messages: vec![message],
                             max_tokens: 10,
@@ -119,7 +123,8 @@ macro_rules! runtime_contract {
                             _ => false,
                         };
                         let _ = <RequestContext as PeerApi>::elicit;
-                        Ok::<_, ToolError>(format!("{} {} {}", !id.is_empty(), roots.roots.len(), confirmed))
+                        let roots = roots.roots.len();
+                        Ok::<_, ToolError>(format!("{} {roots} {confirmed}", !id.is_empty()))
                     })
                     .tool_with(
                         Tool::new("greet_tool", "Greets", json!({"type": "object"})),
@@ -134,8 +139,8 @@ macro_rules! runtime_contract {
                         PromptMessage::new(Role::User, ContentBlock::text("plain"))
                     });
                 registry
-                    .raw_tool(Tool::new("raw", "Raw", json!({"type": "object"})), |_, _| $($async_ move)? {
-                        Ok(CallToolResult::text("raw"))
+                    .raw_tool(Tool::new("raw", "Raw", json!({"type": "object"})), |_, _| {
+                        $($async_ move)? { Ok(CallToolResult::text("raw")) }
                     })
                     .raw_prompt(Prompt::new("raw_prompt", "Raw"), |_, _| $($async_ move)? {
                         Ok(GetPromptResult::default())
@@ -147,7 +152,8 @@ macro_rules! runtime_contract {
                         ResourceTemplate::new("zest://items/{id}", "item"),
                         |_, _, vars: BTreeMap<String, String>| $($async_ move)? {
                             let id = vars.get("id").cloned().unwrap_or_default();
-                            Ok(ReadResourceResult::text(format!("zest://items/{id}"), None, format!("item {id}")))
+                            let uri = format!("zest://items/{id}");
+                            Ok(ReadResourceResult::text(uri, None, format!("item {id}")))
                         },
                     )
                     .completion(|_, _| $($async_ move)? { Ok(CompleteResult::default()) });
@@ -216,15 +222,15 @@ macro_rules! runtime_contract {
 
                 // In memory: every ClientApi call and RequestContext method.
                 let (client, server): (Client, InMemoryServer) =
-                    in_memory_with(config(), registry(), options()) $($aw)* .expect("in-memory pair");
+                    in_memory_with(config(), registry(), options()) $($aw)* .expect("a pair");
                 assert_eq!(client.negotiated().server_info.name, "contract");
                 assert_eq!(client.pid(), 0);
                 assert_eq!(client.close_reason(), None);
                 let _notifications = client.notifications();
                 client.ping() $($aw)* .expect("ping");
                 client.set_logging_level(LoggingLevel::Debug) $($aw)* .expect("setLevel");
-                let mut tools: Vec<String> =
-                    client.list_all_tools() $($aw)* .expect("tools").into_iter().map(|t| t.name).collect();
+                let tools = client.list_all_tools() $($aw)* .expect("tools");
+                let mut tools: Vec<String> = tools.into_iter().map(|t| t.name).collect();
                 tools.sort();
                 assert_eq!(tools, ["add", "ask", "context", "count", "greet_tool", "raw"]);
                 assert!(client.list_tools(None) $($aw)* .expect("a page").next_cursor.is_none());
@@ -273,7 +279,8 @@ macro_rules! runtime_contract {
                 assert_eq!(client.pid(), 0);
                 assert_eq!(http.session_count(), 1);
                 http.change_registry(&[ListKind::Tools], |registry| {
-                    registry.raw_tool(Tool::new("late", "Late", json!({"type": "object"})), |_, _| $($async_ move)? {
+                    let late = Tool::new("late", "Late", json!({"type": "object"}));
+                    registry.raw_tool(late, |_, _| $($async_ move)? {
                         Ok(CallToolResult::text("late"))
                     });
                 });
@@ -289,13 +296,15 @@ macro_rules! runtime_contract {
                     .connect_timeout(Duration::from_secs(10))
                     .read_timeout(Duration::from_secs(10))
                     .without_webpki_roots();
-                let _ = (endpoint.open_get_stream, endpoint.max_idle_per_host, endpoint.idle_timeout);
-                let _ = HttpEndpoint::new("http://127.0.0.1:9/sse").legacy_sse().root_certificate(Vec::new());
+                let _ = (endpoint.open_get_stream, endpoint.max_idle_per_host);
+                let _ = endpoint.idle_timeout;
+                let legacy = HttpEndpoint::new("http://127.0.0.1:9/sse").legacy_sse();
+                let _ = legacy.root_certificate(Vec::new());
                 let _ = Client::connect_to;
                 let http_config = HttpConfig::new();
                 let _ = (&http_config.router, &http_config.http1, http_config.shutdown_grace);
-                let second = serve_http_with("127.0.0.1:0", config(), http_config, registry()) $($aw)*
-                    .expect("bind 127.0.0.1:0");
+                let second = serve_http_with("127.0.0.1:0", config(), http_config, registry())
+                    $($aw)* .expect("bind 127.0.0.1:0");
                 second.shutdown() $($aw)*;
             }
         }
