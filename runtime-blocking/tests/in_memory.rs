@@ -20,11 +20,16 @@ use zest_blocking::{
 /// Far above what any step here takes; only there to turn a hang into a failure.
 const HANG: Duration = Duration::from_secs(30);
 
+/// `f`'s result, failing the test if it takes longer than [`HANG`].
+fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || tx.send(f()));
+    rx.recv_timeout(HANG).expect("done in time")
+}
+
 /// Waits for the server to stop, failing the test if it takes longer than [`HANG`].
 fn stopped(server: InMemoryServer) -> CloseReason {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || tx.send(server.stopped()));
-    rx.recv_timeout(HANG).expect("the server stopped")
+    within(move || server.stopped())
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -132,7 +137,8 @@ fn closing_the_client_ends_the_server() {
     let (client, server) = in_memory(config(), registry()).unwrap();
     assert_eq!(client.pid(), 0);
     assert_eq!(client.close_reason(), None);
-    assert!(client.close().unwrap().success());
+    let closing = client.clone();
+    assert!(within(move || closing.close()).unwrap().success());
     assert_eq!(client.close_reason(), Some(CloseReason::Local));
     assert_eq!(stopped(server), CloseReason::TransportEnded);
     let late = client.call_tool("add", json!({"a": 1, "b": 2}));

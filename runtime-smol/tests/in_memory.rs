@@ -139,7 +139,7 @@ fn closing_the_client_ends_the_server() {
         let (client, server) = in_memory(config(), registry()).await.unwrap();
         assert_eq!(client.pid(), 0);
         assert_eq!(client.close_reason(), None);
-        assert!(client.close().await.unwrap().success());
+        assert!(within(client.close()).await.unwrap().success());
         assert_eq!(client.close_reason(), Some(CloseReason::Local));
         assert_eq!(within(server.stopped()).await, CloseReason::TransportEnded);
         let late = client.call_tool("add", json!({"a": 1, "b": 2})).await;

@@ -126,7 +126,7 @@ async fn closing_the_client_ends_the_server() {
     let (client, server) = in_memory(config(), registry()).await.unwrap();
     assert_eq!(client.pid(), 0);
     assert_eq!(client.close_reason(), None);
-    let status = client.close().await.unwrap();
+    let status = tokio::time::timeout(HANG, client.close()).await.unwrap().unwrap();
     assert!(status.success());
     assert_eq!(client.close_reason(), Some(CloseReason::Local));
     let reason = tokio::time::timeout(HANG, server.stopped()).await.unwrap();
