@@ -72,6 +72,7 @@ mod child;
 mod client;
 mod http_server;
 mod link;
+mod memory;
 mod server;
 mod workers;
 
@@ -86,6 +87,7 @@ pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
     DEFAULT_SHUTDOWN_GRACE,
 };
+pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::handler::{SamplingSummary, SyncSamplingPolicy as SamplingPolicy};
@@ -93,10 +95,14 @@ pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
+pub use zest_core::RequestOptions;
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;
 pub use zest_core::stdio::StdioCommand;
+
+/// How long [`StdioCommand::shutdown_grace`] waits by default.
+pub const DEFAULT_GRACE: std::time::Duration = StdioCommand::DEFAULT_GRACE;
 
 // Handles cross threads: checked at compile time.
 const _: () = {

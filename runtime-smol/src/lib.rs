@@ -71,6 +71,7 @@ mod call;
 mod client;
 mod command;
 mod http_server;
+mod memory;
 mod pipe;
 mod process;
 mod server;
@@ -85,11 +86,12 @@ pub use zest_core::schema;
 pub use zest_core::RequestOptions;
 
 pub use client::Client;
-pub use command::{ClientOptions, StdioCommand};
+pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
     DEFAULT_SHUTDOWN_GRACE,
 };
+pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};

@@ -95,6 +95,7 @@ mod calls;
 mod client;
 mod command;
 mod http_server;
+mod memory;
 mod server;
 mod writer;
 
@@ -110,6 +111,7 @@ pub use http_server::{
 };
 #[cfg(feature = "tower")]
 pub use http_server::{McpBody, McpService};
+pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
@@ -117,6 +119,7 @@ pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ServerConfig;
+pub use zest_core::RequestOptions;
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;

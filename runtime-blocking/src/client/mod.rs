@@ -6,7 +6,7 @@ mod pending;
 mod session;
 
 use std::fmt;
-use std::io;
+use std::io::{self, Read, Write};
 use std::process::ExitStatus;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{self as machine, Negotiated, ServerNotification};
-use zest_core::error::RequestError;
-use zest_core::error::UsageError;
+use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::{replace_roots, Roots, SyncClientHandlers};
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
@@ -157,6 +156,72 @@ impl Client {
         }
     }
 
+    /// Runs a session over any pair of byte streams (newline-delimited JSON-RPC, as over
+    /// stdio): `reader` carries the server's frames, `writer` takes ours. Performs the
+    /// handshake and returns once the session is ready. `reader` is read on a thread of its
+    /// own (which may outlive the session if `reader` never ends); `writer` is written by the
+    /// threads that produced the frames. There is no child: [`pid`](Self::pid) is 0, and
+    /// [`close`](Self::close) writes what is queued, drops `writer` (closing it, so the server
+    /// sees the end of its input; within 2 s) and returns a success status.
+    ///
+    /// For a server in the same process, see [`in_memory`](crate::in_memory).
+    pub fn over<R, W>(reader: R, writer: W, options: ClientOptions) -> Result<Self, ConnectError>
+    where
+        R: Read + Send + 'static,
+        W: Write + Send + 'static,
+    {
+        let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities);
+        let roots = handlers.root_list();
+        let machine = machine::Client::new(config, Instant::now());
+        let ready = Arc::new(Slot::new());
+        let session = Session::new(
+            machine,
+            Pipe::Stream(Box::new(writer)),
+            None,
+            handlers,
+            notes_tx,
+            ready.clone(),
+            StdioCommand::DEFAULT_GRACE,
+        );
+        let exit = Arc::new(ExitSlot::default());
+        let (supervised, done) = (session.clone(), exit.clone());
+        let builder = thread::Builder::new().name("zest-client".into());
+        let supervisor = builder.spawn(move || {
+            let status = link::no_join(|| supervised.supervise_streams());
+            done.set(Ok(status));
+        });
+        let supervisor = supervisor.map_err(|e| ConnectError::spawn("zest-client thread", &e))?;
+        // `initialize` is written before anything is read.
+        session.start();
+        let fed = session.clone();
+        if let Err(e) = child::read_stream(reader, move |event| fed.feed_stdout(event)) {
+            session.ask_close();
+            let _ = supervisor.join();
+            return Err(ConnectError::spawn("zest-reader thread", &e));
+        }
+        match ready.wait() {
+            Ok(negotiated) => Ok(Self {
+                inner: Arc::new(Inner {
+                    session,
+                    negotiated,
+                    notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
+                    roots,
+                    pid: 0,
+                    supervisor_thread: supervisor.thread().id(),
+                    supervisor: Mutex::new(Some(supervisor)),
+                    exit,
+                }),
+            }),
+            Err(e) => {
+                session.ask_close();
+                let _ = supervisor.join();
+                Err(e)
+            }
+        }
+    }
+
     /// Connects to the MCP server at `url` (`http://` or `https://`) with every
     /// [`HttpEndpoint`] default, performs the handshake and returns once the session is
     /// ready. See [`connect_to`](Self::connect_to).
@@ -248,9 +313,15 @@ impl Client {
         &self.inner.notifications
     }
 
-    /// The child's process id (also its process group id); 0 over HTTP.
+    /// The child's process id (also its process group id); 0 over HTTP or over streams
+    /// ([`over`](Self::over)).
     pub fn pid(&self) -> u32 {
         self.inner.pid
+    }
+
+    /// Why the session ended, once it has (every call fails from then on).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.inner.session.close_reason()
     }
 
     /// Sends a request without waiting; the returned call can be cancelled from any thread.
@@ -289,7 +360,9 @@ impl Client {
 
     /// Ends the session and the child (close stdin, wait, SIGTERM, wait, SIGKILL) and returns
     /// its exit status. Calls in flight fail with `Closed(Local)`. Later calls fail with
-    /// `UsageError::Closed`; calling `close` again returns the same status.
+    /// `UsageError::Closed`; calling `close` again returns the same status. Over HTTP the
+    /// session ends with a DELETE, over streams ([`over`](Self::over)) the writer is closed;
+    /// either returns a success status.
     pub fn close(&self) -> io::Result<ExitStatus> {
         self.inner.session.ask_close();
         self.inner.exit.wait().map_err(io::Error::other)

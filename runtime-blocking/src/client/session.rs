@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -46,6 +46,9 @@ pub(crate) type ReadySlot = Arc<Slot<Result<Negotiated, ConnectError>>>;
 
 pub(crate) struct Session {
     me: Weak<Self>,
+    /// Why the session ended, once it has; set under the machine lock before any caller
+    /// learns of a failure.
+    close_reason: OnceLock<CloseReason>,
     state: Mutex<State>,
     out: Arc<Outbox<Pipe>>,
     grace: Duration,
@@ -55,10 +58,12 @@ pub(crate) struct Session {
     exchange_ended: Condvar,
 }
 
-/// Where the machine's frames go: the child's stdin, or nowhere (over HTTP the machine asks
-/// for exchanges instead, and the outbox is only the supervisor's bell).
+/// Where the machine's frames go: the child's stdin, a writer of the caller's
+/// ([`Client::over`](super::Client::over)), or nowhere (over HTTP the machine asks for
+/// exchanges instead, and the outbox is only the supervisor's bell).
 pub(crate) enum Pipe {
     Stdin(ChildStdin),
+    Stream(Box<dyn Write + Send>),
     Http,
 }
 
@@ -66,6 +71,7 @@ impl Write for Pipe {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Self::Stdin(stdin) => stdin.write(buf),
+            Self::Stream(stream) => stream.write(buf),
             Self::Http => Ok(buf.len()),
         }
     }
@@ -73,6 +79,7 @@ impl Write for Pipe {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Self::Stdin(stdin) => stdin.flush(),
+            Self::Stream(stream) => stream.flush(),
             Self::Http => Ok(()),
         }
     }
@@ -135,6 +142,7 @@ impl Session {
         };
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
+            close_reason: OnceLock::new(),
             state: Mutex::new(state),
             out: Outbox::new(pipe),
             grace,
@@ -179,8 +187,8 @@ impl Session {
         self.drive(Role::WritesHere, |_, _| ());
     }
 
-    /// Feeds one read of the child's stdout (on the reader thread); false once the session
-    /// is over.
+    /// Feeds one read of the child's stdout (or the caller's reader) on the reader thread;
+    /// false once the session is over.
     pub(crate) fn feed_stdout(&self, event: StreamEvent<'_>) -> bool {
         self.drive(Role::WritesAside, |st, now| {
             let receive = Receive { stream: StreamId::STDIO, event };
@@ -197,6 +205,11 @@ impl Session {
         }
     }
 
+    /// Why the session ended, once it has.
+    pub(crate) fn close_reason(&self) -> Option<CloseReason> {
+        self.close_reason.get().cloned()
+    }
+
     /// Asks the supervisor to end the session.
     pub(crate) fn ask_close(&self) {
         self.out.ask_close();
@@ -205,6 +218,28 @@ impl Session {
     /// The supervisor: runs until the session closes, then shuts the child down (close stdin,
     /// wait, SIGTERM, wait, SIGKILL) and reaps it.
     pub(crate) fn supervise(&self, child: &mut Child) -> io::Result<std::process::ExitStatus> {
+        self.supervise_until_closed();
+        // What is still queued is written, then stdin closed, within the first grace period.
+        let deadline = Instant::now() + self.grace;
+        let stdin = match self.out.finish(deadline) {
+            Some(Pipe::Stdin(stdin)) => Some(stdin),
+            _ => None,
+        };
+        crate::child::shutdown(child, stdin, deadline, self.grace)
+    }
+
+    /// The supervisor of a session over a caller's streams: runs until the session closes,
+    /// then writes what is still queued and drops (closes) the writer, within the grace
+    /// period. Returns a success status.
+    pub(crate) fn supervise_streams(&self) -> std::process::ExitStatus {
+        self.supervise_until_closed();
+        drop(self.out.finish(Instant::now() + self.grace));
+        std::process::ExitStatus::default()
+    }
+
+    /// Feeds due deadlines (and the grace after stdin broke), writes what the reader queued
+    /// and the close asked for, until the session has closed.
+    fn supervise_until_closed(&self) {
         loop {
             match self.out.next() {
                 Wake::Write => self.write_aside(),
@@ -222,16 +257,9 @@ impl Session {
                     }
                 }),
                 Wake::CloseAsked => self.drive(Role::WritesAside, |st, now| st.machine.close(now)),
-                Wake::Closed => break,
+                Wake::Closed => return,
             }
         }
-        // What is still queued is written, then stdin closed, within the first grace period.
-        let deadline = Instant::now() + self.grace;
-        let stdin = match self.out.finish(deadline) {
-            Some(Pipe::Stdin(stdin)) => Some(stdin),
-            _ => None,
-        };
-        crate::child::shutdown(child, stdin, deadline, self.grace)
     }
 
     /// Locks the machine, runs `f`, drains, unlocks; then delivers outcomes and writes the
@@ -367,6 +395,7 @@ impl Session {
 
     fn closed(&self, st: &mut State, reason: &CloseReason, deliveries: &mut Deliveries) {
         st.closed = true;
+        let _ = self.close_reason.set(reason.clone());
         st.notifications = None;
         if let Some(ready) = st.ready.take() {
             let error = ConnectError::from_close(reason.clone(), None);

@@ -9,11 +9,13 @@
 //! ```
 
 use std::collections::HashMap;
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use smol::channel::{Receiver, Sender};
 use smol::future;
+use smol::io::{AsyncRead, AsyncWrite};
 use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
 use zest_core::error::RequestError;
@@ -28,7 +30,6 @@ mod http;
 
 use super::Shared;
 use crate::call::{Outgoing, ReplyTx};
-use crate::pipe::Pipe;
 use crate::process::Spawned;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
@@ -72,10 +73,10 @@ pub(super) struct Book {
 }
 
 /// What changes while the stdio loop runs.
-struct Session {
+struct Session<W> {
     book: Book,
-    /// The child's stdin.
-    writer: Writer<Pipe>,
+    /// The child's stdin (or the writer of [`Client::over`](super::Client::over)).
+    writer: Writer<W>,
     /// Writing failed: why, and until when stdout may still deliver answers already written.
     stdin_broken: Option<(String, Instant)>,
 }
@@ -102,12 +103,47 @@ impl Driver {
         let deadline = Instant::now() + self.grace;
         let exit = supervisor.shutdown(async move { writer.finish(deadline).await }).await;
         drop(stdout);
+        self.record_exit(exit);
+    }
+
+    /// Runs the session over a reader and a writer of the caller's (no child) until the
+    /// machine closes, then writes what is queued and closes the writer (within the grace
+    /// period), and records a success.
+    pub(super) async fn run_streams<R, W>(
+        mut self,
+        mut reader: R,
+        writer: W,
+        commands: Receiver<Command>,
+    ) where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut session =
+            Session { book: Book::default(), writer: Writer::new(writer), stdin_broken: None };
+        self.drive(&mut session, &mut reader, &commands).await;
+        wire::close_queue(&commands);
+        let Session { mut writer, .. } = session;
+        writer.finish(Instant::now() + self.grace).await;
+        drop(reader);
+        self.record_exit(Ok(ExitStatus::default()));
+    }
+
+    /// Stores how the session ended for `close()`, then wakes its waiters.
+    fn record_exit(self, exit: std::io::Result<ExitStatus>) {
         let exit = exit.map_err(|e| (e.kind(), e.to_string()));
         *self.shared.exit.lock().expect("no panics while holding the lock") = Some(exit);
         drop(self.done);
     }
 
-    async fn drive(&mut self, s: &mut Session, stdout: &mut Pipe, commands: &Receiver<Command>) {
+    async fn drive<R, W>(
+        &mut self,
+        s: &mut Session<W>,
+        stdout: &mut R,
+        commands: &Receiver<Command>,
+    ) where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
         let mut buf = vec![0u8; 64 * 1024];
         let mut alarm = Alarm::default();
         loop {
@@ -204,7 +240,7 @@ impl Driver {
     }
 
     /// Drains the machine's outputs; true once the session has closed.
-    fn drain(&mut self, s: &mut Session) -> bool {
+    fn drain<W: AsyncWrite + Unpin>(&mut self, s: &mut Session<W>) -> bool {
         let mut closed = false;
         // A transmit a pipe cannot carry fails the session, fed back once drained.
         let mut unsupported = None;

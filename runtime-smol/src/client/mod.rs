@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use smol::channel::{self, Receiver, Sender};
+use smol::io::{AsyncRead, AsyncWrite};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, UsageError};
-use zest_core::handler::{replace_roots, BoxFuture, Roots};
+use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKey, ConnectError};
@@ -83,40 +84,37 @@ impl Client {
         let pid = spawned.supervisor.pid();
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
-        let roots = handlers.root_list();
         let core = CoreClient::new(config, Instant::now());
+        let (driver, commands, starting) =
+            Starting::new(core, handlers, spawned.supervisor.grace());
+        smol::spawn(driver.run(spawned, commands)).detach();
+        starting.ready(pid, true).await
+    }
 
-        let (command_tx, command_rx) = channel::unbounded();
-        let (ready_tx, ready_rx) = channel::bounded(1);
-        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_BACKLOG);
-        let (done_tx, done_rx) = channel::bounded(1);
-        let shared =
-            Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });
-        let driver = Driver {
-            core,
-            handlers,
-            commands: command_tx.clone(),
-            notifications: notification_tx,
-            ready: Some(ready_tx),
-            shared: shared.clone(),
-            grace: spawned.supervisor.grace(),
-            done: done_tx,
-        };
-        smol::spawn(driver.run(spawned, command_rx)).detach();
-        let commands = CloseOnDrop(command_tx);
-
-        match ready_rx.recv().await {
-            Ok(negotiated) => {
-                let notifications = notification_rx;
-                let inner = Inner { commands, negotiated, notifications, shared, roots, pid };
-                Ok(Self { inner: Arc::new(inner) })
-            }
-            Err(_) => {
-                let status = wait_done(&shared).await.ok();
-                let reason = shared.closed.get().cloned().unwrap_or(CloseReason::Local);
-                Err(ConnectError::from_close(reason, status))
-            }
-        }
+    /// Runs a session over any pair of byte streams (newline-delimited JSON-RPC, as over
+    /// stdio): `reader` carries the server's frames, `writer` takes ours. Performs the
+    /// handshake and returns once the session is ready. There is no child: [`pid`](Self::pid)
+    /// is 0, and [`close`](Self::close) writes what is queued, closes `writer` (the server
+    /// sees the end of its input) and returns a success status.
+    ///
+    /// For a server in the same process, see [`in_memory`](crate::in_memory). The session's
+    /// task runs on smol's global executor, so this works under any executor.
+    pub async fn over<R, W>(
+        reader: R,
+        writer: W,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities);
+        let core = CoreClient::new(config, Instant::now());
+        let (driver, commands, starting) =
+            Starting::new(core, handlers, StdioCommand::DEFAULT_GRACE);
+        smol::spawn(driver.run_streams(reader, writer, commands)).detach();
+        starting.ready(0, false).await
     }
 
     /// Connects to the MCP server at `url` (`http://` or `https://`) with every
@@ -144,39 +142,11 @@ impl Client {
         let connector = connector::Connector::new(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
-        let roots = handlers.root_list();
         let core = CoreClient::new_http(config, http, Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
-        let (command_tx, command_rx) = channel::unbounded();
-        let (ready_tx, ready_rx) = channel::bounded(1);
-        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_BACKLOG);
-        let (done_tx, done_rx) = channel::bounded(1);
-        let shared =
-            Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });
-        let driver = Driver {
-            core,
-            handlers,
-            commands: command_tx.clone(),
-            notifications: notification_tx,
-            ready: Some(ready_tx),
-            shared: shared.clone(),
-            grace: Duration::ZERO,
-            done: done_tx,
-        };
-        smol::spawn(driver.run_http(connector, command_rx)).detach();
-        let commands = CloseOnDrop(command_tx);
-        match ready_rx.recv().await {
-            Ok(negotiated) => {
-                let notifications = notification_rx;
-                let inner = Inner { commands, negotiated, notifications, shared, roots, pid: 0 };
-                Ok(Self { inner: Arc::new(inner) })
-            }
-            Err(_) => {
-                // The driver records why before it lets go of `ready`.
-                let reason = shared.closed.get().cloned().unwrap_or(CloseReason::Local);
-                Err(ConnectError::from_close(reason, None))
-            }
-        }
+        let (driver, commands, starting) = Starting::new(core, handlers, Duration::ZERO);
+        smol::spawn(driver.run_http(connector, commands)).detach();
+        starting.ready(0, false).await
     }
 
     /// What the handshake settled: the server's info, capabilities, revision.
@@ -201,7 +171,8 @@ impl Client {
         self.inner.commands.0.try_send(Command::RootsChanged).map_err(|_| UsageError::Closed)
     }
 
-    /// The child's process id (also its process group id); 0 for a session over HTTP.
+    /// The child's process id (also its process group id); 0 for a session over HTTP or over
+    /// streams ([`over`](Self::over)).
     pub fn pid(&self) -> u32 {
         self.inner.pid
     }
@@ -217,10 +188,74 @@ impl Client {
     /// number of times, and after the child died on its own.
     ///
     /// Over HTTP the session ends with a DELETE (when the server gave a session id; up to
-    /// 2 s), and the status returned is a success.
+    /// 2 s), and the status returned is a success. Over streams ([`over`](Self::over)) what
+    /// is queued is written and the writer closed (up to 2 s), and the status returned is a
+    /// success.
     pub async fn close(&self) -> io::Result<ExitStatus> {
         let _ = self.inner.commands.0.try_send(Command::Close);
         wait_done(&self.inner.shared).await
+    }
+}
+
+/// The handle's side of a session whose driver is being started.
+struct Starting {
+    commands: CloseOnDrop,
+    ready: Receiver<Negotiated>,
+    notifications: Receiver<ServerNotification>,
+    shared: Arc<Shared>,
+    roots: Option<Roots>,
+}
+
+impl Starting {
+    /// A driver for `core` and the channels that link it to the handles.
+    fn new(
+        core: CoreClient,
+        handlers: AsyncClientHandlers,
+        grace: Duration,
+    ) -> (Driver, Receiver<Command>, Self) {
+        let (command_tx, command_rx) = channel::unbounded();
+        let (ready_tx, ready_rx) = channel::bounded(1);
+        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_BACKLOG);
+        let (done_tx, done_rx) = channel::bounded(1);
+        let shared =
+            Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });
+        let roots = handlers.root_list();
+        let driver = Driver {
+            core,
+            handlers,
+            commands: command_tx.clone(),
+            notifications: notification_tx,
+            ready: Some(ready_tx),
+            shared: shared.clone(),
+            grace,
+            done: done_tx,
+        };
+        let starting = Self {
+            commands: CloseOnDrop(command_tx),
+            ready: ready_rx,
+            notifications: notification_rx,
+            shared,
+            roots,
+        };
+        (driver, command_rx, starting)
+    }
+
+    /// Waits for the handshake's outcome; on failure with `reaps`, first for the driver to
+    /// reap the child, whose status the error then carries.
+    async fn ready(self, pid: u32, reaps: bool) -> Result<Client, ConnectError> {
+        let Self { commands, ready, notifications, shared, roots } = self;
+        match ready.recv().await {
+            Ok(negotiated) => {
+                let inner = Inner { commands, negotiated, notifications, shared, roots, pid };
+                Ok(Client { inner: Arc::new(inner) })
+            }
+            Err(_) => {
+                let status = if reaps { wait_done(&shared).await.ok() } else { None };
+                // The driver records why before it lets go of `ready`.
+                let reason = shared.closed.get().cloned().unwrap_or(CloseReason::Local);
+                Err(ConnectError::from_close(reason, status))
+            }
+        }
     }
 }
 

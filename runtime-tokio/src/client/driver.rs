@@ -4,14 +4,15 @@
 use std::collections::HashMap;
 use std::io;
 use std::process::ExitStatus;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt;
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use zest_core::api::ProgressFn;
-use zest_core::client::{self as core, ClientConfig, Event, Negotiated, ServerNotification};
+use zest_core::client::{self as core, Event, Negotiated, ServerNotification};
+use zest_core::error::{CloseReason, RequestError};
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
@@ -61,24 +62,18 @@ pub(super) struct Driver {
     answer_rx: Option<mpsc::UnboundedReceiver<Answer>>,
     notifications: broadcast::Sender<ServerNotification>,
     ready: Option<oneshot::Sender<Result<Negotiated, ConnectError>>>,
+    /// Why the session ended, for [`Client::close_reason`](super::Client::close_reason).
+    closed: Arc<OnceLock<CloseReason>>,
 }
 
 impl Driver {
-    pub(super) fn new(
-        config: ClientConfig,
-        handlers: AsyncClientHandlers,
-        notifications: broadcast::Sender<ServerNotification>,
-        ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
-    ) -> Self {
-        Self::with_core(core::Client::new(config, Instant::now()), handlers, notifications, ready)
-    }
-
-    /// A driver for a machine made elsewhere (an HTTP one).
+    /// A driver for a machine made by the caller (stdio or HTTP).
     pub(super) fn with_core(
         core: core::Client,
         handlers: AsyncClientHandlers,
         notifications: broadcast::Sender<ServerNotification>,
         ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
+        closed: Arc<OnceLock<CloseReason>>,
     ) -> Self {
         let (answers, answer_rx) = mpsc::unbounded_channel();
         Self {
@@ -90,6 +85,7 @@ impl Driver {
             answer_rx: Some(answer_rx),
             notifications,
             ready: Some(ready),
+            closed,
         }
     }
 
@@ -105,27 +101,43 @@ impl Driver {
         let Pipes { stdin, mut stdout } = pipes;
         let mut writer = Writer::new(stdin);
         self.serve(&mut stdout, &mut writer, &mut commands, grace).await;
-        // Calls made from now on fail at once; queued ones fail as their replies drop.
-        commands.close();
-        while commands.try_recv().is_ok() {}
-        for (_, task) in self.serving.drain() {
-            task.abort();
-        }
+        self.wind_down(&mut commands);
         // stdout stays open until the child is gone, so that its last writes cannot fail.
         let status = child.shutdown(grace, writer.finish(Instant::now() + grace)).await;
         drop(stdout);
         exit.send_replace(Some(status.map_err(|e| (e.kind(), e.to_string()))));
     }
 
+    /// Runs the session over a reader and a writer of the caller's (no child), then writes
+    /// what is queued and closes the writer (within `grace`), and records a success.
+    pub(super) async fn run_streams<R, W>(
+        mut self,
+        mut reader: R,
+        writer: W,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        grace: Duration,
+        exit: watch::Sender<Option<Exit>>,
+    ) where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut writer = Writer::new(writer);
+        self.serve(&mut reader, &mut writer, &mut commands, grace).await;
+        self.wind_down(&mut commands);
+        writer.finish(Instant::now() + grace).await;
+        drop(reader);
+        exit.send_replace(Some(Ok(ExitStatus::default())));
+    }
+
     /// The loop proper; returns once the core has reported `Closed`.
     ///
-    /// When writing to the child's stdin fails, answers it wrote before may still be in its
-    /// stdout: reading goes on until stdout ends (the usual case: the child exited), or for
-    /// `grace` at most, before the session is failed.
-    async fn serve(
+    /// When writing to the child's stdin (or the writer) fails, answers it wrote before may
+    /// still be in its stdout: reading goes on until stdout ends (the usual case: the child
+    /// exited), or for `grace` at most, before the session is failed.
+    async fn serve<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
         &mut self,
-        stdout: &mut ChildStdout,
-        writer: &mut Writer<ChildStdin>,
+        stdout: &mut R,
+        writer: &mut Writer<W>,
         commands: &mut mpsc::UnboundedReceiver<Command>,
         grace: Duration,
     ) {
@@ -197,6 +209,16 @@ impl Driver {
         }
     }
 
+    /// After the loop: calls made from now on fail at once, queued ones fail as their replies
+    /// drop, and the client handlers still running are stopped.
+    fn wind_down(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
+        commands.close();
+        while commands.try_recv().is_ok() {}
+        for (_, task) in self.serving.drain() {
+            task.abort();
+        }
+    }
+
     fn feed(&mut self, now: Instant, event: StreamEvent<'_>) {
         let receive = Receive { stream: StreamId::STDIO, event };
         self.core.handle_input(Input::Receive(now, receive));
@@ -223,7 +245,7 @@ impl Driver {
     }
 
     /// Performs every pending output; true once the session is closed.
-    fn drain(&mut self, writer: &mut Writer<ChildStdin>) -> bool {
+    fn drain<W: AsyncWrite + Unpin>(&mut self, writer: &mut Writer<W>) -> bool {
         let mut closed = false;
         // A transmit a pipe cannot carry fails the session, fed back once drained.
         let mut unsupported = None;
@@ -256,6 +278,11 @@ impl Driver {
                 }
             }
             Event::Response { id, result } => {
+                // `Closed` follows these: record it first, so that a caller that sees the
+                // failure also sees `close_reason()`.
+                if let Err(RequestError::Closed(reason)) = &result {
+                    let _ = self.closed.set(reason.clone());
+                }
                 self.calls.complete(&id, result);
             }
             Event::Progress { id, progress } => {
@@ -281,6 +308,7 @@ impl Driver {
                 let _ = self.notifications.send(note);
             }
             Event::Closed(reason) => {
+                let _ = self.closed.set(reason.clone());
                 if let Some(ready) = self.ready.take() {
                     let _ = ready.send(Err(ConnectError::from_close(reason, None)));
                 }

@@ -6,15 +6,17 @@ mod driver;
 mod process;
 
 use std::fmt;
+use std::future::Future;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{decode_result, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, RequestError, UsageError};
-use zest_core::handler::{replace_roots, BoxFuture, Roots};
+use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
@@ -49,6 +51,7 @@ struct Shared {
     first_notifications: Mutex<Option<broadcast::Receiver<ServerNotification>>>,
     notifications: broadcast::WeakSender<ServerNotification>,
     exit: watch::Receiver<Option<driver::Exit>>,
+    closed: Arc<OnceLock<CloseReason>>,
     /// The root list `set_roots` replaces, shared with the handlers.
     roots: Option<Roots>,
 }
@@ -66,33 +69,37 @@ impl Client {
         let pid = child.id();
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
-        let roots = handlers.root_list();
-        let (commands, command_rx) = mpsc::unbounded_channel();
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
-        let (exit_tx, exit) = watch::channel(None);
-        let notifications = notes_tx.downgrade();
-        let driver = Driver::new(config, handlers, notes_tx, ready_tx);
-        tokio::spawn(driver.run(child, pipes, command_rx, grace, exit_tx));
-        let negotiated = match ready_rx.await {
-            Ok(outcome) => outcome?,
-            Err(_) => {
-                let why = "the session driver stopped during the handshake".to_owned();
-                let failure = TransportFailure::Other(why);
-                return Err(ConnectError::Handshake(CloseReason::TransportFailed(failure)));
-            }
-        };
-        let shared = Shared {
-            commands,
-            keys: CallKeys::new(),
-            negotiated,
-            pid,
-            first_notifications: Mutex::new(Some(notes_rx)),
-            notifications,
-            exit,
-            roots,
-        };
-        Ok(Self { shared: Arc::new(shared) })
+        let core = zest_core::client::Client::new(config, std::time::Instant::now());
+        Self::launch(core, handlers, pid, move |driver, commands, exit| {
+            driver.run(child, pipes, commands, grace, exit)
+        })
+        .await
+    }
+
+    /// Runs a session over any pair of byte streams (newline-delimited JSON-RPC, as over
+    /// stdio): `reader` carries the server's frames, `writer` takes ours. Performs the
+    /// handshake and returns once the session is ready. There is no child: [`pid`](Self::pid)
+    /// is 0, and [`close`](Self::close) writes what is queued, shuts `writer` down (the
+    /// server sees the end of its input) and returns a success status.
+    ///
+    /// For a server in the same process, see [`in_memory`](crate::in_memory). Must be called
+    /// within a tokio runtime (either flavour) with time enabled.
+    pub async fn over<R, W>(
+        reader: R,
+        writer: W,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities.clone());
+        let core = zest_core::client::Client::new(config, std::time::Instant::now());
+        Self::launch(core, handlers, 0, move |driver, commands, exit| {
+            driver.run_streams(reader, writer, commands, StdioCommand::DEFAULT_GRACE, exit)
+        })
+        .await
     }
 
     /// Connects to the MCP server at `url` (`http://` or `https://`) with every
@@ -120,16 +127,37 @@ impl Client {
         let connector = connector::Connector::new(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
-        let roots = handlers.root_list();
         let core = zest_core::client::Client::new_http(config, http, std::time::Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
+        Self::launch(core, handlers, 0, move |driver, commands, exit| {
+            driver.run_http(connector, commands, exit)
+        })
+        .await
+    }
+
+    /// Starts the session's driver task with `run` and waits for the handshake's outcome.
+    async fn launch<F>(
+        core: zest_core::client::Client,
+        handlers: AsyncClientHandlers,
+        pid: u32,
+        run: impl FnOnce(
+            Driver,
+            mpsc::UnboundedReceiver<Command>,
+            watch::Sender<Option<driver::Exit>>,
+        ) -> F,
+    ) -> Result<Self, ConnectError>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = oneshot::channel();
         let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
         let (exit_tx, exit) = watch::channel(None);
         let notifications = notes_tx.downgrade();
-        let driver = Driver::with_core(core, handlers, notes_tx, ready_tx);
-        tokio::spawn(driver.run_http(connector, command_rx, exit_tx));
+        let closed = Arc::new(OnceLock::new());
+        let roots = handlers.root_list();
+        let driver = Driver::with_core(core, handlers, notes_tx, ready_tx, closed.clone());
+        tokio::spawn(run(driver, command_rx, exit_tx));
         let negotiated = match ready_rx.await {
             Ok(outcome) => outcome?,
             Err(_) => {
@@ -142,10 +170,11 @@ impl Client {
             commands,
             keys: CallKeys::new(),
             negotiated,
-            pid: 0,
+            pid,
             first_notifications: Mutex::new(Some(notes_rx)),
             notifications,
             exit,
+            closed,
             roots,
         };
         Ok(Self { shared: Arc::new(shared) })
@@ -183,9 +212,14 @@ impl Client {
     }
 
     /// The child's process id, which is also its process group id; 0 for a session over
-    /// HTTP.
+    /// HTTP or over streams ([`over`](Self::over)).
     pub fn pid(&self) -> u32 {
         self.shared.pid
+    }
+
+    /// Why the session ended, once it has (every call fails from then on).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.closed.get().cloned()
     }
 
     /// Ends the session for every clone: pending calls fail with `Closed(Local)`, then the
@@ -193,7 +227,9 @@ impl Client {
     /// exit status; calling it again, or after the server exited, returns the same status.
     ///
     /// Over HTTP the session ends with a DELETE (when the server gave a session id; up to
-    /// 2 s), and the status returned is a success.
+    /// 2 s), and the status returned is a success. Over streams ([`over`](Self::over)) what
+    /// is queued is written and the writer shut down (up to 2 s), and the status returned is
+    /// a success.
     pub async fn close(&self) -> io::Result<ExitStatus> {
         // If the driver is already gone the session is over and the status is recorded.
         let _ = self.shared.commands.send(Command::Close);

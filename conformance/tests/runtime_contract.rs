@@ -1,0 +1,369 @@
+//! The runtime contract (docs/runtime-contract.md) as one body of code, instantiated for
+//! zest-tokio, zest-smol and zest-blocking by a macro: if a name or a signature the contract
+//! lists differs between the runtimes, this file stops compiling. The body also runs: a
+//! spawn that fails typed, a client and a server over streams that end at once, an in-memory
+//! pair through which every `ClientApi` call and `RequestContext` method is used, and a
+//! session over HTTP on 127.0.0.1. The body is written once; the macro adds `async` and
+//! `.await` for the async runtimes.
+
+use std::time::Duration;
+
+/// Far above what any step here takes; only there to turn a hang into a failure.
+const HANG: Duration = Duration::from_secs(60);
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    /// The first addend.
+    a: f64,
+    b: f64,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    total: f64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Count {
+    n: u32,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Ask {
+    prompt: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Greet {
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+/// Shared state of the registry (`with_state` / `State<S>`).
+struct Prefix(&'static str);
+
+/// One module per runtime: `$rt` the crate, `$Handlers` its client handlers,
+/// `[$($async_)?]` / `[$($aw)*]` `async` / `.await` or nothing, `$empty` / `$sink` a reader
+/// that ends at once and a writer that takes everything, of the runtime's IO traits.
+macro_rules! runtime_contract {
+    (
+        $name:ident, $rt:ident, $Handlers:ident, [$($async_:tt)?], [$($aw:tt)*],
+        empty = $empty:expr, sink = $sink:expr $(,)?
+    ) => {
+        mod $name {
+            use std::collections::BTreeMap;
+            use std::sync::{Arc, Mutex};
+            use std::time::Duration;
+
+            use serde_json::json;
+            use $rt::core::client::ClientConfig;
+            use $rt::core::error::CloseReason;
+            use $rt::core::handler::$Handlers;
+            use $rt::core::server::ListKind;
+            use $rt::schema::{
+                CallToolResult, CompleteResult, ContentBlock, CreateMessageResult, ElicitResult,
+                GetPromptResult, ListRootsResult, LoggingLevel, Prompt, PromptMessage,
+                ReadResourceResult, Resource, ResourceTemplate, Role, SamplingContent,
+                SamplingMessage, Tool,
+            };
+            use $rt::{
+                in_memory, in_memory_with, router_config, serve, serve_http, serve_http_with,
+                CallError, Client, ClientApi, ClientOptions, ConnectError, Context, Elicited,
+                HttpConfig, HttpEndpoint, HttpMode, HttpServer, InMemoryServer, Json, PeerApi,
+                Registry, RequestContext, ServerConfig, SessionLink, State, StdioCommand,
+                RequestOptions, ToolError, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE,
+            };
+
+            use super::{Add, Ask, Confirm, Count, Greet, Prefix, Sum};
+
+            fn config() -> ServerConfig {
+                ServerConfig::new("contract", "1.0")
+            }
+
+            /// Every registry builder the contract lists, typed and raw.
+            fn registry() -> Registry {
+                let mut registry = Registry::new()
+                    .with_state(Prefix("Hello"))
+                    .tool("add", "Adds", |Add { a, b }| $($async_ move)? {
+                        Json(Sum { total: a + b })
+                    })
+                    .tool("count", "Progress", |Count { n }, ctx: Context| $($async_ move)? {
+                        for i in 1..=n {
+                            ctx.progress(f64::from(i), Some(f64::from(n)), None) $($aw)* ?;
+                        }
+                        Ok::<_, ToolError>(format!("counted {n}"))
+                    })
+                    .tool("ask", "Samples", |Ask { prompt }, ctx: Context| $($async_ move)? {
+                        let content = SamplingContent::text(prompt);
+                        let message = SamplingMessage::new(Role::User, content);
+                        let params = $rt::schema::CreateMessageParams {
+                            messages: vec![message],
+                            max_tokens: 10,
+                            ..Default::default()
+                        };
+                        let result = ctx.create_message(params) $($aw)* ?;
+                        let text: String =
+                            result.content.as_slice().iter().filter_map(|c| c.as_text()).collect();
+                        Ok::<_, ToolError>(text)
+                    })
+                    .tool("context", "Uses the request context", |ctx: Context| $($async_ move)? {
+                        let _: &RequestContext = &ctx;
+                        assert!(!ctx.is_cancelled());
+                        let id = ctx.request_id().to_string();
+                        ctx.log(LoggingLevel::Info, json!("a record")) $($aw)* ?;
+                        ctx.log_as("contract", LoggingLevel::Info, json!("named")) $($aw)* ?;
+                        ctx.ping_client() $($aw)* ?;
+                        let roots = ctx.list_roots() $($aw)* ?;
+                        let confirmed = match ctx.elicit_as::<Confirm>("Sure?") $($aw)* ? {
+                            Elicited::Accept(Confirm { ok }) => ok,
+                            _ => false,
+                        };
+                        let _ = <RequestContext as PeerApi>::elicit;
+                        let roots = roots.roots.len();
+                        Ok::<_, ToolError>(format!("{} {roots} {confirmed}", !id.is_empty()))
+                    })
+                    .tool_with(
+                        Tool::new("greet_tool", "Greets", json!({"type": "object"})),
+                        |Greet { name }, prefix: State<Prefix>| $($async_ move)? {
+                            format!("{}, {name}!", prefix.0)
+                        },
+                    )
+                    .prompt("greet", "A greeting", |Greet { name }| $($async_ move)? {
+                        format!("Hello, {name}!")
+                    })
+                    .prompt_with(Prompt::new("plain", "No arguments"), || $($async_ move)? {
+                        PromptMessage::new(Role::User, ContentBlock::text("plain"))
+                    });
+                registry
+                    .raw_tool(Tool::new("raw", "Raw", json!({"type": "object"})), |_, _| {
+                        $($async_ move)? { Ok(CallToolResult::text("raw")) }
+                    })
+                    .raw_prompt(Prompt::new("raw_prompt", "Raw"), |_, _| $($async_ move)? {
+                        Ok(GetPromptResult::default())
+                    })
+                    .resource(Resource::new("zest://readme", "readme"), |_, _| $($async_ move)? {
+                        Ok(ReadResourceResult::text("zest://readme", Some("text/plain"), "read me"))
+                    })
+                    .resource_template(
+                        ResourceTemplate::new("zest://items/{id}", "item"),
+                        |_, _, vars: BTreeMap<String, String>| $($async_ move)? {
+                            let id = vars.get("id").cloned().unwrap_or_default();
+                            let uri = format!("zest://items/{id}");
+                            Ok(ReadResourceResult::text(uri, None, format!("item {id}")))
+                        },
+                    )
+                    .completion(|_, _| $($async_ move)? { Ok(CompleteResult::default()) });
+                registry
+            }
+
+            /// Client handlers for every server request the tools make.
+            fn options() -> ClientOptions {
+                let handlers = $Handlers::default()
+                    .on_sampling(|_| $($async_ move)? {
+                        let result = json!({
+                            "role": "assistant",
+                            "content": {"type": "text", "text": "sampled"},
+                            "model": "contract-model"
+                        });
+                        Ok(serde_json::from_value::<CreateMessageResult>(result).expect("valid"))
+                    })
+                    .on_elicitation(|_| $($async_ move)? {
+                        let content = json!({"ok": true}).as_object().cloned().unwrap_or_default();
+                        Ok(ElicitResult::accept(content))
+                    })
+                    .on_roots(|| $($async_ move)? { Ok(ListRootsResult::default()) })
+                    .on_violation(|_| {});
+                let options = ClientOptions::new("contract-client", "1.0").handlers(handlers);
+                let _: &ClientConfig = &options.config;
+                options
+            }
+
+            fn text(result: &CallToolResult) -> &str {
+                result.content.first().and_then(|c| c.as_text()).unwrap_or("")
+            }
+
+            pub(super) $($async_)? fn run() {
+                // Names that need a process or this process's stdio: referenced only.
+                let _ = $rt::serve_stdio;
+                let _ = Client::pid;
+                let _ = HttpServer::stopped;
+                let _ = HttpServer::start;
+                let _: fn() -> ServerConfig = config;
+                let _ = router_config();
+                let _ = (DEFAULT_SHUTDOWN_GRACE, std::mem::size_of::<SessionLink>());
+                assert_eq!(DEFAULT_GRACE, StdioCommand::DEFAULT_GRACE);
+                let _ = RequestOptions::default();
+                let _ = CallError::Usage;
+
+                // A program that does not exist: typed, no process left.
+                let command = StdioCommand::new("/nonexistent/zest-contract")
+                    .arg("--stdio")
+                    .args(["-v", "-v"])
+                    .env("ZEST_CONTRACT", "1")
+                    .env_remove("ZEST_UNSET")
+                    .current_dir("/")
+                    .on_stderr(|_line: String| {})
+                    .shutdown_grace(Duration::from_secs(1));
+                let spawned = Client::spawn(command, options()) $($aw)*;
+                assert!(matches!(spawned, Err(ConnectError::Spawn { .. })), "{spawned:?}");
+
+                // Streams that end at once: the client fails its handshake, the server returns.
+                let over = Client::over($empty, $sink, options()) $($aw)*;
+                let Err(ConnectError::Exited { reason, status: None }) = over else {
+                    panic!("expected Exited, got {over:?}")
+                };
+                assert_eq!(reason, CloseReason::TransportEnded);
+                let served = serve(config(), registry(), $empty, $sink) $($aw)*;
+                assert_eq!(served, CloseReason::TransportEnded);
+
+                // In memory: every ClientApi call and RequestContext method.
+                let (client, server): (Client, InMemoryServer) =
+                    in_memory_with(config(), registry(), options()) $($aw)* .expect("a pair");
+                assert_eq!(client.negotiated().server_info.name, "contract");
+                assert_eq!(client.pid(), 0);
+                assert_eq!(client.close_reason(), None);
+                let _notifications = client.notifications();
+                client.ping() $($aw)* .expect("ping");
+                client.set_logging_level(LoggingLevel::Debug) $($aw)* .expect("setLevel");
+                let tools = client.list_all_tools() $($aw)* .expect("tools");
+                let mut tools: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+                tools.sort();
+                assert_eq!(tools, ["add", "ask", "context", "count", "greet_tool", "raw"]);
+                assert!(client.list_tools(None) $($aw)* .expect("a page").next_cursor.is_none());
+                let sum = client.call_tool("add", json!({"a": 1, "b": 2})) $($aw)* .expect("add");
+                assert_eq!(sum.structured_content, Some(json!({"total": 3.0})));
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let record = seen.clone();
+                let counted = client
+                    .call_tool_with_progress("count", json!({"n": 2}), move |p| {
+                        record.lock().expect("not poisoned").push(p.progress)
+                    })
+                    $($aw)* .expect("count");
+                assert_eq!(text(&counted), "counted 2");
+                assert_eq!(*seen.lock().expect("not poisoned"), [1.0, 2.0]);
+                let asked = client.call_tool("ask", json!({"prompt": "hi"})) $($aw)* .expect("ask");
+                assert_eq!(text(&asked), "sampled");
+                let context = client.call_tool("context", json!({})) $($aw)* .expect("context");
+                assert_eq!(text(&context), "true 0 true", "{context:?}");
+                let greeted =
+                    client.call_tool("greet_tool", json!({"name": "Ada"})) $($aw)* .expect("greet");
+                assert_eq!(text(&greeted), "Hello, Ada!");
+                assert_eq!(text(&client.call_tool("raw", json!({})) $($aw)* .expect("raw")), "raw");
+                let prompts = client.list_all_prompts() $($aw)* .expect("prompts");
+                assert_eq!(prompts.len(), 3);
+                let args = BTreeMap::from([("name".to_owned(), "Ada".to_owned())]);
+                let prompt = client.get_prompt("greet", args) $($aw)* .expect("prompt");
+                assert_eq!(prompt.messages.len(), 1);
+                let resources = client.list_all_resources() $($aw)* .expect("resources");
+                assert_eq!(resources.len(), 1);
+                let templates = client.list_all_resource_templates() $($aw)* .expect("templates");
+                assert_eq!(templates.len(), 1);
+                let item = client.read_resource("zest://items/7") $($aw)* .expect("item");
+                assert_eq!(item.contents.len(), 1);
+                assert!(client.close() $($aw)* .expect("close").success());
+                assert_eq!(client.close_reason(), Some(CloseReason::Local));
+                assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
+                let (client, server) = in_memory(config(), registry()) $($aw)* .expect("pair");
+                drop(client);
+                assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
+
+                // Over HTTP on loopback, the same client API.
+                let http: HttpServer = serve_http("127.0.0.1:0", config(), registry()) $($aw)*
+                    .expect("bind 127.0.0.1:0");
+                assert_eq!(http.url(), format!("http://{}/mcp", http.local_addr()));
+                let client = Client::connect(&http.url(), options()) $($aw)* .expect("connect");
+                assert_eq!(client.pid(), 0);
+                assert_eq!(http.session_count(), 1);
+                http.change_registry(&[ListKind::Tools], |registry| {
+                    let late = Tool::new("late", "Late", json!({"type": "object"}));
+                    registry.raw_tool(late, |_, _| $($async_ move)? {
+                        Ok(CallToolResult::text("late"))
+                    });
+                });
+                let late = client.call_tool("late", json!({})) $($aw)* .expect("late");
+                assert_eq!(text(&late), "late");
+                assert!(client.close() $($aw)* .expect("close").success());
+                http.close_sessions();
+                http.shutdown() $($aw)*;
+                let endpoint = HttpEndpoint::new("http://127.0.0.1:9/mcp")
+                    .header("x-contract", "1")
+                    .bearer("token")
+                    .mode(HttpMode::Auto)
+                    .connect_timeout(Duration::from_secs(10))
+                    .read_timeout(Duration::from_secs(10))
+                    .without_webpki_roots();
+                let _ = (endpoint.open_get_stream, endpoint.max_idle_per_host);
+                let _ = endpoint.idle_timeout;
+                let legacy = HttpEndpoint::new("http://127.0.0.1:9/sse").legacy_sse();
+                let _ = legacy.root_certificate(Vec::new());
+                let _ = Client::connect_to;
+                let http_config = HttpConfig::new();
+                let _ = (&http_config.router, &http_config.http1, http_config.shutdown_grace);
+                let second = serve_http_with("127.0.0.1:0", config(), http_config, registry())
+                    $($aw)* .expect("bind 127.0.0.1:0");
+                second.shutdown() $($aw)*;
+            }
+        }
+    };
+}
+
+runtime_contract!(
+    tokio_contract, zest_tokio, AsyncClientHandlers, [async], [.await],
+    empty = tokio::io::empty(), sink = tokio::io::sink(),
+);
+runtime_contract!(
+    smol_contract, zest_smol, AsyncClientHandlers, [async], [.await],
+    empty = smol::io::empty(), sink = smol::io::sink(),
+);
+runtime_contract!(
+    blocking_contract,
+    zest_blocking,
+    SyncClientHandlers,
+    [],
+    [],
+    empty = std::io::empty(),
+    sink = std::io::sink(),
+);
+
+/// Runs `f` on a thread of its own, failing if it takes longer than [`HANG`].
+fn within(f: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    let runner = std::thread::spawn(move || {
+        f();
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(HANG) {
+        Ok(()) => runner.join().expect("joined"),
+        // The body panicked: show its panic.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(runner.join().expect_err("it panicked"))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("still running after {HANG:?}"),
+    }
+}
+
+#[test]
+fn the_contract_holds_on_tokio() {
+    within(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        rt.block_on(tokio_contract::run());
+    });
+}
+
+#[test]
+fn the_contract_holds_on_smol() {
+    within(|| smol::block_on(smol_contract::run()));
+}
+
+#[test]
+fn the_contract_holds_on_blocking() {
+    within(blocking_contract::run);
+}
