@@ -248,7 +248,11 @@ fn smol_serves_http_on_the_port_given() {
     // Up to 30 s for the fixture to listen; then `GET /health` answers 200.
     let mut answer = String::new();
     for _ in 0..600 {
-        if let Ok(mut socket) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+        // A connect to a port nobody listens on can meet itself (the kernel may pick the
+        // same port as its source): that is not the fixture listening.
+        let socket = std::net::TcpStream::connect(("127.0.0.1", port));
+        if let Some(mut socket) = socket.ok().filter(|s| s.local_addr().ok() != s.peer_addr().ok())
+        {
             let request = format!(
                 "GET /health HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nconnection: close\r\n\r\n"
             );

@@ -50,8 +50,12 @@ fn everything(transport: &str) -> Everything {
     // Up to 30 s for node to start listening.
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
+        // A connect to a port nobody listens on can meet itself (the kernel may pick the
+        // same port as its source): that is not node listening.
+        if let Ok(probe) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            if probe.local_addr().ok() != probe.peer_addr().ok() {
+                return server;
+            }
         }
         thread::sleep(Duration::from_millis(50));
     }

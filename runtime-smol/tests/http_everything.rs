@@ -50,8 +50,12 @@ async fn everything(transport: &str) -> Everything {
     let server = Everything { child, port };
     // Up to 20 s for node to start listening.
     for _ in 0..400 {
-        if smol::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return server;
+        // A connect to a port nobody listens on can meet itself (the kernel may pick the
+        // same port as its source): that is not node listening.
+        if let Ok(probe) = smol::net::TcpStream::connect(("127.0.0.1", port)).await {
+            if probe.local_addr().ok() != probe.peer_addr().ok() {
+                return server;
+            }
         }
         Timer::after(Duration::from_millis(50)).await;
     }

@@ -40,14 +40,18 @@ async fn everything(transport: &str) -> Everything {
         .kill_on_drop(true)
         .spawn()
         .expect("server-everything starts");
-    // Up to 10 s for node to start listening.
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Everything { _child: child, port };
+    // Up to 30 s for node to start listening.
+    for _ in 0..600 {
+        // A connect to a port nobody listens on can meet itself (the kernel may pick the
+        // same port as its source): that is not node listening.
+        if let Ok(probe) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            if probe.local_addr().ok() != probe.peer_addr().ok() {
+                return Everything { _child: child, port };
+            }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("server-everything {transport} did not listen on {port} within 10 s");
+    panic!("server-everything {transport} did not listen on {port} within 30 s");
 }
 
 fn options() -> ClientOptions {
