@@ -72,7 +72,7 @@ macro_rules! runtime_contract {
             };
             use $rt::{
                 in_memory, in_memory_with, router_config, serve, serve_http, serve_http_with,
-                CallError, Client, ClientApi, ClientOptions, ConnectError, Context, Elicited,
+                CallError, CallOptions, Client, ClientApi, ClientOptions, ConnectError, Context, Elicited,
                 HttpConfig, HttpEndpoint, HttpMode, HttpServer, InMemoryServer, Json, PeerApi,
                 Registry, RequestContext, ServerConfig, SessionLink, State, StdioCommand,
                 RequestOptions, ToolError, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE,
@@ -245,6 +245,15 @@ macro_rules! runtime_contract {
                     $($aw)* .expect("count");
                 assert_eq!(text(&counted), "counted 2");
                 assert_eq!(*seen.lock().expect("not poisoned"), [1.0, 2.0]);
+                let record = seen.clone();
+                let per_call = CallOptions::new()
+                    .timeout(Duration::from_secs(30))
+                    .max_total(Duration::from_secs(60))
+                    .on_progress(move |p| record.lock().expect("not poisoned").push(p.progress));
+                let counted = client.call_tool_with("count", json!({"n": 3}), per_call)
+                    $($aw)* .expect("count with options");
+                assert_eq!(text(&counted), "counted 3");
+                assert_eq!(*seen.lock().expect("not poisoned"), [1.0, 2.0, 1.0, 2.0, 3.0]);
                 let asked = client.call_tool("ask", json!({"prompt": "hi"})) $($aw)* .expect("ask");
                 assert_eq!(text(&asked), "sampled");
                 let context = client.call_tool("context", json!({})) $($aw)* .expect("context");

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -72,6 +73,52 @@ impl From<RequestError> for CallError {
 
 /// A callback for progress notifications on one request.
 pub type ProgressFn = Box<dyn FnMut(ProgressParams) + Send>;
+
+/// Options for one call ([`ClientApi::call_tool_with`]): its timeouts and where its progress
+/// goes. `CallOptions::new()` takes every timeout from the client's config and asks for no
+/// progress.
+#[derive(Default)]
+pub struct CallOptions {
+    request: RequestOptions,
+    on_progress: Option<ProgressFn>,
+}
+
+impl CallOptions {
+    /// The client's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How long the call may go without an answer (or, with progress, without a report).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.request = self.request.timeout(timeout);
+        self
+    }
+
+    /// How long the call may take at most, progress or not.
+    pub fn max_total(mut self, max_total: Duration) -> Self {
+        self.request = self.request.max_total(max_total);
+        self
+    }
+
+    /// Asks the server for progress and hands each report to `f`; each report restarts
+    /// the [`timeout`](Self::timeout), never past [`max_total`](Self::max_total).
+    pub fn on_progress(mut self, f: impl FnMut(ProgressParams) + Send + 'static) -> Self {
+        self.request.progress = true;
+        self.request.reset_on_progress = true;
+        self.on_progress = Some(Box::new(f));
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("request", &self.request)
+            .field("on_progress", &self.on_progress.is_some())
+            .finish()
+    }
+}
 
 /// A paginated list method: how to take the items and the next cursor out of a page.
 pub trait Paged: Method<Params = PaginatedParams> {
@@ -177,12 +224,20 @@ pub trait ClientApi {
         arguments: Value,
         on_progress: impl FnMut(ProgressParams) + Send + 'static,
     ) -> Self::Call<'_, CallToolResult> {
+        self.call_tool_with(name, arguments, CallOptions::new().on_progress(on_progress))
+    }
+
+    /// `tools/call` with this call's own timeouts and progress callback.
+    fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Self::Call<'_, CallToolResult> {
         match tool_params(name, arguments) {
-            Ok(params) => self.request_with::<CallTool>(
-                params,
-                RequestOptions::with_progress(),
-                Some(Box::new(on_progress)),
-            ),
+            Ok(params) => {
+                self.request_with::<CallTool>(params, options.request, options.on_progress)
+            }
             Err(e) => self.fail(e),
         }
     }

@@ -77,7 +77,7 @@ mod server;
 mod workers;
 
 pub use zest_core as core;
-pub use zest_core::api::{CallError, ClientApi, PeerApi};
+pub use zest_core::api::{CallError, CallOptions, ClientApi, PeerApi};
 pub use zest_core::schema;
 
 pub use client::{

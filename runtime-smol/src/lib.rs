@@ -80,7 +80,7 @@ mod wire;
 mod writer;
 
 pub use zest_core as core;
-pub use zest_core::api::{CallError, ClientApi, PeerApi};
+pub use zest_core::api::{CallError, CallOptions, ClientApi, PeerApi};
 pub use zest_core::handler::{AsyncClientHandlers, AsyncHandler, BoxFuture, HandlerResult};
 pub use zest_core::schema;
 pub use zest_core::RequestOptions;

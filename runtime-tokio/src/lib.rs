@@ -100,7 +100,7 @@ mod server;
 mod writer;
 
 pub use zest_core as core;
-pub use zest_core::api::{CallError, ClientApi, PeerApi};
+pub use zest_core::api::{CallError, CallOptions, ClientApi, PeerApi};
 pub use zest_core::schema;
 
 pub use client::Client;
