@@ -70,7 +70,9 @@ struct Http {
 
 impl Http {
     fn new(config: RouterConfig) -> Self {
-        let router = Router::new(ServerConfig::new("t", "1"), config, registry());
+        let mut server = ServerConfig::new("t", "1");
+        server.announce_changes = true;
+        let router = Router::new(server, config, registry());
         Self {
             router,
             clock: VirtualClock::new(),

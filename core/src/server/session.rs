@@ -504,6 +504,9 @@ impl<H: Clone> Session<H> {
             .config
             .capabilities
             .clone()
-            .unwrap_or_else(|| dispatch::derive_capabilities(&self.shared.registry))
+            .unwrap_or_else(|| {
+                let announce = self.shared.config.announce_changes;
+                dispatch::derive_capabilities(&self.shared.registry, announce)
+            })
     }
 }
