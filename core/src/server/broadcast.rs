@@ -4,6 +4,7 @@
 //! router's lock) and applies it there.
 
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -18,7 +19,8 @@ pub type RegistryChange<H> = Box<dyn FnOnce(&mut Registry<H>) + Send>;
 /// One command of a server handle, for every session of a server.
 #[non_exhaustive]
 pub enum Broadcast<H> {
-    /// Changes the registry the sessions share, then sends
+    /// Changes the registry the sessions share (a change that panics is dropped: the
+    /// registry stays as it was and nothing is sent), then sends
     /// `notifications/{tools,resources,prompts}/list_changed` for each list in `changed` to
     /// every session that was told lists may change (see
     /// [`ServerConfig::announce_changes`](super::ServerConfig::announce_changes)).
@@ -52,7 +54,8 @@ impl<H: Clone> Broadcast<H> {
     pub fn apply(self, now: Instant, session: &mut Session<H>) {
         match self {
             Self::ChangeRegistry { changed, change } => {
-                change(session.registry_mut());
+                let Some(next) = changed_copy(session.registry(), change) else { return };
+                *session.registry_mut() = next;
                 for kind in changed {
                     session.notify_list_changed(now, kind);
                 }
@@ -70,7 +73,8 @@ impl<H: Clone> Broadcast<H> {
     pub fn apply_all(self, now: Instant, router: &mut Router<H>) {
         match self {
             Self::ChangeRegistry { changed, change } => {
-                router.change_registry(now, &changed, change)
+                let Some(next) = changed_copy(router.registry(), change) else { return };
+                router.change_registry(now, &changed, |registry| *registry = next);
             }
             Self::Log { level, logger, data } => router.each_session(|session| {
                 // Err when the session is not open, or logging is not declared.
@@ -81,6 +85,15 @@ impl<H: Clone> Broadcast<H> {
             }
         }
     }
+}
+
+/// `registry` with `change` made to a copy of it; `None` if the change panicked (a typed
+/// tool whose schema cannot be a tool's, a `State` the registry does not hold): the loop that
+/// applies it goes on, with the registry as it was and nothing announced.
+fn changed_copy<H: Clone>(registry: &Registry<H>, change: RegistryChange<H>) -> Option<Registry<H>> {
+    let mut next = registry.clone();
+    panic::catch_unwind(AssertUnwindSafe(|| change(&mut next))).ok()?;
+    Some(next)
 }
 
 impl<H> fmt::Debug for Broadcast<H> {

@@ -120,3 +120,19 @@ fn nothing_reaches_a_session_not_yet_initialized() {
     assert!(drain(&mut s).is_empty());
     assert!(s.registry().tools().any(|t| t.name == "late"), "the change still applies");
 }
+
+#[test]
+fn a_change_that_panics_changes_and_announces_nothing() {
+    let now = Instant::now();
+    let (mut s, _) = open(true, now);
+    let change = Broadcast::ChangeRegistry {
+        changed: vec![ListKind::Tools],
+        change: Box::new(|r: &mut Registry<()>| {
+            r.remove_tool("echo");
+            panic!("a bad schema");
+        }),
+    };
+    change.apply(now, &mut s);
+    assert!(drain(&mut s).is_empty());
+    assert!(s.registry().tools().any(|t| t.name == "echo"), "the registry is as it was");
+}
