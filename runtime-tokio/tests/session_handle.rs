@@ -40,13 +40,15 @@ fn registry() -> Registry {
             });
             "installed"
         })
-        .tool("whoami", "The client's name and whether it samples", |Nothing {}, ctx: Context| {
-            async move {
+        .tool(
+            "whoami",
+            "The client's name and whether it samples",
+            |Nothing {}, ctx: Context| async move {
                 let name = ctx.client_info().map(|i| i.name.clone()).unwrap_or_default();
                 let samples = ctx.client_capabilities().is_some_and(|c| c.sampling.is_some());
                 format!("{name} samples={samples}")
-            }
-        });
+            },
+        );
     registry.resource(Resource::new("file:///notes", "notes"), read);
     registry
 }
@@ -145,11 +147,17 @@ async fn stdio_resource_updates_need_a_subscription_and_logs_name_their_logger()
     handle.resource_updated("file:///other");
     handle.resource_updated("file:///notes");
     let n = very_next(&mut rx).await;
-    assert!(matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"), "{n:?}");
+    assert!(
+        matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
+        "{n:?}"
+    );
     handle.log_as("db", LoggingLevel::Warning, json!({"slow": true}));
     let n = very_next(&mut rx).await;
     let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
-    assert_eq!((m.logger.as_deref(), m.level, m.data), (Some("db"), LoggingLevel::Warning, json!({"slow": true})));
+    assert_eq!(
+        (m.logger.as_deref(), m.level, m.data),
+        (Some("db"), LoggingLevel::Warning, json!({"slow": true}))
+    );
     client.close().await.unwrap();
     server.stopped().await;
 }
@@ -233,7 +241,10 @@ async fn http_resource_updates_reach_only_the_subscribed_session_and_logs_reach_
     handle.resource_updated("file:///notes");
     marker(&handle);
     let n = very_next(&mut rx_a).await;
-    assert!(matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"), "{n:?}");
+    assert!(
+        matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
+        "{n:?}"
+    );
     assert!(is_marker(&very_next(&mut rx_a).await));
     assert!(is_marker(&very_next(&mut rx_b).await), "b did not subscribe: the marker comes first");
     handle.log_as("db", LoggingLevel::Error, json!("down"));
