@@ -1,5 +1,5 @@
 //! A server and a client joined in memory, for testing server code without a process: the
-//! server's [`serve`] future on smol's global executor and the client's driver, joined by
+//! server's [`serve`](crate::serve) future on smol's global executor and the client's driver, joined by
 //! two [`piper`] pipes, with the same framing as stdio.
 
 use zest_core::error::CloseReason;

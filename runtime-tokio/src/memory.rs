@@ -1,5 +1,5 @@
 //! A server and a client joined in memory, for testing server code without a process: the
-//! server's [`serve`] loop and the client's driver, each over one end of a
+//! server's [`serve`](crate::serve) loop and the client's driver, each over one end of a
 //! [`tokio::io::duplex`] pair, with the same framing as stdio.
 
 use zest_core::error::CloseReason;

@@ -90,7 +90,10 @@ impl<H: Clone> Broadcast<H> {
 /// `registry` with `change` made to a copy of it; `None` if the change panicked (a typed
 /// tool whose schema cannot be a tool's, a `State` the registry does not hold): the loop that
 /// applies it goes on, with the registry as it was and nothing announced.
-fn changed_copy<H: Clone>(registry: &Registry<H>, change: RegistryChange<H>) -> Option<Registry<H>> {
+fn changed_copy<H: Clone>(
+    registry: &Registry<H>,
+    change: RegistryChange<H>,
+) -> Option<Registry<H>> {
     let mut next = registry.clone();
     panic::catch_unwind(AssertUnwindSafe(|| change(&mut next))).ok()?;
     Some(next)

@@ -19,8 +19,12 @@ fn open(announce: bool, now: Instant) -> (Session<()>, Value) {
     let mut config = ServerConfig::new("t", "1");
     config.announce_changes = announce;
     let mut s = Session::new(config, registry(), now);
-    send(&mut s, now, json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}));
+    send(
+        &mut s,
+        now,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
+    );
     send(&mut s, now, json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     let sent = drain(&mut s);
     (s, sent[0]["result"]["capabilities"].clone())
@@ -44,7 +48,9 @@ fn methods(sent: &[Value]) -> Vec<&str> {
 fn add_tool(name: &'static str) -> Broadcast<()> {
     Broadcast::ChangeRegistry {
         changed: vec![ListKind::Tools],
-        change: Box::new(move |r| r.add_tool(Tool::new(name, "new", json!({"type": "object"})), ())),
+        change: Box::new(move |r| {
+            r.add_tool(Tool::new(name, "new", json!({"type": "object"})), ())
+        }),
     }
 }
 
@@ -59,8 +65,12 @@ fn a_tool_added_is_announced_then_listed() {
     assert_eq!(methods(&drain(&mut s)), ["notifications/tools/list_changed"]);
     send(&mut s, now, json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
     let listed = drain(&mut s);
-    let names: Vec<&str> =
-        listed[0]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = listed[0]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["echo", "late"]);
 }
 
@@ -73,7 +83,11 @@ fn without_announcing_lists_are_fixed_and_nothing_is_sent() {
     assert!(caps.get("prompts").is_none(), "no prompts registered");
     add_tool("late").apply(now, &mut s);
     assert!(drain(&mut s).is_empty());
-    send(&mut s, now, json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a"}}));
+    send(
+        &mut s,
+        now,
+        json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a"}}),
+    );
     assert_eq!(drain(&mut s)[0]["error"]["code"], -32601, "subscribe is not offered");
 }
 
@@ -83,7 +97,11 @@ fn resource_updates_reach_subscribers_only() {
     let (mut s, _) = open(true, now);
     Broadcast::ResourceUpdated { uri: "file:///a".into() }.apply(now, &mut s);
     assert!(drain(&mut s).is_empty(), "not subscribed yet");
-    send(&mut s, now, json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a"}}));
+    send(
+        &mut s,
+        now,
+        json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a"}}),
+    );
     drain(&mut s);
     Broadcast::ResourceUpdated { uri: "file:///b".into() }.apply(now, &mut s);
     Broadcast::ResourceUpdated { uri: "file:///a".into() }.apply(now, &mut s);
@@ -101,7 +119,11 @@ fn logs_name_their_logger_and_respect_the_level() {
     let sent = drain(&mut s);
     assert_eq!(sent[0]["method"], "notifications/message");
     assert_eq!(sent[0]["params"], json!({"level": "debug", "logger": "db", "data": "hi"}));
-    send(&mut s, now, json!({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}));
+    send(
+        &mut s,
+        now,
+        json!({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}),
+    );
     drain(&mut s);
     log(LoggingLevel::Info).apply(now, &mut s);
     assert!(drain(&mut s).is_empty(), "below the client's level");
