@@ -175,6 +175,8 @@ impl Drop for PipeWriter {
 
 #[cfg(test)]
 mod tests {
+    use std::thread;
+
     use super::*;
 
     #[test]
