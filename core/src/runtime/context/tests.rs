@@ -4,6 +4,7 @@ use std::sync::Mutex;
 use super::*;
 use crate::error::{CloseReason, RequestError};
 use crate::schema::methods::ListRoots;
+use crate::schema::ProtocolVersion;
 use crate::server::{Registry, Server, ServerConfig};
 use crate::testkit::VirtualClock;
 
@@ -110,13 +111,13 @@ fn reports_and_peer_calls_are_applied_to_the_server_machine() {
 fn the_session_is_what_the_runtime_gave() {
     let (ctx, _) = context(Ok(RawJson::empty_object()));
     assert!(ctx.session().is_none() && ctx.client_info().is_none());
-    let info = crate::server::SessionInfo {
-        protocol_version: crate::schema::ProtocolVersion::LATEST_SESSION,
-        client_info: crate::schema::Implementation::new("inspector", "0.9"),
+    let info = SessionInfo {
+        protocol_version: ProtocolVersion::LATEST_SESSION,
+        client_info: Implementation::new("inspector", "0.9"),
         client_capabilities: serde_json::from_value(serde_json::json!({"sampling": {}})).unwrap(),
         server_capabilities: Default::default(),
     };
-    let call = crate::server::CallContext { session: Some(Arc::new(info)), log_level: None };
+    let call = CallContext { session: Some(Arc::new(info)), log_level: None };
     let ctx = ctx.with_session(call).clone();
     assert_eq!(ctx.client_info().map(|i| i.name.as_str()), Some("inspector"));
     assert!(ctx.client_capabilities().is_some_and(|c| c.sampling.is_some()));

@@ -6,6 +6,7 @@ use super::Broadcast;
 use crate::io::StreamId;
 use crate::schema::{LoggingLevel, Resource, Tool};
 use crate::server::{ListKind, Registry, ServerConfig, Session};
+use crate::testkit::VirtualClock;
 
 fn registry() -> Registry<()> {
     let mut registry = Registry::new();
@@ -56,7 +57,7 @@ fn add_tool(name: &'static str) -> Broadcast<()> {
 
 #[test]
 fn a_tool_added_is_announced_then_listed() {
-    let now = Instant::now();
+    let now = VirtualClock::new().now();
     let (mut s, caps) = open(true, now);
     assert_eq!(caps["tools"]["listChanged"], true);
     assert_eq!(caps["prompts"]["listChanged"], true, "declared while empty");
@@ -76,7 +77,7 @@ fn a_tool_added_is_announced_then_listed() {
 
 #[test]
 fn without_announcing_lists_are_fixed_and_nothing_is_sent() {
-    let now = Instant::now();
+    let now = VirtualClock::new().now();
     let (mut s, caps) = open(false, now);
     assert_eq!(caps["tools"], json!({}), "no listChanged");
     assert_eq!(caps["resources"], json!({}), "no listChanged, no subscribe");
@@ -93,7 +94,7 @@ fn without_announcing_lists_are_fixed_and_nothing_is_sent() {
 
 #[test]
 fn resource_updates_reach_subscribers_only() {
-    let now = Instant::now();
+    let now = VirtualClock::new().now();
     let (mut s, _) = open(true, now);
     Broadcast::ResourceUpdated { uri: "file:///a".into() }.apply(now, &mut s);
     assert!(drain(&mut s).is_empty(), "not subscribed yet");
@@ -112,7 +113,7 @@ fn resource_updates_reach_subscribers_only() {
 
 #[test]
 fn logs_name_their_logger_and_respect_the_level() {
-    let now = Instant::now();
+    let now = VirtualClock::new().now();
     let (mut s, _) = open(true, now);
     let log = |level| Broadcast::Log { level, logger: Some("db".into()), data: json!("hi") };
     log(LoggingLevel::Debug).apply(now, &mut s);
@@ -133,7 +134,7 @@ fn logs_name_their_logger_and_respect_the_level() {
 
 #[test]
 fn nothing_reaches_a_session_not_yet_initialized() {
-    let now = Instant::now();
+    let now = VirtualClock::new().now();
     let mut config = ServerConfig::new("t", "1");
     config.announce_changes = true;
     let mut s = Session::new(config, registry(), now);
@@ -145,7 +146,7 @@ fn nothing_reaches_a_session_not_yet_initialized() {
 
 #[test]
 fn a_change_that_panics_changes_and_announces_nothing() {
-    let now = Instant::now();
+    let now = VirtualClock::new().now();
     let (mut s, _) = open(true, now);
     let change = Broadcast::ChangeRegistry {
         changed: vec![ListKind::Tools],
