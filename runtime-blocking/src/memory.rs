@@ -44,7 +44,9 @@ impl InMemoryServer {
 /// socket: returns once the handshake is done. The client is the same [`Client`] as over
 /// stdio or HTTP (with [`pid`](Client::pid) 0); its [`close`](Client::close) ends the server
 /// too. The client presents itself as `zest-in-memory` and answers no server requests; see
-/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers).
+/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers). The
+/// server runs as a [`StdioServer`], so it declares `listChanged` and resource `subscribe`,
+/// and [`InMemoryServer::handle`] changes its lists, reports resource updates and logs.
 ///
 /// ```no_run
 /// # use zest_blocking::{ClientApi, Registry, ServerConfig};
