@@ -63,7 +63,6 @@ macro_rules! runtime_contract {
             use $rt::core::client::ClientConfig;
             use $rt::core::error::CloseReason;
             use $rt::core::handler::$Handlers;
-            use $rt::core::server::ListKind;
             use $rt::schema::{
                 CallToolResult, CompleteResult, ContentBlock, CreateMessageResult, ElicitResult,
                 GetPromptResult, ListRootsResult, LoggingLevel, Prompt, PromptMessage,
@@ -72,10 +71,11 @@ macro_rules! runtime_contract {
             };
             use $rt::{
                 in_memory, in_memory_with, router_config, serve, serve_http, serve_http_with,
-                CallError, CallOptions, Client, ClientApi, ClientOptions, ConnectError, Context, Elicited,
-                HttpConfig, HttpEndpoint, HttpMode, HttpServer, InMemoryServer, Json, PeerApi,
-                Registry, RequestContext, ServerConfig, SessionLink, State, StdioCommand,
-                RequestOptions, ToolError, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE,
+                CallError, CallOptions, Client, ClientApi, ClientOptions, ConnectError, Context,
+                Elicited, HttpConfig, HttpEndpoint, HttpMode, HttpServer, InMemoryServer, Json,
+                ListKind, PeerApi, Registry, RequestContext, ServerConfig, ServerHandle,
+                SessionLink, State, StdioCommand, StdioServer, RequestOptions, ToolError,
+                DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE,
             };
 
             use super::{Add, Ask, Confirm, Count, Greet, Prefix, Sum};
@@ -123,6 +123,11 @@ macro_rules! runtime_contract {
                             _ => false,
                         };
                         let _ = <RequestContext as PeerApi>::elicit;
+                        let _: &ServerHandle = ctx.server();
+                        let client = ctx.client_info().map(|i| i.name.clone()).unwrap_or_default();
+                        assert_eq!(client, "contract-client");
+                        assert!(ctx.client_capabilities().is_some_and(|c| c.sampling.is_some()));
+                        assert!(ctx.session().is_some());
                         let roots = roots.roots.len();
                         Ok::<_, ToolError>(format!("{} {roots} {confirmed}", !id.is_empty()))
                     })
@@ -219,6 +224,12 @@ macro_rules! runtime_contract {
                 assert_eq!(reason, CloseReason::TransportEnded);
                 let served = serve(config(), registry(), $empty, $sink) $($aw)*;
                 assert_eq!(served, CloseReason::TransportEnded);
+                let _ = StdioServer::stdio;
+                let stdio: StdioServer = StdioServer::start(config(), registry(), $empty, $sink);
+                let _: bool = stdio.is_stopped();
+                let handle: ServerHandle = stdio.handle();
+                assert_eq!(stdio.stopped() $($aw)*, CloseReason::TransportEnded);
+                handle.log(LoggingLevel::Info, json!("after the end: nothing happens"));
 
                 // In memory: every ClientApi call and RequestContext method.
                 let (client, server): (Client, InMemoryServer) =
@@ -277,6 +288,7 @@ macro_rules! runtime_contract {
                 assert_eq!(client.close_reason(), Some(CloseReason::Local));
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
                 let (client, server) = in_memory(config(), registry()) $($aw)* .expect("pair");
+                let _: ServerHandle = server.handle();
                 drop(client);
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
 
@@ -295,6 +307,17 @@ macro_rules! runtime_contract {
                 });
                 let late = client.call_tool("late", json!({})) $($aw)* .expect("late");
                 assert_eq!(text(&late), "late");
+                let handle: ServerHandle = http.handle();
+                handle.change_registry(&[ListKind::Tools], |registry| {
+                    registry.remove_tool("late");
+                });
+                handle.add_tool("typed_late", "Typed", |Add { a, b }| $($async_ move)? {
+                    Json(Sum { total: a + b })
+                });
+                handle.remove_tool("typed_late");
+                handle.resource_updated("zest://readme");
+                handle.log(LoggingLevel::Info, json!("to every session"));
+                handle.log_as("contract", LoggingLevel::Info, json!("named"));
                 assert!(client.close() $($aw)* .expect("close").success());
                 http.close_sessions();
                 http.shutdown() $($aw)*;

@@ -27,7 +27,9 @@ fn pair_with(
     http: HttpClientConfig,
     router: RouterConfig,
 ) -> HttpPair<Handler> {
-    HttpPair::new(client, http, ServerConfig::new("s", "1"), router, registry())
+    let mut server = ServerConfig::new("s", "1");
+    server.announce_changes = true;
+    HttpPair::new(client, http, server, router, registry())
 }
 
 fn http_config(path: &str) -> HttpClientConfig {

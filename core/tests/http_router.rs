@@ -15,7 +15,7 @@ use zest_core::http::server::{Router, RouterConfig, RouterEvent, SessionId};
 use zest_core::io::{Input, Output, Receive, RequestHead, StreamEvent, StreamId, Transmit};
 use zest_core::jsonrpc::RawJson;
 use zest_core::schema::LoggingLevel;
-use zest_core::server::{Call, Event, ListKind, ServerConfig};
+use zest_core::server::{Broadcast, Call, Event, ListKind, ServerConfig};
 use zest_core::testkit::VirtualClock;
 use zest_core::RequestOptions;
 
@@ -70,7 +70,9 @@ struct Http {
 
 impl Http {
     fn new(config: RouterConfig) -> Self {
-        let router = Router::new(ServerConfig::new("t", "1"), config, registry());
+        let mut server = ServerConfig::new("t", "1");
+        server.announce_changes = true;
+        let router = Router::new(server, config, registry());
         Self {
             router,
             clock: VirtualClock::new(),
@@ -425,6 +427,44 @@ fn list_changes_go_on_the_get_stream_and_wait_for_one() {
         .unwrap();
     http.pump();
     assert_eq!(http.answer(get).messages()[1]["method"], "notifications/message");
+}
+
+#[test]
+fn a_broadcast_reaches_every_session_and_updates_only_subscribers() {
+    let mut http = Http::new(config());
+    let a = http.handshake(json!({}));
+    let b = http.handshake(json!({}));
+    let (get_a, get_b) = (http.get(&a, None), http.get(&b, None));
+    let uri = "test://static-text";
+    let sub = json!({"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri": uri}});
+    let subscribed = http.post(Some(&a), sub);
+    assert!(http.answer(subscribed).json()["result"].is_object());
+    let now = http.now();
+    Broadcast::ResourceUpdated { uri: uri.into() }.apply_all(now, &mut http.router);
+    let log =
+        Broadcast::Log { level: LoggingLevel::Info, logger: Some("db".into()), data: json!(1) };
+    log.apply_all(now, &mut http.router);
+    let change = Broadcast::ChangeRegistry {
+        changed: vec![ListKind::Tools],
+        change: Box::new(|r: &mut zest_core::server::Registry<Handler>| {
+            r.remove_tool("echo");
+        }),
+    };
+    change.apply_all(now, &mut http.router);
+    http.pump();
+    let methods = |get| -> Vec<String> {
+        let messages = http.answer(get).messages();
+        messages.iter().map(|m| m["method"].as_str().unwrap_or("").to_owned()).collect()
+    };
+    let logged = ["notifications/message", "notifications/tools/list_changed"];
+    assert_eq!(methods(get_b), logged, "b did not subscribe");
+    let mut for_a = vec!["notifications/resources/updated"];
+    for_a.extend(logged);
+    assert_eq!(methods(get_a), for_a);
+    assert_eq!(http.answer(get_a).messages()[1]["params"]["logger"], "db");
+    let list = http.post(Some(&b), json!({"jsonrpc":"2.0","id":4,"method":"tools/list"}));
+    let tools = http.answer(list).json()["result"]["tools"].clone();
+    assert!(tools.as_array().unwrap().iter().all(|t| t["name"] != "echo"), "{tools}");
 }
 
 /// Regression (found by the fault-injection properties): what the session sent on its GET

@@ -33,7 +33,9 @@ fn frame(v: serde_json::Value) -> Vec<u8> {
 
 /// A session initialized over stream 1 with sampling offered by the client.
 fn ready_session(now: Instant) -> Session<Handler> {
-    let mut s = Session::new(ServerConfig::new("t", "1"), registry(), now);
+    let mut config = ServerConfig::new("t", "1");
+    config.announce_changes = true;
+    let mut s = Session::new(config, registry(), now);
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":{"sampling":{}},
         "clientInfo":{"name":"c","version":"1"}}});

@@ -1,41 +1,42 @@
 //! A server and a client joined in memory, for testing server code without a process: the
-//! server's [`serve`] on a thread of its own and the client's session, joined by two bounded
+//! server's [`serve`](crate::serve) on a thread of its own and the client's session, joined by two bounded
 //! in-memory byte pipes (no file descriptors), with the same framing as stdio.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::panic;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
 
 use zest_core::error::CloseReason;
 use zest_core::runtime::ConnectError;
 use zest_core::server::ServerConfig;
 
 use crate::client::{Client, ClientOptions};
-use crate::server::{serve, Registry};
+use crate::server::{Registry, ServerHandle, StdioServer};
 
 /// How many bytes each direction buffers before a writer waits for its reader.
 const PIPE_CAPACITY: usize = 64 * 1024;
 
-/// The server half of an [`in_memory`] pair: its session runs on a thread of its own and
-/// ends when the client closes (or the last [`Client`] clone is dropped). Dropping this
-/// handle lets the server run on.
+/// The server half of an [`in_memory`] pair: a [`StdioServer`] over in-memory pipes, whose
+/// session runs on a thread of its own and ends when the client closes (or the last
+/// [`Client`] clone is dropped). Dropping this handle lets the server run on.
 #[derive(Debug)]
-pub struct InMemoryServer {
-    thread: JoinHandle<CloseReason>,
-}
+pub struct InMemoryServer(StdioServer);
 
 impl InMemoryServer {
+    /// The handle on the server: change its lists, report resource updates, log.
+    pub fn handle(&self) -> ServerHandle {
+        self.0.handle()
+    }
+
     /// Waits for the server's session to end and returns why it ended (the client closing
     /// shows as the end of its input). A panic on the server's thread is resumed here.
     pub fn stopped(self) -> CloseReason {
-        self.thread.join().unwrap_or_else(|panicked| panic::resume_unwind(panicked))
+        self.0.stopped()
     }
 
     /// True once the server's session has ended.
     pub fn is_stopped(&self) -> bool {
-        self.thread.is_finished()
+        self.0.is_stopped()
     }
 }
 
@@ -43,7 +44,9 @@ impl InMemoryServer {
 /// socket: returns once the handshake is done. The client is the same [`Client`] as over
 /// stdio or HTTP (with [`pid`](Client::pid) 0); its [`close`](Client::close) ends the server
 /// too. The client presents itself as `zest-in-memory` and answers no server requests; see
-/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers).
+/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers). The
+/// server runs as a [`StdioServer`], so it declares `listChanged` and resource `subscribe`,
+/// and [`InMemoryServer::handle`] changes its lists, reports resource updates and logs.
 ///
 /// ```no_run
 /// # use zest_blocking::{ClientApi, Registry, ServerConfig};
@@ -74,12 +77,10 @@ pub fn in_memory_with(
 ) -> Result<(Client, InMemoryServer), ConnectError> {
     let (server_reader, client_writer) = pipe();
     let (client_reader, server_writer) = pipe();
-    let thread = thread::Builder::new()
-        .name("zest-in-memory-server".into())
-        .spawn(move || serve(config, registry, server_reader, server_writer))
-        .map_err(|e| ConnectError::spawn("zest-in-memory-server thread", &e))?;
+    // A server thread that cannot start drops its pipe ends: the client then fails typed.
+    let server = InMemoryServer(StdioServer::start(config, registry, server_reader, server_writer));
     let client = Client::over(client_reader, client_writer, options)?;
-    Ok((client, InMemoryServer { thread }))
+    Ok((client, server))
 }
 
 /// A bounded byte pipe: [`PipeWriter`] blocks while [`PIPE_CAPACITY`] bytes are unread;
@@ -176,6 +177,8 @@ impl Drop for PipeWriter {
 
 #[cfg(test)]
 mod tests {
+    use std::thread;
+
     use super::*;
 
     #[test]

@@ -70,6 +70,7 @@
 mod call;
 mod client;
 mod command;
+mod handle;
 mod http_server;
 mod memory;
 mod pipe;
@@ -87,6 +88,7 @@ pub use zest_core::RequestOptions;
 
 pub use client::Client;
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
+pub use handle::{ServerHandle, StdioServer};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
     DEFAULT_SHUTDOWN_GRACE,
@@ -98,6 +100,7 @@ pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.

@@ -1,50 +1,40 @@
 //! A server and a client joined in memory, for testing server code without a process: the
-//! server's [`serve`] future on smol's global executor and the client's driver, joined by
+//! server's [`serve`](crate::serve) future on smol's global executor and the client's driver, joined by
 //! two [`piper`] pipes, with the same framing as stdio.
 
-use smol::Task;
 use zest_core::error::CloseReason;
 use zest_core::runtime::ConnectError;
 use zest_core::server::ServerConfig;
 
 use crate::client::Client;
 use crate::command::ClientOptions;
-use crate::server::{serve, Registry};
+use crate::handle::{ServerHandle, StdioServer};
+use crate::server::Registry;
 
 /// How many bytes each direction buffers before a writer waits for its reader.
 const PIPE_CAPACITY: usize = 64 * 1024;
 
-/// The server half of an [`in_memory`] pair: its session runs as a task on smol's global
-/// executor and ends when the client closes (or the last [`Client`] clone is dropped).
-/// Dropping this handle lets the server run on.
+/// The server half of an [`in_memory`] pair: a [`StdioServer`] over in-memory pipes, whose
+/// session runs as a task on smol's global executor and ends when the client closes (or the
+/// last [`Client`] clone is dropped). Dropping this handle lets the server run on.
 #[derive(Debug)]
-pub struct InMemoryServer {
-    /// `Some` until [`stopped`](Self::stopped) or drop (which detaches it).
-    task: Option<Task<CloseReason>>,
-}
+pub struct InMemoryServer(StdioServer);
 
 impl InMemoryServer {
+    /// The handle on the server: change its lists, report resource updates, log.
+    pub fn handle(&self) -> ServerHandle {
+        self.0.handle()
+    }
+
     /// Waits for the server's session to end and returns why it ended (the client closing
     /// shows as the end of its input).
-    pub async fn stopped(mut self) -> CloseReason {
-        match self.task.take() {
-            Some(task) => task.await,
-            // Invariant: only `stopped` (which consumes self) and `drop` take the task.
-            None => unreachable!("the task is taken only by stopped or drop"),
-        }
+    pub async fn stopped(self) -> CloseReason {
+        self.0.stopped().await
     }
 
     /// True once the server's session has ended.
     pub fn is_stopped(&self) -> bool {
-        self.task.as_ref().is_none_or(Task::is_finished)
-    }
-}
-
-impl Drop for InMemoryServer {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.detach();
-        }
+        self.0.is_stopped()
     }
 }
 
@@ -52,7 +42,9 @@ impl Drop for InMemoryServer {
 /// socket: returns once the handshake is done. The client is the same [`Client`] as over
 /// stdio or HTTP (with [`pid`](Client::pid) 0); its [`close`](Client::close) ends the server
 /// too. The client presents itself as `zest-in-memory` and answers no server requests; see
-/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers).
+/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers). The
+/// server runs as a [`StdioServer`], so it declares `listChanged` and resource `subscribe`,
+/// and [`InMemoryServer::handle`] changes its lists, reports resource updates and logs.
 ///
 /// ```no_run
 /// # use zest_smol::{ClientApi, Registry, ServerConfig};
@@ -85,8 +77,7 @@ pub async fn in_memory_with(
 ) -> Result<(Client, InMemoryServer), ConnectError> {
     let (server_reader, client_writer) = piper::pipe(PIPE_CAPACITY);
     let (client_reader, server_writer) = piper::pipe(PIPE_CAPACITY);
-    let task = smol::spawn(serve(config, registry, server_reader, server_writer));
-    let server = InMemoryServer { task: Some(task) };
+    let server = InMemoryServer(StdioServer::start(config, registry, server_reader, server_writer));
     let client = Client::over(client_reader, client_writer, options).await?;
     Ok((client, server))
 }

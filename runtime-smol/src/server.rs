@@ -22,10 +22,11 @@ use zest_core::io::{
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{CallKey, Calls, CancelFlag, Link, PeerCall, Report};
-use zest_core::server::{Event, Server, ServerConfig};
+use zest_core::server::{Broadcast, Event, Server, ServerConfig};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Outgoing, ReplyTx, Submit};
+use crate::handle::ServerHandle;
 use crate::stdio;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
@@ -45,9 +46,24 @@ const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 /// async-io's reactor in non-blocking mode for the session's duration and put back in
 /// blocking mode afterwards; a terminal, a file or a stdout shared with stderr is read and
 /// written by threads of smol's blocking pool instead.
+///
+/// The lists are fixed and subscriptions not offered, unless the config says otherwise
+/// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`](crate::StdioServer::stdio)
+/// serves with a [`ServerHandle`] to change them.
 pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
+    let (commands, queue) = channel::unbounded();
+    serve_stdio_on(config, registry, commands, queue).await
+}
+
+/// [`serve_stdio`] on a given command channel.
+pub(crate) async fn serve_stdio_on(
+    config: ServerConfig,
+    registry: Registry,
+    commands: Sender<Command>,
+    queue: Receiver<Command>,
+) -> CloseReason {
     let (reader, writer, restore) = stdio::open();
-    let reason = serve(config, registry, reader, writer).await;
+    let reason = serve_on(config, registry, reader, writer, commands, queue).await;
     drop(restore);
     reason
 }
@@ -70,6 +86,22 @@ where
     W: AsyncWrite + Unpin,
 {
     let (commands, queue) = channel::unbounded();
+    serve_on(config, registry, reader, writer, commands, queue).await
+}
+
+/// [`serve`] on a given command channel, whose sender a [`ServerHandle`] may hold.
+pub(crate) async fn serve_on<R, W>(
+    config: ServerConfig,
+    registry: Registry,
+    reader: R,
+    writer: W,
+    commands: Sender<Command>,
+    queue: Receiver<Command>,
+) -> CloseReason
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let executor = Executor::new();
     let link = StdioLink { commands, closed: Arc::new(OnceLock::new()) };
     let driver = Driver {
@@ -83,8 +115,10 @@ where
     executor.run(driver.run(reader, queue)).await
 }
 
-/// What handler contexts ask of the driver.
-enum Command {
+/// What handler contexts and server handles ask of the driver.
+pub(crate) enum Command {
+    /// A [`ServerHandle`] command.
+    Broadcast(Broadcast<AsyncHandler<RequestContext>>),
     /// A handler's request to the client, made while serving the client's request `related`.
     Call { out: Outgoing, related: RequestId },
     /// A handler dropped the future of its request to the client.
@@ -190,6 +224,7 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
 
     fn apply(&mut self, now: Instant, command: Command) {
         match command {
+            Command::Broadcast(command) => command.apply(now, &mut self.core),
             Command::Call { out, related } => {
                 let Outgoing { key, method, params, opts, on_progress, reply } = out;
                 let core = &mut self.core;
@@ -225,13 +260,11 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                         Ok(StdioTransmit::Close) => self.writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(Event::Call { id, handler, call, .. }) => {
+                    Output::Event(Event::Call { id, handler, call, context, .. }) => {
                         let cancelled = CancelFlag::new();
-                        let ctx = RequestContext::new(
-                            id.clone(),
-                            cancelled.clone(),
-                            SessionLink(Inner::Stdio(self.link.clone())),
-                        );
+                        let link = SessionLink::stdio(self.link.clone());
+                        let ctx = RequestContext::new(id.clone(), cancelled.clone(), link)
+                            .with_session(context);
                         let mut answer = wire::answering(handler.run(ctx, call));
                         // Most handlers finish in their first poll: those are answered in this
                         // drain, with no task, no command and no wake-up. The others become a
@@ -295,7 +328,10 @@ pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 /// requests to the client to the session's driver (stdio) or to its session in the HTTP
 /// router. Handlers never need to name it.
 #[derive(Clone)]
-pub struct SessionLink(Inner);
+pub struct SessionLink {
+    inner: Inner,
+    server: ServerHandle,
+}
 
 #[derive(Clone)]
 enum Inner {
@@ -310,14 +346,19 @@ struct StdioLink {
 }
 
 impl SessionLink {
-    pub(crate) fn http(link: crate::http_server::HttpLink) -> Self {
-        Self(Inner::Http(link))
+    pub(crate) fn http(link: crate::http_server::HttpLink, server: ServerHandle) -> Self {
+        Self { inner: Inner::Http(link), server }
+    }
+
+    fn stdio(link: StdioLink) -> Self {
+        let server = ServerHandle::stdio(link.commands.clone());
+        Self { inner: Inner::Stdio(link), server }
     }
 }
 
 impl fmt::Debug for SessionLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match &self.inner {
             Inner::Stdio(link) => {
                 f.debug_struct("SessionLink").field("closed", &link.closed.get()).finish()
             }
@@ -328,9 +369,14 @@ impl fmt::Debug for SessionLink {
 
 impl Link for SessionLink {
     type Reply<'a, T: 'a> = BoxFuture<'a, T>;
+    type Server = ServerHandle;
+
+    fn server(&self) -> &ServerHandle {
+        &self.server
+    }
 
     fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
-        match &self.0 {
+        match &self.inner {
             Inner::Http(link) => Box::pin(future::ready(link.report(report))),
             Inner::Stdio(link) => Box::pin(async move {
                 let (reply, answer) = channel::bounded(1);
@@ -343,7 +389,7 @@ impl Link for SessionLink {
     }
 
     fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
-        match &self.0 {
+        match &self.inner {
             Inner::Http(link) => Box::pin(link.peer_request(call)),
             Inner::Stdio(link) => Box::pin(async move {
                 let peer = Peer { link, related: call.related };

@@ -112,12 +112,15 @@ pub use http_server::{
 #[cfg(feature = "tower")]
 pub use http_server::{McpBody, McpService};
 pub use memory::{in_memory, in_memory_with, InMemoryServer};
-pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use server::{
+    serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink, StdioServer,
+};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 pub use zest_core::RequestOptions;
 

@@ -1,43 +1,39 @@
 //! A server and a client joined in memory, for testing server code without a process: the
-//! server's [`serve`] loop and the client's driver, each over one end of a
+//! server's [`serve`](crate::serve) loop and the client's driver, each over one end of a
 //! [`tokio::io::duplex`] pair, with the same framing as stdio.
 
-use std::panic;
-
-use tokio::task::JoinHandle;
 use zest_core::error::CloseReason;
 use zest_core::runtime::ConnectError;
 use zest_core::server::ServerConfig;
 
 use crate::client::Client;
 use crate::command::ClientOptions;
-use crate::server::{serve, Registry};
+use crate::server::{Registry, ServerHandle, StdioServer};
 
 /// How many bytes each direction buffers before a writer waits for its reader.
 const PIPE_CAPACITY: usize = 64 * 1024;
 
-/// The server half of an [`in_memory`] pair: its session runs in a task of its own and ends
-/// when the client closes (or the last [`Client`] clone is dropped). Dropping this handle
-/// lets the server run on.
+/// The server half of an [`in_memory`] pair: a [`StdioServer`] over an in-memory pipe, whose
+/// session runs in a task of its own and ends when the client closes (or the last
+/// [`Client`] clone is dropped). Dropping this handle lets the server run on.
 #[derive(Debug)]
-pub struct InMemoryServer {
-    task: JoinHandle<CloseReason>,
-}
+pub struct InMemoryServer(StdioServer);
 
 impl InMemoryServer {
+    /// The handle on the server: change its lists, report resource updates, log.
+    pub fn handle(&self) -> ServerHandle {
+        self.0.handle()
+    }
+
     /// Waits for the server's session to end and returns why it ended (the client closing
     /// shows as the end of its input). A panic in the server's loop is resumed here.
     pub async fn stopped(self) -> CloseReason {
-        match self.task.await {
-            Ok(reason) => reason,
-            Err(e) if e.is_panic() => panic::resume_unwind(e.into_panic()),
-            Err(_) => CloseReason::Local,
-        }
+        self.0.stopped().await
     }
 
     /// True once the server's session has ended.
     pub fn is_stopped(&self) -> bool {
-        self.task.is_finished()
+        self.0.is_stopped()
     }
 }
 
@@ -45,7 +41,9 @@ impl InMemoryServer {
 /// socket: returns once the handshake is done. The client is the same [`Client`] as over
 /// stdio or HTTP (with [`pid`](Client::pid) 0); its [`close`](Client::close) ends the server
 /// too. The client presents itself as `zest-in-memory` and answers no server requests; see
-/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers).
+/// [`in_memory_with`] for options of your own (sampling, elicitation, roots handlers). The
+/// server runs as a [`StdioServer`], so it declares `listChanged` and resource `subscribe`,
+/// and [`InMemoryServer::handle`] changes its lists, reports resource updates and logs.
 ///
 /// ```no_run
 /// # use zest_tokio::{ClientApi, Registry, ServerConfig};
@@ -78,8 +76,7 @@ pub async fn in_memory_with(
 ) -> Result<(Client, InMemoryServer), ConnectError> {
     let (client_end, server_end) = tokio::io::duplex(PIPE_CAPACITY);
     let (server_reader, server_writer) = tokio::io::split(server_end);
-    let task = tokio::spawn(serve(config, registry, server_reader, server_writer));
-    let server = InMemoryServer { task };
+    let server = InMemoryServer(StdioServer::start(config, registry, server_reader, server_writer));
     let (client_reader, client_writer) = tokio::io::split(client_end);
     let client = Client::over(client_reader, client_writer, options).await?;
     Ok((client, server))

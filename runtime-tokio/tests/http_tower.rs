@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use zest_tokio::core::client::ServerNotification;
 use zest_tokio::core::server::{ListKind, ServerConfig};
-use zest_tokio::schema::{CallToolResult, Tool};
+use zest_tokio::schema::{CallToolResult, LoggingLevel, Tool};
 use zest_tokio::{Client, ClientApi, ClientOptions, HttpConfig, HttpEndpoint, McpService};
 
 /// Every wait in these tests ends by then.
@@ -150,6 +150,35 @@ async fn the_get_stream_delivers_a_server_message() {
     assert!(announced, "tools/list_changed reached the client on its GET stream");
     let late = client.call_tool("late", json!({})).await.unwrap();
     assert_eq!(text(&late), "late");
+    client.close().await.unwrap();
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_services_handle_adds_tools_and_logs_to_its_sessions() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let app = app().await;
+    let client = Client::connect(&app.url(), options()).await.unwrap();
+    let mut notes = client.notifications();
+    let handle = app.mcp.handle();
+    handle.add_tool("typed_late", "Added through the handle", |Nothing {}| async { "typed" });
+    handle.log_as("svc", LoggingLevel::Notice, json!("hello"));
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match tokio::time::timeout_at(deadline, notes.recv()).await {
+            Ok(Ok(n @ ServerNotification::ToolListChanged)) => seen.push(format!("{n:?}")),
+            Ok(Ok(ServerNotification::LoggingMessage(m))) if m.logger.as_deref() == Some("svc") => {
+                seen.push(format!("log {}", m.data))
+            }
+            Ok(Ok(_)) | Ok(Err(RecvError::Lagged(_))) => continue,
+            Ok(Err(RecvError::Closed)) | Err(_) => break,
+        }
+    }
+    assert_eq!(seen, ["ToolListChanged", "log \"hello\""]);
+    let typed = client.call_tool("typed_late", json!({})).await.unwrap();
+    assert_eq!(text(&typed), "typed");
     client.close().await.unwrap();
     app.shutdown().await;
 }

@@ -45,6 +45,8 @@ fn main() -> ExitCode {
     }
 }
 
+/// Serves one session on stdin/stdout with a server handle (`StdioServer`), so that the
+/// fixture declares `listChanged` and resource `subscribe`, as over HTTP.
 fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
     let config = fixture::server_config(runtime.name());
     match runtime {
@@ -54,13 +56,16 @@ fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
                 .enable_all()
                 .build()
                 .expect("a current-thread runtime can always be built");
-            rt.block_on(zest_tokio::serve_stdio(config, registry))
+            rt.block_on(async { zest_tokio::StdioServer::stdio(config, registry).stopped().await })
         }
         Runtime::Smol => {
             let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
-            smol::block_on(zest_smol::serve_stdio(config, registry))
+            smol::block_on(zest_smol::StdioServer::stdio(config, registry).stopped())
         }
-        Runtime::Blocking => zest_blocking::serve_stdio(config, fixture::registry(blocking::adapt)),
+        Runtime::Blocking => {
+            let registry = fixture::registry(blocking::adapt);
+            zest_blocking::StdioServer::stdio(config, registry).stopped()
+        }
     }
 }
 

@@ -22,7 +22,8 @@ use crate::jsonrpc::{RawJson, RequestId};
 use crate::rpc::RequestOptions;
 use crate::schema::methods::Method;
 use crate::schema::LoggingLevel;
-use crate::server::Session;
+use crate::schema::{ClientCapabilities, Implementation};
+use crate::server::{CallContext, Session, SessionInfo};
 
 /// How a runtime's [`RequestContext`] reaches its session's loop.
 ///
@@ -35,6 +36,13 @@ pub trait Link: Clone + Send + Sync {
     type Reply<'a, T: 'a>
     where
         Self: 'a;
+
+    /// The app's handle on the server this session belongs to (`ServerHandle` in every
+    /// runtime), which [`RequestContext::server`] hands out.
+    type Server;
+
+    /// The server handle; see [`RequestContext::server`].
+    fn server(&self) -> &Self::Server;
 
     /// Hands a progress report or a log record to the loop.
     fn report(&self, report: Report) -> Self::Reply<'_, Result<(), UsageError>>;
@@ -149,13 +157,24 @@ impl CancelFlag {
 pub struct RequestContext<L> {
     id: RequestId,
     cancelled: CancelFlag,
+    context: CallContext,
     link: L,
 }
 
 impl<L: Link> RequestContext<L> {
     /// The context of request `id`, whose loop holds `cancelled` and the other end of `link`.
+    /// A runtime SHOULD add the session's [`CallContext`] (from the machine's `Event::Call`)
+    /// with [`with_session`](Self::with_session).
     pub fn new(id: RequestId, cancelled: CancelFlag, link: L) -> Self {
-        Self { id, cancelled, link }
+        Self { id, cancelled, context: CallContext::default(), link }
+    }
+
+    /// The same context, knowing the session the call belongs to (the client's info and
+    /// capabilities, the revision, the log level).
+    #[must_use]
+    pub fn with_session(mut self, context: CallContext) -> Self {
+        self.context = context;
+        self
     }
 
     /// Reports progress, if the client asked for it (otherwise nothing is sent). `progress`
@@ -202,6 +221,31 @@ impl<L: Link> RequestContext<L> {
         self.cancelled.is_cancelled()
     }
 
+    /// The session this request belongs to: the revision agreed, the client's info and
+    /// capabilities (what it can be asked), and what we declared. `None` only for a request
+    /// that came before `initialize` was answered (lenient mode) or a context built without
+    /// [`with_session`](Self::with_session).
+    pub fn session(&self) -> Option<&SessionInfo> {
+        self.context.session.as_deref()
+    }
+
+    /// The client's name and version, from its `initialize`.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.session().map(|s| &s.client_info)
+    }
+
+    /// What the client offers (sampling, elicitation, roots), from its `initialize`.
+    pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
+        self.session().map(|s| &s.client_capabilities)
+    }
+
+    /// The handle on the server this request's session belongs to (the runtime's
+    /// `ServerHandle`): change the registry, report resource updates and log to every
+    /// session, from inside a handler as from outside.
+    pub fn server(&self) -> &L::Server {
+        self.link.server()
+    }
+
     /// The runtime's link to the session.
     pub fn link(&self) -> &L {
         &self.link
@@ -210,7 +254,12 @@ impl<L: Link> RequestContext<L> {
 
 impl<L: Clone> Clone for RequestContext<L> {
     fn clone(&self) -> Self {
-        Self { id: self.id.clone(), cancelled: self.cancelled.clone(), link: self.link.clone() }
+        Self {
+            id: self.id.clone(),
+            cancelled: self.cancelled.clone(),
+            context: self.context.clone(),
+            link: self.link.clone(),
+        }
     }
 }
 

@@ -14,8 +14,19 @@ pub struct ServerConfig {
     /// Hints for the model, sent in the `initialize` result.
     pub instructions: Option<String>,
     /// What we offer. `None` (the default) derives it from the registry at `initialize`:
-    /// tools, resources (with subscribe), prompts, completions when registered, and logging.
+    /// tools, resources, prompts and completions when registered, and logging; with
+    /// [`announce_changes`](Self::announce_changes), tools, resources and prompts always, with
+    /// `listChanged`, and resources with `subscribe`.
     pub capabilities: Option<ServerCapabilities>,
+    /// The app can change its lists and report resource updates while sessions are open
+    /// ([`Session::notify_list_changed`](super::Session::notify_list_changed),
+    /// [`Session::resource_updated`](super::Session::resource_updated)), so the derived
+    /// capabilities declare `listChanged` for tools, resources and prompts (each declared
+    /// even while empty, so that items added later can be listed) and `subscribe` for
+    /// resources. Off by default: a client is then promised fixed lists and offered no
+    /// subscriptions. The runtimes set it whenever the app holds a server handle (an HTTP
+    /// server, a stdio server started with a handle).
+    pub announce_changes: bool,
     /// Revisions we speak; the best common one is chosen at `initialize`.
     pub supported_versions: Vec<ProtocolVersion>,
     /// Items per page of `tools/list`, `resources/list`, `resources/templates/list` and
@@ -52,6 +63,7 @@ impl ServerConfig {
             server_info: Implementation::new(name, version),
             instructions: None,
             capabilities: None,
+            announce_changes: false,
             supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
             page_size: 100,
             strict_initialized: false,

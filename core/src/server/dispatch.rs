@@ -38,19 +38,23 @@ fn progress_token(params: Option<&RawJson>) -> Option<ProgressToken> {
     meta.meta?.progress_token
 }
 
-/// The capabilities a registry implies when the config names none.
-pub(super) fn derive_capabilities<H>(registry: &Registry<H>) -> ServerCapabilities {
+/// The capabilities a registry implies when the config names none. With `announce` (see
+/// [`ServerConfig::announce_changes`](super::ServerConfig::announce_changes)) every list is
+/// declared, with `listChanged`, and resources with `subscribe`; without, only the lists that
+/// have items, fixed.
+pub(super) fn derive_capabilities<H>(registry: &Registry<H>, announce: bool) -> ServerCapabilities {
     let mut caps = ServerCapabilities::default();
-    if !registry.tools.is_empty() {
-        caps.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
+    let changes = announce.then_some(true);
+    if announce || !registry.tools.is_empty() {
+        caps.tools = Some(ToolsCapability { list_changed: changes, ..Default::default() });
     }
-    if !registry.prompts.is_empty() {
-        caps.prompts = Some(PromptsCapability { list_changed: Some(true), ..Default::default() });
+    if announce || !registry.prompts.is_empty() {
+        caps.prompts = Some(PromptsCapability { list_changed: changes, ..Default::default() });
     }
-    if !registry.resources.is_empty() || !registry.templates.is_empty() {
+    if announce || !registry.resources.is_empty() || !registry.templates.is_empty() {
         caps.resources = Some(ResourcesCapability {
-            subscribe: Some(true),
-            list_changed: Some(true),
+            subscribe: changes,
+            list_changed: changes,
             ..Default::default()
         });
     }

@@ -14,6 +14,7 @@
 //! client) names that request, so over Streamable HTTP it travels on the request's stream.
 
 mod ask;
+mod broadcast;
 mod config;
 mod dispatch;
 mod events;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use ask::{Ask, Asked};
+pub use broadcast::{Broadcast, RegistryChange};
 pub use config::{ServerConfig, SessionInfo};
 pub use events::{Call, CallContext, ClientNotification, Event};
 pub use registry::{ListKind, Registry};

@@ -500,10 +500,9 @@ impl<H: Clone> Session<H> {
     }
 
     pub(super) fn capabilities(&self) -> ServerCapabilities {
-        self.shared
-            .config
-            .capabilities
-            .clone()
-            .unwrap_or_else(|| dispatch::derive_capabilities(&self.shared.registry))
+        self.shared.config.capabilities.clone().unwrap_or_else(|| {
+            let announce = self.shared.config.announce_changes;
+            dispatch::derive_capabilities(&self.shared.registry, announce)
+        })
     }
 }

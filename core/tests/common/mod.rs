@@ -89,8 +89,11 @@ pub(crate) fn client_config() -> ClientConfig {
     ClientConfig::new("test-client", "1.0.0")
 }
 
+/// The test server: it announces list changes and offers subscriptions.
 pub(crate) fn server_config() -> ServerConfig {
-    ServerConfig::new("test-server", "1.0.0")
+    let mut config = ServerConfig::new("test-server", "1.0.0");
+    config.announce_changes = true;
+    config
 }
 
 pub(crate) fn ready_pair() -> Pair<Handler> {

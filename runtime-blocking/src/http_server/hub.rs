@@ -19,11 +19,11 @@ use zest_core::http::server::{Router, SessionId};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
 use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
-use zest_core::server::{Call, ListKind};
+use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use super::conn::{ConnMsg, ToConn};
 use crate::link::{CallSlot, Slot};
-use crate::server::{Feed, RequestContext, SessionLink};
+use crate::server::{Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
 use crate::workers::Workers;
 
 /// The router's handler type.
@@ -150,6 +150,12 @@ impl Hub {
     }
 
     /// Changes the shared registry and announces the lists in `changed`.
+    /// A server handle on every session of this hub.
+    pub(super) fn handle(self: &Arc<Self>) -> ServerHandle {
+        let me: Arc<dyn Broadcaster> = self.clone();
+        ServerHandle::new(Arc::downgrade(&me))
+    }
+
     pub(super) fn change_registry(
         self: &Arc<Self>,
         changed: &[ListKind],
@@ -188,9 +194,10 @@ impl Hub {
 
     /// Runs a handler on a thread of its own; that thread then feeds the answer.
     fn start(self: &Arc<Self>, start: Start) {
-        let Start { session, id, handler, call, cancelled } = start;
+        let Start { session, id, handler, call, cancelled, context } = start;
         let feed = HttpFeed { hub: self.clone(), session: session.clone() };
-        let ctx = RequestContext::new(id.clone(), cancelled, SessionLink(Arc::new(feed)));
+        let link = SessionLink::new(Arc::new(feed), self.handle());
+        let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
         let hub = self.clone();
         let (s, answer_id) = (session.clone(), id.clone());
         let spawned = self.workers.run(move || {
@@ -218,11 +225,11 @@ impl Hub {
                     // The connection may be gone; the router hears that from it.
                     let _ = conn.send(ConnMsg::Transmit(transmit));
                 }
-                Step::Run { session, id, handler, call, cancelled } => {
+                Step::Run { session, id, handler, call, cancelled, context } => {
                     // Filed at once: a cancellation from now on sets the flag and counts it
                     // out of `running`.
                     let _ = st.dispatch.started(session.clone(), id.clone(), ());
-                    starts.push(Start { session, id, handler, call, cancelled });
+                    starts.push(Start { session, id, handler, call, cancelled, context });
                 }
                 Step::Stop(_) => self.ring(),
             }
@@ -269,6 +276,7 @@ struct Start {
     handler: Handler,
     call: Box<Call>,
     cancelled: CancelFlag,
+    context: CallContext,
 }
 
 fn internal(detail: &str) -> ErrorObject {
@@ -277,6 +285,13 @@ fn internal(detail: &str) -> ErrorObject {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Broadcaster for Hub {
+    fn broadcast(self: Arc<Self>, command: Broadcast<Handler>) {
+        let now = Instant::now();
+        self.with(|st| command.apply_all(now, &mut st.router));
+    }
 }
 
 /// The HTTP end of a handler's [`SessionLink`]: its line to its session in the router.

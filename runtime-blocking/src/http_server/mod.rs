@@ -28,7 +28,7 @@ use zest_core::server::{ListKind, ServerConfig};
 use conn::{ConnMsg, ToConn};
 use hub::Hub;
 
-use crate::server::Registry;
+use crate::server::{announcing, Registry, ServerHandle};
 
 /// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
 /// connections to finish their answers, before it cuts them.
@@ -135,7 +135,7 @@ impl HttpServer {
         let local_addr = listener.local_addr()?;
         let mut connection = http.http1.clone();
         connection.max_body_bytes = Some(http.router.max_body as u64);
-        let hub = Hub::new(Router::new(config, http.router, registry));
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
         let stop = Arc::new(AtomicBool::new(false));
         let done = Arc::new(Done::default());
         let timer_hub = hub.clone();
@@ -169,6 +169,13 @@ impl HttpServer {
     /// The MCP endpoint's URL, `http://<addr>/mcp`.
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.local_addr)
+    }
+
+    /// The handle on this server, for every session it holds (clone it anywhere): change
+    /// the registry, report resource updates, log. Sessions declare `listChanged` and
+    /// resource `subscribe`, since this handle can always be had.
+    pub fn handle(&self) -> ServerHandle {
+        self.hub.handle()
     }
 
     /// Changes the registry every session shares, and tells each session's client that the

@@ -10,6 +10,8 @@ use zest_core::error::UsageError;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::{Link, PeerCall, Report};
 
+use super::ServerHandle;
+
 /// The context of one client request, passed to its handler (which runs on its own thread):
 /// `request_id()`, `is_cancelled()`, `progress(..)`, `log(..)`, `log_as(..)` and the client
 /// requests of [`PeerApi`](crate::PeerApi), the same methods as on every runtime.
@@ -22,7 +24,16 @@ pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 /// The session end of this runtime's [`RequestContext`]: feeds a handler's reports and
 /// requests to the client to the session's machine. Handlers never need to name it.
 #[derive(Clone)]
-pub struct SessionLink(pub(crate) Arc<dyn Feed>);
+pub struct SessionLink {
+    feed: Arc<dyn Feed>,
+    server: ServerHandle,
+}
+
+impl SessionLink {
+    pub(crate) fn new(feed: Arc<dyn Feed>, server: ServerHandle) -> Self {
+        Self { feed, server }
+    }
+}
 
 /// What a handler's context asks of the session (implemented by the session itself).
 pub(crate) trait Feed: Send + Sync {
@@ -34,13 +45,18 @@ pub(crate) trait Feed: Send + Sync {
 
 impl Link for SessionLink {
     type Reply<'a, T: 'a> = T;
+    type Server = ServerHandle;
+
+    fn server(&self) -> &ServerHandle {
+        &self.server
+    }
 
     fn report(&self, report: Report) -> Result<(), UsageError> {
-        self.0.report(report)
+        self.feed.report(report)
     }
 
     fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
-        self.0.peer_request(call)
+        self.feed.peer_request(call)
     }
 
     fn map<'a, T: 'a, U: 'a>(reply: T, f: fn(T) -> U) -> U {

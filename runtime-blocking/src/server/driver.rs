@@ -24,10 +24,10 @@ use zest_core::io::{
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{Calls, CancelFlag, Delivery, PeerCall, Report};
-use zest_core::server::{Call, Event, Server};
+use zest_core::server::{Broadcast, Call, CallContext, Event, Server};
 
 use super::context::{Feed, SessionLink};
-use super::RequestContext;
+use super::{Broadcaster, RequestContext, ServerHandle};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
 
@@ -164,8 +164,8 @@ impl<W: Write + Send + 'static> ServerSession<W> {
                         st.closed = Some(reason);
                         self.out.set_closed();
                     }
-                    Output::Event(Event::Call { id, handler, call, .. }) => {
-                        self.run_handler(st, id, handler, call);
+                    Output::Event(Event::Call { id, handler, call, context, .. }) => {
+                        self.run_handler(st, id, handler, call, context);
                     }
                     Output::Event(Event::Cancelled { id }) => {
                         if let Some(flag) = st.running.remove(&id) {
@@ -195,11 +195,13 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         id: RequestId,
         handler: SyncHandler<RequestContext>,
         call: Call,
+        context: CallContext,
     ) {
         let Some(me) = self.me.upgrade() else { return };
         let cancelled = CancelFlag::new();
-        let link = SessionLink(me.clone());
-        let ctx = RequestContext::new(id.clone(), cancelled.clone(), link);
+        let server = ServerHandle::new(self.me.clone() as _);
+        let link = SessionLink::new(me.clone(), server);
+        let ctx = RequestContext::new(id.clone(), cancelled.clone(), link).with_session(context);
         let done_id = id.clone();
         let spawned = st.workers.run(move || {
             let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, call)))
@@ -237,6 +239,14 @@ impl<W: Write + Send + 'static> Feed for ServerSession<W> {
         })
         .map_err(CallError::Usage)?;
         slot.wait()
+    }
+}
+
+impl<W: Write + Send + 'static> Broadcaster for ServerSession<W> {
+    /// Applied under the lock; the frames are written aside (as the reader's are), so the
+    /// app's thread never waits on the client.
+    fn broadcast(self: Arc<Self>, command: Broadcast<SyncHandler<RequestContext>>) {
+        self.drive(Role::WritesAside, |st, now| command.apply(now, &mut st.machine));
     }
 }
 

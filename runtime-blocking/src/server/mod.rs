@@ -4,8 +4,10 @@
 
 mod context;
 mod driver;
+mod handle;
 
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 use std::time::Instant;
 
 use zest_core::error::CloseReason;
@@ -17,6 +19,8 @@ use crate::{child, link};
 pub(crate) use context::Feed;
 pub use context::{RequestContext, SessionLink};
 use driver::ServerSession;
+pub(crate) use handle::{announcing, Broadcaster};
+pub use handle::{ServerHandle, StdioServer};
 
 /// What a blocking server serves: typed tools and prompts, plain functions whose parameters
 /// are the arguments (a `Deserialize + JsonSchema` type), a [`RequestContext`] (owned) and
@@ -28,6 +32,10 @@ pub type Registry = zest_core::server::Registry<SyncHandler<RequestContext>>;
 /// session closed. Stdout carries only protocol frames (handlers MUST NOT print to it); frames
 /// are written and flushed by the thread that produced them (a handler's answer by its own
 /// thread), in order. Log to stderr.
+///
+/// The lists are fixed and subscriptions not offered, unless the config says otherwise
+/// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`] serves with a
+/// [`ServerHandle`] to change them.
 pub fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
     serve(config, registry, io::stdin(), io::stdout())
 }
@@ -44,8 +52,25 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let machine = Server::new(config, registry, Instant::now());
-    let session = ServerSession::new(machine, writer);
+    supervise(session(config, registry, writer), reader)
+}
+
+/// A session waiting for its client.
+fn session<W: Write + Send + 'static>(
+    config: ServerConfig,
+    registry: Registry,
+    writer: W,
+) -> Arc<ServerSession<W>> {
+    ServerSession::new(Server::new(config, registry, Instant::now()), writer)
+}
+
+/// Reads `reader` on a thread of its own into `session`, and supervises the session on this
+/// thread until it ends.
+fn supervise<R, W>(session: Arc<ServerSession<W>>, reader: R) -> CloseReason
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
     let reading = session.clone();
     if let Err(e) = child::read_stream(reader, move |event| reading.feed_read(event)) {
         let why = format!("cannot start the reader thread: {e}");

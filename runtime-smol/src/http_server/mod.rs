@@ -21,9 +21,9 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::StreamIds;
 use zest_core::server::{ListKind, ServerConfig};
 
-pub(crate) use hub::HttpLink;
-use hub::Hub;
+pub(crate) use hub::{HttpLink, Hub};
 
+use crate::handle::{announcing, ServerHandle};
 use crate::server::Registry;
 
 /// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
@@ -118,7 +118,7 @@ impl HttpServer {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let mut connection = http.http1.clone();
         connection.max_body_bytes = Some(http.router.max_body as u64);
-        let hub = Hub::new(Router::new(config, http.router, registry));
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
         let (stop, stop_rx) = channel::bounded(1);
         let (done_tx, done) = channel::bounded(1);
         let grace = http.shutdown_grace;
@@ -145,6 +145,13 @@ impl HttpServer {
     /// lists named in `changed` changed (`notifications/*/list_changed`, on its GET stream).
     pub fn change_registry(&self, changed: &[ListKind], change: impl FnOnce(&mut Registry)) {
         self.hub.change_registry(changed, change);
+    }
+
+    /// The handle on this server, for every session it holds (clone it anywhere): change
+    /// the registry, report resource updates, log. Sessions declare `listChanged` and
+    /// resource `subscribe`, since this handle can always be had.
+    pub fn handle(&self) -> ServerHandle {
+        ServerHandle::http(self.hub.clone())
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

@@ -27,10 +27,10 @@ use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
 use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
-use zest_core::server::{Call, ListKind};
+use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use crate::calls::{self, CatchUnwind, Reply};
-use crate::server::{RequestContext, SessionLink};
+use crate::server::{RequestContext, ServerHandle, SessionLink};
 
 /// The router's handler type.
 type Handler = AsyncHandler<RequestContext>;
@@ -116,6 +116,11 @@ impl Hub {
         self.with(|st| st.router.change_registry(now, changed, change));
     }
 
+    /// Applies a server handle's command to every session.
+    pub(crate) fn broadcast(self: &Arc<Self>, now: Instant, command: Broadcast<Handler>) {
+        self.with(|st| command.apply_all(now, &mut st.router));
+    }
+
     /// How many sessions the router holds.
     pub(super) fn session_count(&self) -> usize {
         self.lock().router.session_count()
@@ -147,9 +152,10 @@ impl Hub {
     /// answered without a task (no spawn, no wake-up); one that is not moves into a task of
     /// its own. A handler that panics is answered with an internal error.
     fn start(self: &Arc<Self>, start: Start) {
-        let Start { session, id, handler, call, cancelled } = start;
+        let Start { session, id, handler, call, cancelled, context } = start;
         let link = HttpLink { hub: self.clone(), session: session.clone() };
-        let ctx = RequestContext::new(id.clone(), cancelled, SessionLink::http(link));
+        let link = SessionLink::http(link, ServerHandle::http(self.clone()));
+        let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
         let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
             Ok(work) => CatchUnwind(work),
             Err(_) => return self.answer(session, id, Err(panicked())),
@@ -186,8 +192,8 @@ impl Hub {
                     // The connection may be gone; the router hears that from it.
                     let _ = conn.send(transmit);
                 }
-                Step::Run { session, id, handler, call, cancelled } => {
-                    starts.push(Start { session, id, handler, call, cancelled });
+                Step::Run { session, id, handler, call, cancelled, context } => {
+                    starts.push(Start { session, id, handler, call, cancelled, context });
                 }
                 Step::Stop(tasks) => {
                     tasks.iter().for_each(AbortHandle::abort);
@@ -230,6 +236,7 @@ struct Start {
     handler: Handler,
     call: Box<Call>,
     cancelled: CancelFlag,
+    context: CallContext,
 }
 
 fn panicked() -> ErrorObject {

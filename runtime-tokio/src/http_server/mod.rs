@@ -21,12 +21,11 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::StreamIds;
 use zest_core::server::{ListKind, ServerConfig};
 
-pub(crate) use hub::HttpLink;
-use hub::Hub;
+pub(crate) use hub::{HttpLink, Hub};
 #[cfg(feature = "tower")]
 pub use service::{McpBody, McpService};
 
-use crate::server::Registry;
+use crate::server::{announcing, Registry, ServerHandle};
 
 /// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
 /// connections to finish their answers, before it cuts them.
@@ -118,7 +117,7 @@ impl HttpServer {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let mut connection = http.http1.clone();
         connection.max_body_bytes = Some(http.router.max_body as u64);
-        let hub = Hub::new(Router::new(config, http.router, registry));
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
         let (stop, stop_rx) = watch::channel(false);
         let (done_tx, done) = watch::channel(false);
         let grace = http.shutdown_grace;
@@ -144,6 +143,13 @@ impl HttpServer {
     /// lists named in `changed` changed (`notifications/*/list_changed`, on its GET stream).
     pub fn change_registry(&self, changed: &[ListKind], change: impl FnOnce(&mut Registry)) {
         self.hub.change_registry(changed, change);
+    }
+
+    /// The handle on this server, for every session it holds (clone it anywhere): change
+    /// the registry, report resource updates, log. Sessions declare `listChanged` and
+    /// resource `subscribe`, since this handle can always be had.
+    pub fn handle(&self) -> ServerHandle {
+        ServerHandle::http(self.hub.clone())
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

@@ -39,7 +39,7 @@ use zest_core::server::{ListKind, ServerConfig};
 
 use super::hub::{Hub, ToConn};
 use super::{timer, wind_down, HttpConfig, ServerStats};
-use crate::server::Registry;
+use crate::server::{announcing, Registry, ServerHandle};
 
 /// MCP over HTTP as a `tower::Service<http::Request<B>>`, to mount in an axum app (or any
 /// hyper-based stack) beside other routes. Needs the `tower` feature.
@@ -99,7 +99,7 @@ impl McpService {
 
     /// [`new`](Self::new) with explicit HTTP settings.
     pub fn new_with(config: ServerConfig, http: HttpConfig, registry: Registry) -> Self {
-        let hub = Hub::new(Router::new(config, http.router, registry));
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
         let timer = tokio::spawn(timer(hub.clone())).abort_handle();
         let inner = Inner {
             hub,
@@ -115,6 +115,13 @@ impl McpService {
     /// lists named in `changed` changed (`notifications/*/list_changed`, on its GET stream).
     pub fn change_registry(&self, changed: &[ListKind], change: impl FnOnce(&mut Registry)) {
         self.inner.hub.change_registry(changed, change);
+    }
+
+    /// The handle on this service's sessions, as [`HttpServer::handle`] gives.
+    ///
+    /// [`HttpServer::handle`]: crate::HttpServer::handle
+    pub fn handle(&self) -> ServerHandle {
+        ServerHandle::http(self.inner.hub.clone())
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

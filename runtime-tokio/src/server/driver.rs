@@ -19,9 +19,9 @@ use zest_core::io::{
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{CallKey, CallKeys, Calls, CancelFlag, PeerCall, Report};
-use zest_core::server::{Event, Server, ServerConfig};
+use zest_core::server::{Broadcast, Event, Server, ServerConfig};
 
-use super::{Registry, RequestContext, SessionLink};
+use super::{Registry, RequestContext, ServerHandle, SessionLink};
 use crate::calls::{CatchUnwind, Reply};
 use crate::writer::Writer;
 
@@ -38,6 +38,8 @@ pub(super) enum Command {
     Request { key: CallKey, call: PeerCall, reply: Reply },
     /// The caller of request `key` stopped waiting.
     Cancel { key: CallKey },
+    /// A [`ServerHandle`](super::ServerHandle) command.
+    Broadcast(Broadcast<AsyncHandler<RequestContext>>),
 }
 
 /// A handler task in flight.
@@ -71,6 +73,11 @@ impl Driver {
             inline_first_poll: tokio::runtime::Handle::try_current()
                 .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
         }
+    }
+
+    /// The app's handle on this session.
+    pub(super) fn handle(&self) -> ServerHandle {
+        ServerHandle::stdio(self.answers.clone())
     }
 
     /// Serves until the core reports `Closed`; then stops every handler, flushes what is
@@ -147,6 +154,7 @@ impl Driver {
                 let core = &mut self.core;
                 self.calls.start(Some(key), reply, None, || call.send(now, core));
             }
+            Command::Broadcast(command) => command.apply(now, &mut self.core),
             Command::Cancel { key } => {
                 if let Some(id) = self.calls.abandon(key) {
                     // Err only if the outcome was already decided; nothing to cancel then.
@@ -169,10 +177,11 @@ impl Driver {
                         Ok(StdioTransmit::Close) => writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(Event::Call { id, handler, call, .. }) => {
+                    Output::Event(Event::Call { id, handler, call, context, .. }) => {
                         let cancelled = CancelFlag::new();
                         let ctx =
-                            RequestContext::new(id.clone(), cancelled.clone(), self.link.clone());
+                            RequestContext::new(id.clone(), cancelled.clone(), self.link.clone())
+                                .with_session(context);
                         let mut work = CatchUnwind(handler.run(ctx, call));
                         // On a current-thread runtime, where a task would not run in parallel
                         // anyway, a handler that is done at once is answered here, without a

@@ -3,6 +3,7 @@
 //! client (sampling, elicitation, roots).
 
 mod driver;
+mod handle;
 mod stdio;
 
 use std::fmt;
@@ -19,6 +20,7 @@ use zest_core::server::ServerConfig;
 
 use crate::calls;
 use driver::{Command, Driver};
+pub use handle::ServerHandle;
 
 /// What a server offers: `Registry::new().tool("echo", "Echoes", |Echo { text }| async move {
 /// text })`, typed async handlers whose parameters are the arguments (a `Deserialize +
@@ -31,6 +33,10 @@ pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 ///
 /// When stdin and stdout are pipes (as when a client spawned this process) they are switched
 /// to non-blocking mode and driven by tokio's reactor for the session, then switched back.
+///
+/// The lists are fixed and subscriptions not offered, unless the config says otherwise
+/// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`] serves with a
+/// [`ServerHandle`] to change them.
 pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
     let (reader, writer, _restore) = stdio::open();
     serve(config, registry, reader, writer).await
@@ -57,6 +63,79 @@ where
     Driver::new(config, registry).run(reader, writer).await
 }
 
+/// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`], in a task of
+/// its own, with `listChanged` and resource `subscribe` declared
+/// ([`ServerConfig::announce_changes`]), since the app can now use them.
+///
+/// ```no_run
+/// # use zest_tokio::{Registry, ServerConfig, StdioServer};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Args { text: String }
+/// # async fn run() {
+/// let server = StdioServer::stdio(ServerConfig::new("demo", "1.0"), Registry::new());
+/// let handle = server.handle();
+/// handle.add_tool("echo", "Echoes", |Args { text }| async move { text });
+/// handle.resource_updated("file:///notes.txt");
+/// let reason = server.stopped().await;
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct StdioServer {
+    handle: ServerHandle,
+    task: tokio::task::JoinHandle<CloseReason>,
+}
+
+impl StdioServer {
+    /// Serves one session over `reader` and `writer`, as [`serve`] does, in a task of its
+    /// own. Must be called within a tokio runtime.
+    pub fn start<R, W>(config: ServerConfig, registry: Registry, reader: R, writer: W) -> Self
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let driver = Driver::new(announcing(config), registry);
+        let handle = driver.handle();
+        Self { handle, task: tokio::spawn(driver.run(reader, writer)) }
+    }
+
+    /// Serves one session on this process's stdin and stdout, as [`serve_stdio`] does, in a
+    /// task of its own. Must be called within a tokio runtime.
+    pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
+        let driver = Driver::new(announcing(config), registry);
+        let handle = driver.handle();
+        let task = tokio::spawn(async move {
+            let (reader, writer, _restore) = stdio::open();
+            driver.run(reader, writer).await
+        });
+        Self { handle, task }
+    }
+
+    /// The handle on this server (clone it anywhere).
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
+    }
+
+    /// Waits for the session to end and returns why (the client closing shows as the end
+    /// of its input). A panic in the session's loop is resumed here.
+    pub async fn stopped(self) -> CloseReason {
+        match self.task.await {
+            Ok(reason) => reason,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => CloseReason::Local,
+        }
+    }
+
+    /// True once the session has ended.
+    pub fn is_stopped(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+/// `config`, declaring what a server handle can change.
+pub(crate) fn announcing(mut config: ServerConfig) -> ServerConfig {
+    config.announce_changes = true;
+    config
+}
+
 /// What a handler gets with its request: which request it is, whether it was cancelled, and
 /// a line to the session for progress, logging and requests to the client (zest-core's
 /// [`RequestContext`](zest_core::runtime::RequestContext), the same on every runtime).
@@ -70,7 +149,10 @@ pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 /// requests to the client to the session's driver (stdio) or to its session in the HTTP
 /// router. Handlers never need to name it.
 #[derive(Clone)]
-pub struct SessionLink(Inner);
+pub struct SessionLink {
+    inner: Inner,
+    server: ServerHandle,
+}
 
 #[derive(Clone)]
 enum Inner {
@@ -85,8 +167,8 @@ struct StdioLink {
 }
 
 impl SessionLink {
-    pub(crate) fn http(link: crate::http_server::HttpLink) -> Self {
-        Self(Inner::Http(link))
+    pub(crate) fn http(link: crate::http_server::HttpLink, server: ServerHandle) -> Self {
+        Self { inner: Inner::Http(link), server }
     }
 }
 
@@ -110,16 +192,21 @@ impl fmt::Debug for SessionLink {
 
 impl Link for SessionLink {
     type Reply<'a, T: 'a> = BoxFuture<'a, T>;
+    type Server = ServerHandle;
+
+    fn server(&self) -> &ServerHandle {
+        &self.server
+    }
 
     fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
-        match &self.0 {
+        match &self.inner {
             Inner::Http(link) => Box::pin(std::future::ready(link.report(report))),
             Inner::Stdio(link) => Box::pin(link.ask(|reply| Command::Report { report, reply })),
         }
     }
 
     fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
-        match &self.0 {
+        match &self.inner {
             Inner::Http(link) => Box::pin(link.peer_request(call)),
             Inner::Stdio(link) => link.peer_request(call),
         }
@@ -149,6 +236,7 @@ impl StdioLink {
 
 impl SessionLink {
     fn stdio(commands: mpsc::UnboundedSender<Command>, keys: Arc<CallKeys>) -> Self {
-        Self(Inner::Stdio(StdioLink { commands, keys }))
+        let server = ServerHandle::stdio(commands.clone());
+        Self { inner: Inner::Stdio(StdioLink { commands, keys }), server }
     }
 }

@@ -239,6 +239,15 @@ impl<H: Clone> Router<H> {
         }
     }
 
+    /// Runs `f` on every session held (to send each a message outside any request), then
+    /// routes what they queued at the next [`poll_output`](Self::poll_output).
+    pub fn each_session(&mut self, mut f: impl FnMut(&mut Session<H>)) {
+        for (id, slot) in &mut self.sessions {
+            f(&mut slot.machine);
+            self.touched.push(id.clone());
+        }
+    }
+
     /// Ends a session: its streams close and its id gets 404 from now on.
     pub fn close_session(&mut self, now: Instant, id: &SessionId) {
         if let Some(slot) = self.sessions.get_mut(id) {

@@ -4,6 +4,7 @@ use std::sync::Mutex;
 use super::*;
 use crate::error::{CloseReason, RequestError};
 use crate::schema::methods::ListRoots;
+use crate::schema::ProtocolVersion;
 use crate::server::{Registry, Server, ServerConfig};
 use crate::testkit::VirtualClock;
 
@@ -17,6 +18,11 @@ struct Recording {
 
 impl Link for Recording {
     type Reply<'a, T: 'a> = T;
+    type Server = ();
+
+    fn server(&self) -> &() {
+        &()
+    }
 
     fn report(&self, report: Report) -> Result<(), UsageError> {
         self.seen.lock().unwrap().push(format!("{report:?}"));
@@ -99,4 +105,21 @@ fn reports_and_peer_calls_are_applied_to_the_server_machine() {
         params: RawJson::from_serialize(&json!({})),
     };
     assert_eq!(call.send(now, &mut server), Err(UsageError::NotReady));
+}
+
+#[test]
+fn the_session_is_what_the_runtime_gave() {
+    let (ctx, _) = context(Ok(RawJson::empty_object()));
+    assert!(ctx.session().is_none() && ctx.client_info().is_none());
+    let info = SessionInfo {
+        protocol_version: ProtocolVersion::LATEST_SESSION,
+        client_info: Implementation::new("inspector", "0.9"),
+        client_capabilities: serde_json::from_value(serde_json::json!({"sampling": {}})).unwrap(),
+        server_capabilities: Default::default(),
+    };
+    let call = CallContext { session: Some(Arc::new(info)), log_level: None };
+    let ctx = ctx.with_session(call).clone();
+    assert_eq!(ctx.client_info().map(|i| i.name.as_str()), Some("inspector"));
+    assert!(ctx.client_capabilities().is_some_and(|c| c.sampling.is_some()));
+    assert!(ctx.client_capabilities().is_some_and(|c| c.roots.is_none()));
 }

@@ -21,7 +21,7 @@ use crate::http::server::{Router, RouterEvent, SessionId};
 use crate::io::{Output, StreamId, Transmit};
 use crate::jsonrpc::{ErrorObject, RawJson, RequestId};
 use crate::runtime::{CallKey, Calls, CancelFlag, PeerCall, ReplySlot, Report};
-use crate::server::{Call, Event};
+use crate::server::{Call, CallContext, Event};
 
 /// What to do with one router output.
 #[derive(Debug)]
@@ -43,6 +43,8 @@ pub enum Step<H, C, T> {
         call: Box<Call>,
         /// The flag the handler's context reads; set when the call is cancelled.
         cancelled: CancelFlag,
+        /// The session as the handler sees it (for `RequestContext::with_session`).
+        context: CallContext,
     },
     /// Hand `transmit` to connection `conn`, which carries its stream.
     Send {
@@ -280,10 +282,10 @@ impl<C: Clone, T, R: ReplySlot> Dispatch<C, T, R> {
 
     fn event<H>(&mut self, session: SessionId, event: Event<H>) -> Step<H, C, T> {
         match event {
-            Event::Call { id, handler, call, .. } => {
+            Event::Call { id, handler, call, context, .. } => {
                 let cancelled = CancelFlag::new();
                 self.starting.insert((session.clone(), id.clone()), cancelled.clone());
-                Step::Run { session, id, handler, call: Box::new(call), cancelled }
+                Step::Run { session, id, handler, call: Box::new(call), cancelled, context }
             }
             Event::Cancelled { id } => {
                 let key = (session, id);

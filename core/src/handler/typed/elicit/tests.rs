@@ -18,6 +18,11 @@ struct Canned {
 
 impl Link for Canned {
     type Reply<'a, T: 'a> = T;
+    type Server = ();
+
+    fn server(&self) -> &() {
+        &()
+    }
 
     fn report(&self, _: Report) -> Result<(), UsageError> {
         Ok(())

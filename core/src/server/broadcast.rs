@@ -1,0 +1,122 @@
+//! What an app's server handle asks of every open session, outside any request: change the
+//! shared registry and announce it, report a resource update, log. Defined once here; a
+//! runtime only carries a [`Broadcast`] to its loop (a stdio session's driver, the HTTP
+//! router's lock) and applies it there.
+
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{ListKind, Registry, Session};
+use crate::http::server::Router;
+use crate::schema::LoggingLevel;
+
+/// A change to the registry, applied where the registry lives.
+pub type RegistryChange<H> = Box<dyn FnOnce(&mut Registry<H>) + Send>;
+
+/// One command of a server handle, for every session of a server.
+#[non_exhaustive]
+pub enum Broadcast<H> {
+    /// Changes the registry the sessions share (a change that panics is dropped: the
+    /// registry stays as it was and nothing is sent), then sends
+    /// `notifications/{tools,resources,prompts}/list_changed` for each list in `changed` to
+    /// every session that was told lists may change (see
+    /// [`ServerConfig::announce_changes`](super::ServerConfig::announce_changes)).
+    ChangeRegistry {
+        /// The lists the change touches.
+        changed: Vec<ListKind>,
+        /// The change.
+        change: RegistryChange<H>,
+    },
+    /// A log record (`notifications/message`) related to no request, to every open session
+    /// whose log level admits `level`.
+    Log {
+        /// The record's severity.
+        level: LoggingLevel,
+        /// The name of the logger, if any.
+        logger: Option<String>,
+        /// The record.
+        data: Value,
+    },
+    /// `notifications/resources/updated` for `uri`, to the sessions subscribed to it.
+    ResourceUpdated {
+        /// The resource that changed.
+        uri: String,
+    },
+}
+
+impl<H: Clone> Broadcast<H> {
+    /// Applies the command to one session (a stdio [`Server`](super::Server) derefs to its
+    /// session); drain the machine afterwards. Sessions the command does not concern (not
+    /// subscribed, a higher log level, not open yet, closed) send nothing.
+    pub fn apply(self, now: Instant, session: &mut Session<H>) {
+        match self {
+            Self::ChangeRegistry { changed, change } => {
+                let Some(next) = changed_copy(session.registry(), change) else { return };
+                *session.registry_mut() = next;
+                for kind in changed {
+                    session.notify_list_changed(now, kind);
+                }
+            }
+            Self::Log { level, logger, data } => {
+                // Err when the session is not open, or logging is not declared: nobody to tell.
+                let _ = session.log(now, None, level, logger.as_deref(), data);
+            }
+            Self::ResourceUpdated { uri } => session.resource_updated(now, &uri),
+        }
+    }
+
+    /// Applies the command to every session of `router` (the registry once, shared); drain
+    /// the router afterwards.
+    pub fn apply_all(self, now: Instant, router: &mut Router<H>) {
+        match self {
+            Self::ChangeRegistry { changed, change } => {
+                let Some(next) = changed_copy(router.registry(), change) else { return };
+                router.change_registry(now, &changed, |registry| *registry = next);
+            }
+            Self::Log { level, logger, data } => router.each_session(|session| {
+                // Err when the session is not open, or logging is not declared.
+                let _ = session.log(now, None, level, logger.as_deref(), data.clone());
+            }),
+            Self::ResourceUpdated { uri } => {
+                router.each_session(|session| session.resource_updated(now, &uri))
+            }
+        }
+    }
+}
+
+/// `registry` with `change` made to a copy of it; `None` if the change panicked (a typed
+/// tool whose schema cannot be a tool's, a `State` the registry does not hold): the loop that
+/// applies it goes on, with the registry as it was and nothing announced.
+fn changed_copy<H: Clone>(
+    registry: &Registry<H>,
+    change: RegistryChange<H>,
+) -> Option<Registry<H>> {
+    let mut next = registry.clone();
+    panic::catch_unwind(AssertUnwindSafe(|| change(&mut next))).ok()?;
+    Some(next)
+}
+
+impl<H> fmt::Debug for Broadcast<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ChangeRegistry { changed, .. } => {
+                f.debug_struct("ChangeRegistry").field("changed", changed).finish_non_exhaustive()
+            }
+            Self::Log { level, logger, data } => f
+                .debug_struct("Log")
+                .field("level", level)
+                .field("logger", logger)
+                .field("data", data)
+                .finish(),
+            Self::ResourceUpdated { uri } => {
+                f.debug_struct("ResourceUpdated").field("uri", uri).finish()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+//! [`ServerHandle`]: what the app holds on a running server, from outside handlers or from a
+//! handler's context ([`RequestContext::server`](zest_core::runtime::RequestContext::server)),
+//! and [`StdioServer`], a stdio session served with one.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use smol::channel::{self, Sender};
+use smol::io::{AsyncRead, AsyncWrite};
+use smol::Task;
+use zest_core::error::CloseReason;
+use zest_core::handler::typed::{AsyncCallable, IntoToolResult};
+use zest_core::handler::AsyncHandler;
+use zest_core::schema::LoggingLevel;
+use zest_core::server::{Broadcast, ListKind, ServerConfig};
+
+use crate::http_server::Hub;
+use crate::server::{serve_on, serve_stdio_on, Command, Registry, RequestContext};
+
+/// The app's handle on a running server: a stdio (or in-memory) session, or every session
+/// of an HTTP server. Cheap to clone, `Send + Sync`; from [`StdioServer::handle`],
+/// [`HttpServer::handle`](crate::HttpServer::handle), `McpService::handle`,
+/// [`InMemoryServer::handle`](crate::InMemoryServer::handle) or, inside a handler,
+/// `ctx.server()`.
+///
+/// Each method returns at once; what it sends leaves in order with everything else the
+/// session sends. Once the server has stopped, they do nothing.
+///
+#[derive(Clone)]
+pub struct ServerHandle(Target);
+
+#[derive(Clone)]
+enum Target {
+    Http(Arc<Hub>),
+    Stdio(Sender<Command>),
+}
+
+impl ServerHandle {
+    pub(crate) fn http(hub: Arc<Hub>) -> Self {
+        Self(Target::Http(hub))
+    }
+
+    pub(crate) fn stdio(commands: Sender<Command>) -> Self {
+        Self(Target::Stdio(commands))
+    }
+
+    /// Changes the registry every session shares, then tells each session's client that the
+    /// lists named in `changed` changed (`notifications/tools/list_changed` …). A client
+    /// that lists again after that notification sees the change. A change that panics is
+    /// dropped: the registry stays as it was and nothing is sent.
+    pub fn change_registry(
+        &self,
+        changed: &[ListKind],
+        change: impl FnOnce(&mut Registry) + Send + 'static,
+    ) {
+        let changed = changed.to_vec();
+        self.send(Broadcast::ChangeRegistry { changed, change: Box::new(change) });
+    }
+
+    /// Adds a typed tool (as [`Registry::tool`](zest_core::server::Registry) does, with the
+    /// registry's state), or replaces the one of that name, and announces it.
+    pub fn add_tool<F, Args>(&self, name: &str, description: &str, f: F)
+    where
+        F: AsyncCallable<RequestContext, Args>,
+        F::Output: IntoToolResult,
+        Args: 'static,
+    {
+        let (name, description) = (name.to_owned(), description.to_owned());
+        self.change_registry(&[ListKind::Tools], move |r| {
+            *r = r.clone().tool(&name, &description, f);
+        });
+    }
+
+    /// Removes a tool by name and announces it (also when there was none of that name).
+    pub fn remove_tool(&self, name: &str) {
+        let name = name.to_owned();
+        self.change_registry(&[ListKind::Tools], move |r| {
+            r.remove_tool(&name);
+        });
+    }
+
+    /// Tells the sessions subscribed to `uri` (`resources/subscribe`) that it changed
+    /// (`notifications/resources/updated`); the others hear nothing.
+    pub fn resource_updated(&self, uri: &str) {
+        self.send(Broadcast::ResourceUpdated { uri: uri.to_owned() });
+    }
+
+    /// Sends a log record (`notifications/message`), related to no request, to every session
+    /// whose client admits `level` (`logging/setLevel`; every level when it set none).
+    pub fn log(&self, level: LoggingLevel, data: Value) {
+        self.send(Broadcast::Log { level, logger: None, data });
+    }
+
+    /// [`log`](Self::log), naming the logger the record comes from.
+    pub fn log_as(&self, logger: &str, level: LoggingLevel, data: Value) {
+        self.send(Broadcast::Log { level, logger: Some(logger.to_owned()), data });
+    }
+
+    fn send(&self, command: Broadcast<AsyncHandler<RequestContext>>) {
+        match &self.0 {
+            Target::Http(hub) => hub.broadcast(Instant::now(), command),
+            // Err once the session's loop is gone: there is nobody left to tell.
+            Target::Stdio(commands) => drop(commands.try_send(Command::Broadcast(command))),
+        }
+    }
+}
+
+impl fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Target::Http(_) => f.write_str("ServerHandle(http)"),
+            Target::Stdio(_) => f.write_str("ServerHandle(stdio)"),
+        }
+    }
+}
+
+/// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`](crate::serve),
+/// as a task on smol's global executor (so from any executor), with `listChanged` and
+/// resource `subscribe` declared ([`ServerConfig::announce_changes`]), since the app can now
+/// use them.
+///
+/// ```no_run
+/// # use zest_smol::{Registry, ServerConfig, StdioServer};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Args { text: String }
+/// # async fn run() {
+/// let server = StdioServer::stdio(ServerConfig::new("demo", "1.0"), Registry::new());
+/// let handle = server.handle();
+/// handle.add_tool("echo", "Echoes", |Args { text }| async move { text });
+/// handle.resource_updated("file:///notes.txt");
+/// let reason = server.stopped().await;
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct StdioServer {
+    handle: ServerHandle,
+    /// `Some` until [`stopped`](Self::stopped) or drop (which detaches it).
+    task: Option<Task<CloseReason>>,
+}
+
+impl StdioServer {
+    /// Serves one session over `reader` and `writer`, as [`serve`](crate::serve) does.
+    pub fn start<R, W>(config: ServerConfig, registry: Registry, reader: R, writer: W) -> Self
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (commands, queue) = channel::unbounded();
+        let handle = ServerHandle::stdio(commands.clone());
+        let config = announcing(config);
+        let task = smol::spawn(serve_on(config, registry, reader, writer, commands, queue));
+        Self { handle, task: Some(task) }
+    }
+
+    /// Serves one session on this process's stdin and stdout, as
+    /// [`serve_stdio`](crate::serve_stdio) does.
+    pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
+        let (commands, queue) = channel::unbounded();
+        let handle = ServerHandle::stdio(commands.clone());
+        let task = smol::spawn(serve_stdio_on(announcing(config), registry, commands, queue));
+        Self { handle, task: Some(task) }
+    }
+
+    /// The handle on this server (clone it anywhere).
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
+    }
+
+    /// Waits for the session to end and returns why (the client closing shows as the end
+    /// of its input).
+    pub async fn stopped(mut self) -> CloseReason {
+        match self.task.take() {
+            Some(task) => task.await,
+            // Invariant: only `stopped` (which consumes self) and `drop` take the task.
+            None => unreachable!("the task is taken only by stopped or drop"),
+        }
+    }
+
+    /// True once the session has ended.
+    pub fn is_stopped(&self) -> bool {
+        self.task.as_ref().is_none_or(Task::is_finished)
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.detach();
+        }
+    }
+}
+
+/// `config`, declaring what a server handle can change.
+pub(crate) fn announcing(mut config: ServerConfig) -> ServerConfig {
+    config.announce_changes = true;
+    config
+}

@@ -1,0 +1,293 @@
+//! The server handle: tools added and removed at run time (from outside and from a handler)
+//! are listed after `list_changed` on every open session, resource updates reach only the
+//! subscribed session, logs outside a request carry their logger name, handlers see the
+//! client's info and capabilities, and `listChanged`/`subscribe` are declared only when the
+//! app holds a handle.
+
+use std::time::Duration;
+
+use serde_json::json;
+use smol::channel::Receiver;
+use smol::Timer;
+use zest_smol::core::client::ServerNotification;
+use zest_smol::core::handler::HandlerResult;
+use zest_smol::schema::{LoggingLevel, ReadResourceParams, ReadResourceResult, Resource};
+use zest_smol::{
+    in_memory, serve, serve_http, Client, ClientApi, ClientOptions, Context, Registry,
+    ServerConfig, ServerHandle,
+};
+
+/// Far above what any step here takes; only there to turn a hang into a failure.
+const HANG: Duration = Duration::from_secs(30);
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+async fn read(_: Context, p: ReadResourceParams) -> HandlerResult<ReadResourceResult> {
+    Ok(ReadResourceResult::text(p.uri, Some("text/plain"), "notes"))
+}
+
+fn registry() -> Registry {
+    let mut registry = Registry::new()
+        .tool("echo", "Echoes", |Text { text }| async move { text })
+        .tool("install", "Adds the tool `late`", |Nothing {}, ctx: Context| async move {
+            ctx.server().add_tool("late", "Added by a handler", |Text { text }| async move {
+                format!("late {text}")
+            });
+            "installed"
+        })
+        .tool(
+            "whoami",
+            "The client's name and whether it samples",
+            |Nothing {}, ctx: Context| async move {
+                let name = ctx.client_info().map(|i| i.name.clone()).unwrap_or_default();
+                let samples = ctx.client_capabilities().is_some_and(|c| c.sampling.is_some());
+                format!("{name} samples={samples}")
+            },
+        );
+    registry.resource(Resource::new("file:///notes", "notes"), read);
+    registry
+}
+
+fn config() -> ServerConfig {
+    ServerConfig::new("handle-test", "1.0")
+}
+
+/// The next notification `pick` accepts, skipping others; fails after [`HANG`].
+async fn next<T>(
+    rx: &mut Receiver<ServerNotification>,
+    mut pick: impl FnMut(ServerNotification) -> Option<T>,
+) -> T {
+    let wait = async {
+        loop {
+            let n = rx.recv().await.expect("the session is open");
+            if let Some(found) = pick(n) {
+                return found;
+            }
+        }
+    };
+    smol::future::or(wait, async {
+        Timer::after(HANG).await;
+        panic!("no notification after {HANG:?}")
+    })
+    .await
+}
+
+async fn tools_changed(rx: &mut Receiver<ServerNotification>) {
+    next(rx, |n| (n == ServerNotification::ToolListChanged).then_some(())).await;
+}
+
+/// The very next notification (what was sent before it would come first).
+async fn very_next(rx: &mut Receiver<ServerNotification>) -> ServerNotification {
+    next(rx, Some).await
+}
+
+async fn tool_names(client: &Client) -> Vec<String> {
+    let listed = client.list_tools(None).await.unwrap();
+    listed.tools.into_iter().map(|t| t.name).collect()
+}
+
+async fn text_of(client: &Client, tool: &str, args: serde_json::Value) -> String {
+    let result = client.call_tool(tool, args).await.unwrap();
+    result.content[0].as_text().unwrap().to_owned()
+}
+
+/// A log record both sessions get: whatever a session was sent before comes first.
+fn marker(handle: &ServerHandle) {
+    handle.log_as("marker", LoggingLevel::Info, json!("marker"));
+}
+
+fn is_marker(n: &ServerNotification) -> bool {
+    matches!(n, ServerNotification::LoggingMessage(m) if m.logger.as_deref() == Some("marker"))
+}
+
+async fn http_pair(handle_of: &zest_smol::HttpServer) -> (ServerHandle, Client, Client) {
+    let url = handle_of.url();
+    let a = Client::connect(&url, ClientOptions::new("client-a", "1")).await.unwrap();
+    let b = Client::connect(&url, ClientOptions::new("client-b", "1")).await.unwrap();
+    (handle_of.handle(), a, b)
+}
+
+#[test]
+fn stdio_tool_added_and_removed_from_outside_is_announced_then_listed() {
+    smol::block_on(async {
+        let (client, server) = in_memory(config(), registry()).await.unwrap();
+        let mut rx = client.notifications();
+        let handle = server.handle();
+        handle.add_tool("late", "Added from outside", |Text { text }| async move { text });
+        tools_changed(&mut rx).await;
+        assert!(tool_names(&client).await.contains(&"late".to_owned()));
+        assert_eq!(text_of(&client, "late", json!({"text": "hi"})).await, "hi");
+        handle.remove_tool("late");
+        tools_changed(&mut rx).await;
+        assert!(!tool_names(&client).await.contains(&"late".to_owned()));
+        client.close().await.unwrap();
+        server.stopped().await;
+    })
+}
+
+#[test]
+fn stdio_tool_added_from_a_handler_is_announced_then_listed() {
+    smol::block_on(async {
+        let (client, server) = in_memory(config(), registry()).await.unwrap();
+        let mut rx = client.notifications();
+        assert_eq!(text_of(&client, "install", json!({})).await, "installed");
+        tools_changed(&mut rx).await;
+        assert_eq!(text_of(&client, "late", json!({"text": "x"})).await, "late x");
+        client.close().await.unwrap();
+        server.stopped().await;
+    })
+}
+
+#[test]
+fn stdio_resource_updates_need_a_subscription_and_logs_name_their_logger() {
+    smol::block_on(async {
+        let (client, server) = in_memory(config(), registry()).await.unwrap();
+        let mut rx = client.notifications();
+        let handle = server.handle();
+        handle.resource_updated("file:///notes");
+        marker(&handle);
+        assert!(
+            is_marker(&very_next(&mut rx).await),
+            "not subscribed: no update before the marker"
+        );
+        client.subscribe("file:///notes").await.unwrap();
+        handle.resource_updated("file:///other");
+        handle.resource_updated("file:///notes");
+        let n = very_next(&mut rx).await;
+        assert!(
+            matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
+            "{n:?}"
+        );
+        handle.log_as("db", LoggingLevel::Warning, json!({"slow": true}));
+        let n = very_next(&mut rx).await;
+        let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
+        assert_eq!(
+            (m.logger.as_deref(), m.level, m.data),
+            (Some("db"), LoggingLevel::Warning, json!({"slow": true}))
+        );
+        client.close().await.unwrap();
+        server.stopped().await;
+    })
+}
+
+#[test]
+fn a_handler_sees_the_clients_info_and_capabilities() {
+    smol::block_on(async {
+        let (client, server) = in_memory(config(), registry()).await.unwrap();
+        assert_eq!(text_of(&client, "whoami", json!({})).await, "zest-in-memory samples=false");
+        client.close().await.unwrap();
+        server.stopped().await;
+    })
+}
+
+#[test]
+fn capabilities_declare_changes_only_with_a_handle() {
+    smol::block_on(async {
+        let (client, server) = in_memory(config(), registry()).await.unwrap();
+        let caps = &client.negotiated().capabilities;
+        assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), Some(true));
+        assert_eq!(caps.resources.as_ref().and_then(|r| r.subscribe), Some(true));
+        assert_eq!(
+            caps.prompts.as_ref().and_then(|p| p.list_changed),
+            Some(true),
+            "declared empty"
+        );
+        client.close().await.unwrap();
+        server.stopped().await;
+
+        // Plain `serve`: nobody outside can change anything, so nothing is promised.
+        let (server_reader, client_writer) = piper::pipe(64 * 1024);
+        let (client_reader, server_writer) = piper::pipe(64 * 1024);
+        let served = smol::spawn(serve(config(), registry(), server_reader, server_writer));
+        let options = ClientOptions::new("plain", "1");
+        let client = Client::over(client_reader, client_writer, options).await.unwrap();
+        let caps = &client.negotiated().capabilities;
+        assert_eq!(caps.tools.as_ref().map(|t| t.list_changed), Some(None));
+        assert_eq!(
+            caps.resources.as_ref().map(|r| (r.subscribe, r.list_changed)),
+            Some((None, None))
+        );
+        assert!(caps.prompts.is_none());
+        assert!(client.subscribe("file:///notes").await.is_err(), "subscribe is not offered");
+        client.close().await.unwrap();
+        served.await;
+    })
+}
+
+#[test]
+fn http_tool_added_from_outside_reaches_every_session() {
+    smol::block_on(async {
+        let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
+        let (handle, a, b) = http_pair(&server).await;
+        let (mut rx_a, mut rx_b) = (a.notifications(), b.notifications());
+        let caps = &a.negotiated().capabilities;
+        assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), Some(true));
+        handle.add_tool("late", "Added from outside", |Text { text }| async move { text });
+        for (client, rx) in [(&a, &mut rx_a), (&b, &mut rx_b)] {
+            tools_changed(rx).await;
+            assert!(tool_names(client).await.contains(&"late".to_owned()));
+        }
+        handle.remove_tool("late");
+        for (client, rx) in [(&a, &mut rx_a), (&b, &mut rx_b)] {
+            tools_changed(rx).await;
+            assert!(!tool_names(client).await.contains(&"late".to_owned()));
+        }
+        a.close().await.unwrap();
+        b.close().await.unwrap();
+        server.shutdown().await;
+    })
+}
+
+#[test]
+fn http_tool_added_from_a_handler_reaches_every_session() {
+    smol::block_on(async {
+        let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
+        let (_, a, b) = http_pair(&server).await;
+        let (mut rx_a, mut rx_b) = (a.notifications(), b.notifications());
+        assert_eq!(text_of(&a, "install", json!({})).await, "installed");
+        tools_changed(&mut rx_a).await;
+        tools_changed(&mut rx_b).await;
+        assert_eq!(text_of(&b, "late", json!({"text": "b"})).await, "late b");
+        assert_eq!(text_of(&b, "whoami", json!({})).await, "client-b samples=false");
+        a.close().await.unwrap();
+        b.close().await.unwrap();
+        server.shutdown().await;
+    })
+}
+
+#[test]
+fn http_resource_updates_reach_only_the_subscribed_session_and_logs_reach_all() {
+    smol::block_on(async {
+        let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
+        let (handle, a, b) = http_pair(&server).await;
+        let (mut rx_a, mut rx_b) = (a.notifications(), b.notifications());
+        a.subscribe("file:///notes").await.unwrap();
+        handle.resource_updated("file:///notes");
+        marker(&handle);
+        let n = very_next(&mut rx_a).await;
+        assert!(
+            matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
+            "{n:?}"
+        );
+        assert!(is_marker(&very_next(&mut rx_a).await));
+        assert!(
+            is_marker(&very_next(&mut rx_b).await),
+            "b did not subscribe: the marker comes first"
+        );
+        handle.log_as("db", LoggingLevel::Error, json!("down"));
+        for rx in [&mut rx_a, &mut rx_b] {
+            let n = very_next(rx).await;
+            let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
+            assert_eq!((m.logger.as_deref(), m.data), (Some("db"), json!("down")));
+        }
+        a.close().await.unwrap();
+        b.close().await.unwrap();
+        server.shutdown().await;
+    })
+}
