@@ -100,7 +100,7 @@ async fn exercise(runtime: Runtime) {
 
     // Logging: three info records, in order, while the call runs.
     client.set_logging_level(LoggingLevel::Debug).await.unwrap();
-    let mut notes = client.notifications();
+    let notes = client.notifications();
     call(&client, "test_tool_with_logging", json!({})).await;
     let mut logs = Vec::new();
     while logs.len() < 3 {

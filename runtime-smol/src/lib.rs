@@ -86,7 +86,7 @@ pub use zest_core::handler::{AsyncClientHandlers, AsyncHandler, BoxFuture, Handl
 pub use zest_core::schema;
 pub use zest_core::RequestOptions;
 
-pub use client::Client;
+pub use client::{Client, Notifications};
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use handle::{ServerHandle, StdioServer};
 pub use http_server::{
@@ -100,6 +100,7 @@ pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::runtime::NOTIFICATION_QUEUE;
 pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 

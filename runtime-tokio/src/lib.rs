@@ -103,7 +103,7 @@ pub use zest_core as core;
 pub use zest_core::api::{CallError, CallOptions, ClientApi, PeerApi};
 pub use zest_core::schema;
 
-pub use client::Client;
+pub use client::{Client, Notifications};
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
@@ -120,17 +120,13 @@ pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
+pub use zest_core::runtime::NOTIFICATION_QUEUE;
 pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 pub use zest_core::RequestOptions;
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;
-
-/// The README's Rust examples, compiled as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;
 
 #[cfg(test)]
 mod tests {

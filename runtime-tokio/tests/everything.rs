@@ -118,7 +118,7 @@ async fn all_tools(client: &Client) -> Vec<String> {
 #[tokio::test]
 async fn handshake_and_every_tool_that_needs_no_human() {
     let client = connect().await;
-    let mut notes = client.notifications();
+    let notes = client.notifications();
     let n = client.negotiated();
     assert_eq!(n.server_info.name, "mcp-servers/everything");
     assert!(n.capabilities.tools.is_some() && n.capabilities.prompts.is_some());

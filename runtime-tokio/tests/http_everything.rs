@@ -140,7 +140,7 @@ async fn streamable_http_tour_and_logging() {
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     let endpoint = HttpEndpoint::new(url).mode(HttpMode::StreamableHttp);
     let client = Client::connect_to(endpoint, options()).await.expect("connect");
-    let mut notes = client.notifications();
+    let notes = client.notifications();
     tour(&client).await;
     client.set_logging_level(LoggingLevel::Debug).await.unwrap();
     let toggled = call(&client, "toggle-simulated-logging", json!({})).await;

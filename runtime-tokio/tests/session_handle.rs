@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::sync::broadcast::Receiver;
 use zest_tokio::core::client::ServerNotification;
 use zest_tokio::core::handler::HandlerResult;
 use zest_tokio::schema::{LoggingLevel, ReadResourceParams, ReadResourceResult, Resource};
@@ -59,7 +58,7 @@ fn config() -> ServerConfig {
 
 /// The next notification `pick` accepts, skipping others; fails after [`HANG`].
 async fn next<T>(
-    rx: &mut Receiver<ServerNotification>,
+    rx: &zest_tokio::Notifications,
     mut pick: impl FnMut(ServerNotification) -> Option<T>,
 ) -> T {
     let wait = async {
@@ -73,12 +72,12 @@ async fn next<T>(
     tokio::time::timeout(HANG, wait).await.expect("the notification arrived")
 }
 
-async fn tools_changed(rx: &mut Receiver<ServerNotification>) {
+async fn tools_changed(rx: &zest_tokio::Notifications) {
     next(rx, |n| (n == ServerNotification::ToolListChanged).then_some(())).await;
 }
 
 /// The very next notification (what was sent before it would come first).
-async fn very_next(rx: &mut Receiver<ServerNotification>) -> ServerNotification {
+async fn very_next(rx: &zest_tokio::Notifications) -> ServerNotification {
     next(rx, Some).await
 }
 
@@ -111,14 +110,14 @@ async fn http_pair(handle_of: &zest_tokio::HttpServer) -> (ServerHandle, Client,
 #[tokio::test]
 async fn stdio_tool_added_and_removed_from_outside_is_announced_then_listed() {
     let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let mut rx = client.notifications();
+    let rx = client.notifications();
     let handle = server.handle();
     handle.add_tool("late", "Added from outside", |Text { text }| async move { text });
-    tools_changed(&mut rx).await;
+    tools_changed(&rx).await;
     assert!(tool_names(&client).await.contains(&"late".to_owned()));
     assert_eq!(text_of(&client, "late", json!({"text": "hi"})).await, "hi");
     handle.remove_tool("late");
-    tools_changed(&mut rx).await;
+    tools_changed(&rx).await;
     assert!(!tool_names(&client).await.contains(&"late".to_owned()));
     client.close().await.unwrap();
     server.stopped().await;
@@ -127,9 +126,9 @@ async fn stdio_tool_added_and_removed_from_outside_is_announced_then_listed() {
 #[tokio::test]
 async fn stdio_tool_added_from_a_handler_is_announced_then_listed() {
     let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let mut rx = client.notifications();
+    let rx = client.notifications();
     assert_eq!(text_of(&client, "install", json!({})).await, "installed");
-    tools_changed(&mut rx).await;
+    tools_changed(&rx).await;
     assert_eq!(text_of(&client, "late", json!({"text": "x"})).await, "late x");
     client.close().await.unwrap();
     server.stopped().await;
@@ -138,21 +137,21 @@ async fn stdio_tool_added_from_a_handler_is_announced_then_listed() {
 #[tokio::test]
 async fn stdio_resource_updates_need_a_subscription_and_logs_name_their_logger() {
     let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let mut rx = client.notifications();
+    let rx = client.notifications();
     let handle = server.handle();
     handle.resource_updated("file:///notes");
     marker(&handle);
-    assert!(is_marker(&very_next(&mut rx).await), "not subscribed: no update before the marker");
+    assert!(is_marker(&very_next(&rx).await), "not subscribed: no update before the marker");
     client.subscribe("file:///notes").await.unwrap();
     handle.resource_updated("file:///other");
     handle.resource_updated("file:///notes");
-    let n = very_next(&mut rx).await;
+    let n = very_next(&rx).await;
     assert!(
         matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
         "{n:?}"
     );
     handle.log_as("db", LoggingLevel::Warning, json!({"slow": true}));
-    let n = very_next(&mut rx).await;
+    let n = very_next(&rx).await;
     let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
     assert_eq!(
         (m.logger.as_deref(), m.level, m.data),
@@ -199,16 +198,16 @@ async fn capabilities_declare_changes_only_with_a_handle() {
 async fn http_tool_added_from_outside_reaches_every_session() {
     let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
     let (handle, a, b) = http_pair(&server).await;
-    let (mut rx_a, mut rx_b) = (a.notifications(), b.notifications());
+    let (rx_a, rx_b) = (a.notifications(), b.notifications());
     let caps = &a.negotiated().capabilities;
     assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), Some(true));
     handle.add_tool("late", "Added from outside", |Text { text }| async move { text });
-    for (client, rx) in [(&a, &mut rx_a), (&b, &mut rx_b)] {
+    for (client, rx) in [(&a, &rx_a), (&b, &rx_b)] {
         tools_changed(rx).await;
         assert!(tool_names(client).await.contains(&"late".to_owned()));
     }
     handle.remove_tool("late");
-    for (client, rx) in [(&a, &mut rx_a), (&b, &mut rx_b)] {
+    for (client, rx) in [(&a, &rx_a), (&b, &rx_b)] {
         tools_changed(rx).await;
         assert!(!tool_names(client).await.contains(&"late".to_owned()));
     }
@@ -221,10 +220,10 @@ async fn http_tool_added_from_outside_reaches_every_session() {
 async fn http_tool_added_from_a_handler_reaches_every_session() {
     let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
     let (_, a, b) = http_pair(&server).await;
-    let (mut rx_a, mut rx_b) = (a.notifications(), b.notifications());
+    let (rx_a, rx_b) = (a.notifications(), b.notifications());
     assert_eq!(text_of(&a, "install", json!({})).await, "installed");
-    tools_changed(&mut rx_a).await;
-    tools_changed(&mut rx_b).await;
+    tools_changed(&rx_a).await;
+    tools_changed(&rx_b).await;
     assert_eq!(text_of(&b, "late", json!({"text": "b"})).await, "late b");
     assert_eq!(text_of(&b, "whoami", json!({})).await, "client-b samples=false");
     a.close().await.unwrap();
@@ -236,19 +235,19 @@ async fn http_tool_added_from_a_handler_reaches_every_session() {
 async fn http_resource_updates_reach_only_the_subscribed_session_and_logs_reach_all() {
     let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
     let (handle, a, b) = http_pair(&server).await;
-    let (mut rx_a, mut rx_b) = (a.notifications(), b.notifications());
+    let (rx_a, rx_b) = (a.notifications(), b.notifications());
     a.subscribe("file:///notes").await.unwrap();
     handle.resource_updated("file:///notes");
     marker(&handle);
-    let n = very_next(&mut rx_a).await;
+    let n = very_next(&rx_a).await;
     assert!(
         matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
         "{n:?}"
     );
-    assert!(is_marker(&very_next(&mut rx_a).await));
-    assert!(is_marker(&very_next(&mut rx_b).await), "b did not subscribe: the marker comes first");
+    assert!(is_marker(&very_next(&rx_a).await));
+    assert!(is_marker(&very_next(&rx_b).await), "b did not subscribe: the marker comes first");
     handle.log_as("db", LoggingLevel::Error, json!("down"));
-    for rx in [&mut rx_a, &mut rx_b] {
+    for rx in [&rx_a, &rx_b] {
         let n = very_next(rx).await;
         let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
         assert_eq!((m.logger.as_deref(), m.data), (Some("db"), json!("down")));

@@ -78,7 +78,7 @@ fn taken(seen: &Mutex<Vec<f64>>) -> Vec<f64> {
 pub struct Tokio {
     rt: tokio::runtime::Runtime,
     client: zest_tokio::Client,
-    notes: Mutex<tokio::sync::broadcast::Receiver<ServerNotification>>,
+    notes: zest_tokio::Notifications,
 }
 
 impl Tokio {
@@ -108,8 +108,7 @@ impl Peer for Tokio {
             })
             .expect("connects within 30 s")
             .unwrap_or_else(|e| panic!("the tokio client connects to {url}: {e}"));
-        // The first receiver holds every notification since the handshake.
-        let notes = Mutex::new(client.notifications());
+        let notes = client.notifications();
         Self { rt, client, notes }
     }
 
@@ -137,10 +136,9 @@ impl Peer for Tokio {
     }
 
     fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
-        let mut notes = self.notes.lock().unwrap();
         let mut logs = Vec::new();
         while logs.len() < n {
-            match self.wait(notes.recv()) {
+            match self.wait(self.notes.recv()) {
                 Ok(ServerNotification::LoggingMessage(m)) => logs.push(m),
                 Ok(_) => {}
                 Err(e) => panic!("after {logs:?}: {e}"),

@@ -35,6 +35,11 @@ pub mod http_server;
 mod owned;
 mod write;
 
+/// How many unread server notifications a client session keeps (every runtime's
+/// `Client::notifications`): one queue shared by all its readers, each notification read
+/// once; while it is full, newer notifications are dropped rather than stall the session.
+pub const NOTIFICATION_QUEUE: usize = 1024;
+
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};

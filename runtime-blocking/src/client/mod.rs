@@ -31,8 +31,7 @@ pub use pending::{CancelHandle, PendingCall};
 use session::{Pipe, Session};
 use zest_core::stdio::StdioCommand;
 
-/// How many unread server notifications are kept; later ones are dropped until some are read.
-pub const NOTIFICATION_QUEUE: usize = 1024;
+pub use zest_core::runtime::NOTIFICATION_QUEUE;
 
 /// The client's configuration and its handlers for server requests (sampling, elicitation,
 /// roots); each such request runs on a thread of its own.
@@ -308,7 +307,12 @@ impl Client {
         self.inner.session.roots_changed()
     }
 
-    /// The server's notifications (log messages, list changes, resource updates).
+    /// The server's notifications (log messages, list changes, resource updates), in arrival
+    /// order. Every clone of the client shares one queue: each notification goes to exactly
+    /// one reader. The queue holds the most recent [`NOTIFICATION_QUEUE`] unread ones from
+    /// the handshake on; while it is full, newer ones are dropped (the session never waits
+    /// for a reader). Receiving yields `None` once the session is over and the queue is
+    /// empty. The same on every runtime.
     pub fn notifications(&self) -> &Notifications {
         &self.inner.notifications
     }

@@ -18,7 +18,7 @@ use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKey, ConnectError};
+use zest_core::runtime::{CallKey, ConnectError, NOTIFICATION_QUEUE};
 use zest_core::schema::methods::Method;
 use zest_core::schema::{PaginatedParams, Root};
 use zest_core::RequestOptions;
@@ -28,9 +28,9 @@ use crate::command::{ClientOptions, StdioCommand};
 use crate::process;
 use driver::{Command, Driver};
 
-/// How many server notifications wait for [`Client::notifications`] readers before newer ones
-/// are dropped.
-const NOTIFICATION_BACKLOG: usize = 1024;
+/// What [`Client::notifications`] returns: a receiver of the session's one notification
+/// queue (`recv().await`, or as a `Stream`).
+pub type Notifications = Receiver<ServerNotification>;
 
 /// A connected MCP client over a child's stdio. Cheap to clone; every clone speaks for the same
 /// session. When the last clone is dropped the child is shut down as by [`Client::close`].
@@ -154,10 +154,13 @@ impl Client {
         &self.inner.negotiated
     }
 
-    /// The server's notifications (log messages, list changes, resource updates). All clones
-    /// share one queue: each notification goes to one reader. At most 1024 wait; newer ones
-    /// are dropped while the queue is full.
-    pub fn notifications(&self) -> Receiver<ServerNotification> {
+    /// The server's notifications (log messages, list changes, resource updates), in arrival
+    /// order. Every clone of the client and every receiver returned here share one queue:
+    /// each notification goes to exactly one reader. The queue holds the most recent
+    /// [`NOTIFICATION_QUEUE`] unread ones from the handshake on; while it is full, newer ones
+    /// are dropped (the session never waits for a reader). `recv` fails once the session is
+    /// over and the queue is empty. The same on every runtime.
+    pub fn notifications(&self) -> Notifications {
         self.inner.notifications.clone()
     }
 
@@ -215,7 +218,7 @@ impl Starting {
     ) -> (Driver, Receiver<Command>, Self) {
         let (command_tx, command_rx) = channel::unbounded();
         let (ready_tx, ready_rx) = channel::bounded(1);
-        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_BACKLOG);
+        let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_QUEUE);
         let (done_tx, done_rx) = channel::bounded(1);
         let shared =
             Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use zest_core::api::ProgressFn;
 use zest_core::client::{self as core, Event, Negotiated, ServerNotification};
@@ -60,7 +60,7 @@ pub(super) struct Driver {
     serving: HashMap<RequestId, AbortHandle>,
     answers: mpsc::UnboundedSender<Answer>,
     answer_rx: Option<mpsc::UnboundedReceiver<Answer>>,
-    notifications: broadcast::Sender<ServerNotification>,
+    notifications: async_channel::Sender<ServerNotification>,
     ready: Option<oneshot::Sender<Result<Negotiated, ConnectError>>>,
     /// Why the session ended, for [`Client::close_reason`](super::Client::close_reason).
     closed: Arc<OnceLock<CloseReason>>,
@@ -71,7 +71,7 @@ impl Driver {
     pub(super) fn with_core(
         core: core::Client,
         handlers: AsyncClientHandlers,
-        notifications: broadcast::Sender<ServerNotification>,
+        notifications: async_channel::Sender<ServerNotification>,
         ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
         closed: Arc<OnceLock<CloseReason>>,
     ) -> Self {
@@ -304,8 +304,9 @@ impl Driver {
                 }
             }
             Event::Notification(note) => {
-                // Err only when no receiver exists, which is allowed.
-                let _ = self.notifications.send(note);
+                // Full: nobody keeps up, and the newest is dropped (documented on
+                // `Client::notifications`); the session never waits for a reader.
+                let _ = self.notifications.try_send(note);
             }
             Event::Closed(reason) => {
                 let _ = self.closed.set(reason.clone());

@@ -9,10 +9,10 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
 use zest_core::client::{decode_result, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, RequestError, UsageError};
@@ -20,7 +20,7 @@ use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKeys, ConnectError};
+use zest_core::runtime::{CallKeys, ConnectError, NOTIFICATION_QUEUE};
 use zest_core::schema::methods::Method;
 use zest_core::schema::{PaginatedParams, Root};
 use zest_core::RequestOptions;
@@ -29,8 +29,9 @@ use crate::calls;
 use crate::command::{ClientOptions, StdioCommand};
 use driver::{Command, Driver};
 
-/// How many notifications a slow [`Client::notifications`] receiver may fall behind.
-const NOTIFICATION_BACKLOG: usize = 1024;
+/// What [`Client::notifications`] returns: a receiver of the session's one notification
+/// queue (`recv().await`, or as a `Stream`).
+pub type Notifications = async_channel::Receiver<ServerNotification>;
 
 /// A session with an MCP server running as a child process.
 ///
@@ -48,8 +49,7 @@ struct Shared {
     keys: CallKeys,
     negotiated: Negotiated,
     pid: u32,
-    first_notifications: Mutex<Option<broadcast::Receiver<ServerNotification>>>,
-    notifications: broadcast::WeakSender<ServerNotification>,
+    notifications: Notifications,
     exit: watch::Receiver<Option<driver::Exit>>,
     closed: Arc<OnceLock<CloseReason>>,
     /// The root list `set_roots` replaces, shared with the handlers.
@@ -151,9 +151,8 @@ impl Client {
     {
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = oneshot::channel();
-        let (notes_tx, notes_rx) = broadcast::channel(NOTIFICATION_BACKLOG);
+        let (notes_tx, notifications) = async_channel::bounded(NOTIFICATION_QUEUE);
         let (exit_tx, exit) = watch::channel(None);
-        let notifications = notes_tx.downgrade();
         let closed = Arc::new(OnceLock::new());
         let roots = handlers.root_list();
         let driver = Driver::with_core(core, handlers, notes_tx, ready_tx, closed.clone());
@@ -171,7 +170,6 @@ impl Client {
             keys: CallKeys::new(),
             negotiated,
             pid,
-            first_notifications: Mutex::new(Some(notes_rx)),
             notifications,
             exit,
             closed,
@@ -185,20 +183,14 @@ impl Client {
         &self.shared.negotiated
     }
 
-    /// The server's notifications (logging, list and resource changes, …). The first call's
-    /// receiver holds every notification since the handshake (the most recent
-    /// 1024 if it falls behind); later calls' receivers start from the moment of the call.
-    /// A receiver reports `Closed` once the session is over.
-    pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
-        let mut first = self.shared.first_notifications.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(rx) = first.take() {
-            return rx;
-        }
-        match self.shared.notifications.upgrade() {
-            Some(tx) => tx.subscribe(),
-            // The session is over: a receiver whose sender is already gone says `Closed`.
-            None => broadcast::channel(1).1,
-        }
+    /// The server's notifications (log messages, list changes, resource updates), in arrival
+    /// order. Every clone of the client and every receiver returned here share one queue:
+    /// each notification goes to exactly one reader. The queue holds the most recent
+    /// [`NOTIFICATION_QUEUE`] unread ones from the handshake on; while it is full, newer ones
+    /// are dropped (the session never waits for a reader). `recv` fails once the session is
+    /// over and the queue is empty. The same on every runtime.
+    pub fn notifications(&self) -> Notifications {
+        self.shared.notifications.clone()
     }
 
     /// Replaces the roots this client answers `roots/list` with (the list given with
