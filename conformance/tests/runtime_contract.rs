@@ -48,11 +48,13 @@ struct Prefix(&'static str);
 
 /// One module per runtime: `$rt` the crate, `$Handlers` its client handlers,
 /// `[$($async_)?]` / `[$($aw)*]` `async` / `.await` or nothing, `$empty` / `$sink` a reader
-/// that ends at once and a writer that takes everything, of the runtime's IO traits.
+/// that ends at once and a writer that takes everything, of the runtime's IO traits; `$drain`
+/// takes what waits in a client's notification queue now, without waiting (from a receiver
+/// of its own: `try_recv` returns a `Result` in the async runtimes, an `Option` in blocking).
 macro_rules! runtime_contract {
     (
         $name:ident, $rt:ident, $Handlers:ident, [$($async_:tt)?], [$($aw:tt)*],
-        empty = $empty:expr, sink = $sink:expr $(,)?
+        empty = $empty:expr, sink = $sink:expr, drain = $drain:expr $(,)?
     ) => {
         mod $name {
             use std::collections::BTreeMap;
@@ -131,6 +133,12 @@ macro_rules! runtime_contract {
                         let roots = roots.roots.len();
                         Ok::<_, ToolError>(format!("{} {roots} {confirmed}", !id.is_empty()))
                     })
+                    .tool("flood", "Logs 0..n", |Count { n }, ctx: Context| $($async_ move)? {
+                        for i in 0..n {
+                            ctx.log(LoggingLevel::Info, json!(i)) $($aw)* ?;
+                        }
+                        Ok::<_, ToolError>("flooded")
+                    })
                     .tool_with(
                         Tool::new("greet_tool", "Greets", json!({"type": "object"})),
                         |Greet { name }, prefix: State<Prefix>| $($async_ move)? {
@@ -191,6 +199,32 @@ macro_rules! runtime_contract {
                 result.content.first().and_then(|c| c.as_text()).unwrap_or("")
             }
 
+            /// `notifications()` means one thing on every runtime: one queue per session,
+            /// shared by every receiver (each notification read once), holding the oldest
+            /// `NOTIFICATION_QUEUE` unread ones; what comes while it is full is dropped.
+            $($async_)? fn notifications_are_one_bounded_queue(client: &Client) {
+                let drain = $drain;
+                client.set_logging_level(LoggingLevel::Debug) $($aw)* .expect("setLevel");
+                let n = $rt::NOTIFICATION_QUEUE + 10;
+                let args = json!({"n": n});
+                client.call_tool("flood", args) $($aw)* .expect("flood");
+                let logged = |notes: Vec<$rt::core::client::ServerNotification>| -> Vec<u64> {
+                    let data = notes.into_iter().map(|note| match note {
+                        $rt::core::client::ServerNotification::LoggingMessage(m) => m.data,
+                        other => panic!("only logs were sent, got {other:?}"),
+                    });
+                    data.map(|d| d.as_u64().expect("a number")).collect()
+                };
+                // A first reader takes one; a second one, made later, gets the rest: the
+                // queue is shared and kept from the start, not per receiver.
+                let first = drain(client, 1);
+                let rest = drain(client, usize::MAX);
+                let all = [logged(first), logged(rest)].concat();
+                let kept: Vec<u64> = (0..$rt::NOTIFICATION_QUEUE as u64).collect();
+                assert_eq!(all, kept, "the oldest {} kept, the newest dropped", kept.len());
+                assert_eq!(drain(client, usize::MAX).len(), 0, "each read once");
+            }
+
             pub(super) $($async_)? fn run() {
                 // Names that need a process or this process's stdio: referenced only.
                 let _ = $rt::serve_stdio;
@@ -243,7 +277,7 @@ macro_rules! runtime_contract {
                 let tools = client.list_all_tools() $($aw)* .expect("tools");
                 let mut tools: Vec<String> = tools.into_iter().map(|t| t.name).collect();
                 tools.sort();
-                assert_eq!(tools, ["add", "ask", "context", "count", "greet_tool", "raw"]);
+                assert_eq!(tools, ["add", "ask", "context", "count", "flood", "greet_tool", "raw"]);
                 assert!(client.list_tools(None) $($aw)* .expect("a page").next_cursor.is_none());
                 let sum = client.call_tool("add", json!({"a": 1, "b": 2})) $($aw)* .expect("add");
                 assert_eq!(sum.structured_content, Some(json!({"total": 3.0})));
@@ -289,6 +323,7 @@ macro_rules! runtime_contract {
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
                 let (client, server) = in_memory(config(), registry()) $($aw)* .expect("pair");
                 let _: ServerHandle = server.handle();
+                notifications_are_one_bounded_queue(&client) $($aw)*;
                 drop(client);
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
 
@@ -315,6 +350,26 @@ macro_rules! runtime_contract {
                     Json(Sum { total: a + b })
                 });
                 handle.remove_tool("typed_late");
+                // Prompts and resources added and removed at run time: over HTTP the change
+                // is made before the call returns, so the next list sees it.
+                handle.add_prompt("late_prompt", "Late", |Greet { name }| $($async_ move)? {
+                    format!("Late, {name}!")
+                });
+                let late_uri = "zest://late";
+                handle.add_resource(Resource::new(late_uri, "late"), move |_, _| $($async_ move)? {
+                    Ok(ReadResourceResult::text(late_uri, None, "late resource"))
+                });
+                let args = BTreeMap::from([("name".to_owned(), "Ada".to_owned())]);
+                let late = client.get_prompt("late_prompt", args) $($aw)* .expect("late prompt");
+                assert_eq!(late.messages.len(), 1);
+                let read = client.read_resource(late_uri) $($aw)* .expect("late resource");
+                assert_eq!(read.contents.len(), 1);
+                handle.remove_prompt("late_prompt");
+                handle.remove_resource(late_uri);
+                let prompts = client.list_all_prompts() $($aw)* .expect("prompts");
+                assert!(prompts.iter().all(|p| p.name != "late_prompt"), "removed: {prompts:?}");
+                let resources = client.list_all_resources() $($aw)* .expect("resources");
+                assert!(resources.iter().all(|r| r.uri != late_uri), "removed: {resources:?}");
                 handle.resource_updated("zest://readme");
                 handle.log(LoggingLevel::Info, json!("to every session"));
                 handle.log_as("contract", LoggingLevel::Info, json!("named"));
@@ -346,10 +401,18 @@ macro_rules! runtime_contract {
 runtime_contract!(
     tokio_contract, zest_tokio, AsyncClientHandlers, [async], [.await],
     empty = tokio::io::empty(), sink = tokio::io::sink(),
+    drain = |client: &Client, most: usize| {
+        let rx = client.notifications();
+        std::iter::from_fn(|| rx.try_recv().ok()).take(most).collect::<Vec<_>>()
+    },
 );
 runtime_contract!(
     smol_contract, zest_smol, AsyncClientHandlers, [async], [.await],
     empty = smol::io::empty(), sink = smol::io::sink(),
+    drain = |client: &Client, most: usize| {
+        let rx = client.notifications();
+        std::iter::from_fn(|| rx.try_recv().ok()).take(most).collect::<Vec<_>>()
+    },
 );
 runtime_contract!(
     blocking_contract,
@@ -359,6 +422,10 @@ runtime_contract!(
     [],
     empty = std::io::empty(),
     sink = std::io::sink(),
+    drain = |client: &Client, most: usize| {
+        let rx = client.notifications();
+        std::iter::from_fn(|| rx.try_recv()).take(most).collect::<Vec<_>>()
+    },
 );
 
 /// Runs `f` on a thread of its own, failing if it takes longer than [`HANG`].

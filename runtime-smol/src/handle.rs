@@ -2,118 +2,50 @@
 //! handler's context ([`RequestContext::server`](zest_core::runtime::RequestContext::server)),
 //! and [`StdioServer`], a stdio session served with one.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
 use smol::channel::{self, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::Task;
 use zest_core::error::CloseReason;
-use zest_core::handler::typed::{AsyncCallable, IntoToolResult};
 use zest_core::handler::AsyncHandler;
-use zest_core::schema::LoggingLevel;
-use zest_core::server::{Broadcast, ListKind, ServerConfig};
+use zest_core::server::{Broadcast, BroadcastSink, ServerConfig};
 
 use crate::http_server::Hub;
 use crate::server::{serve_on, serve_stdio_on, Command, Registry, RequestContext};
 
 /// The app's handle on a running server: a stdio (or in-memory) session, or every session
-/// of an HTTP server. Cheap to clone, `Send + Sync`; from [`StdioServer::handle`],
-/// [`HttpServer::handle`](crate::HttpServer::handle), `McpService::handle`,
+/// of an HTTP server (see [`zest_core::server::ServerHandle`] for what it does). From
+/// [`StdioServer::handle`], [`HttpServer::handle`](crate::HttpServer::handle),
 /// [`InMemoryServer::handle`](crate::InMemoryServer::handle) or, inside a handler,
 /// `ctx.server()`.
-///
-/// Each method returns at once; what it sends leaves in order with everything else the
-/// session sends. Once the server has stopped, they do nothing.
-///
-#[derive(Clone)]
-pub struct ServerHandle(Target);
+pub type ServerHandle = zest_core::server::ServerHandle<AsyncHandler<RequestContext>>;
 
-#[derive(Clone)]
+/// Where a handle's commands go.
 enum Target {
     Http(Arc<Hub>),
     Stdio(Sender<Command>),
 }
 
-impl ServerHandle {
-    pub(crate) fn http(hub: Arc<Hub>) -> Self {
-        Self(Target::Http(hub))
-    }
-
-    pub(crate) fn stdio(commands: Sender<Command>) -> Self {
-        Self(Target::Stdio(commands))
-    }
-
-    /// Changes the registry every session shares, then tells each session's client that the
-    /// lists named in `changed` changed (`notifications/tools/list_changed` …). A client
-    /// that lists again after that notification sees the change. A change that panics is
-    /// dropped: the registry stays as it was and nothing is sent.
-    pub fn change_registry(
-        &self,
-        changed: &[ListKind],
-        change: impl FnOnce(&mut Registry) + Send + 'static,
-    ) {
-        let changed = changed.to_vec();
-        self.send(Broadcast::ChangeRegistry { changed, change: Box::new(change) });
-    }
-
-    /// Adds a typed tool (as [`Registry::tool`](zest_core::server::Registry) does, with the
-    /// registry's state), or replaces the one of that name, and announces it.
-    pub fn add_tool<F, Args>(&self, name: &str, description: &str, f: F)
-    where
-        F: AsyncCallable<RequestContext, Args>,
-        F::Output: IntoToolResult,
-        Args: 'static,
-    {
-        let (name, description) = (name.to_owned(), description.to_owned());
-        self.change_registry(&[ListKind::Tools], move |r| {
-            *r = r.clone().tool(&name, &description, f);
-        });
-    }
-
-    /// Removes a tool by name and announces it (also when there was none of that name).
-    pub fn remove_tool(&self, name: &str) {
-        let name = name.to_owned();
-        self.change_registry(&[ListKind::Tools], move |r| {
-            r.remove_tool(&name);
-        });
-    }
-
-    /// Tells the sessions subscribed to `uri` (`resources/subscribe`) that it changed
-    /// (`notifications/resources/updated`); the others hear nothing.
-    pub fn resource_updated(&self, uri: &str) {
-        self.send(Broadcast::ResourceUpdated { uri: uri.to_owned() });
-    }
-
-    /// Sends a log record (`notifications/message`), related to no request, to every session
-    /// whose client admits `level` (`logging/setLevel`; every level when it set none).
-    pub fn log(&self, level: LoggingLevel, data: Value) {
-        self.send(Broadcast::Log { level, logger: None, data });
-    }
-
-    /// [`log`](Self::log), naming the logger the record comes from.
-    pub fn log_as(&self, logger: &str, level: LoggingLevel, data: Value) {
-        self.send(Broadcast::Log { level, logger: Some(logger.to_owned()), data });
-    }
-
+impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
     fn send(&self, command: Broadcast<AsyncHandler<RequestContext>>) {
-        match &self.0 {
-            Target::Http(hub) => hub.broadcast(Instant::now(), command),
+        match self {
+            Self::Http(hub) => hub.broadcast(Instant::now(), command),
             // Err once the session's loop is gone: there is nobody left to tell.
-            Target::Stdio(commands) => drop(commands.try_send(Command::Broadcast(command))),
+            Self::Stdio(commands) => drop(commands.try_send(Command::Broadcast(command))),
         }
     }
 }
 
-impl fmt::Debug for ServerHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Target::Http(_) => f.write_str("ServerHandle(http)"),
-            Target::Stdio(_) => f.write_str("ServerHandle(stdio)"),
-        }
-    }
+/// The handle on every session of an HTTP server.
+pub(crate) fn http_handle(hub: Arc<Hub>) -> ServerHandle {
+    ServerHandle::new(Arc::new(Target::Http(hub)))
+}
+
+/// The handle on one stdio (or in-memory) session.
+pub(crate) fn stdio_handle(commands: Sender<Command>) -> ServerHandle {
+    ServerHandle::new(Arc::new(Target::Stdio(commands)))
 }
 
 /// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`](crate::serve),
@@ -147,7 +79,7 @@ impl StdioServer {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (commands, queue) = channel::unbounded();
-        let handle = ServerHandle::stdio(commands.clone());
+        let handle = stdio_handle(commands.clone());
         let config = announcing(config);
         let task = smol::spawn(serve_on(config, registry, reader, writer, commands, queue));
         Self { handle, task: Some(task) }
@@ -157,7 +89,7 @@ impl StdioServer {
     /// [`serve_stdio`](crate::serve_stdio) does.
     pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
         let (commands, queue) = channel::unbounded();
-        let handle = ServerHandle::stdio(commands.clone());
+        let handle = stdio_handle(commands.clone());
         let task = smol::spawn(serve_stdio_on(announcing(config), registry, commands, queue));
         Self { handle, task: Some(task) }
     }

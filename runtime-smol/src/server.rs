@@ -26,7 +26,7 @@ use zest_core::server::{Broadcast, Event, Server, ServerConfig};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Outgoing, ReplyTx, Submit};
-use crate::handle::ServerHandle;
+use crate::handle::{stdio_handle, ServerHandle};
 use crate::stdio;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
@@ -351,7 +351,7 @@ impl SessionLink {
     }
 
     fn stdio(link: StdioLink) -> Self {
-        let server = ServerHandle::stdio(link.commands.clone());
+        let server = stdio_handle(link.commands.clone());
         Self { inner: Inner::Stdio(link), server }
     }
 }

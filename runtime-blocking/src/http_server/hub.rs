@@ -23,7 +23,7 @@ use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use super::conn::{ConnMsg, ToConn};
 use crate::link::{CallSlot, Slot};
-use crate::server::{Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
+use crate::server::{handle_on, Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
 use crate::workers::Workers;
 
 /// The router's handler type.
@@ -153,7 +153,7 @@ impl Hub {
     /// A server handle on every session of this hub.
     pub(super) fn handle(self: &Arc<Self>) -> ServerHandle {
         let me: Arc<dyn Broadcaster> = self.clone();
-        ServerHandle::new(Arc::downgrade(&me))
+        handle_on(Arc::downgrade(&me))
     }
 
     pub(super) fn change_registry(

@@ -27,7 +27,7 @@ use zest_core::runtime::{Calls, CancelFlag, Delivery, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, Event, Server};
 
 use super::context::{Feed, SessionLink};
-use super::{Broadcaster, RequestContext, ServerHandle};
+use super::{handle_on, Broadcaster, RequestContext};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
 
@@ -199,7 +199,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     ) {
         let Some(me) = self.me.upgrade() else { return };
         let cancelled = CancelFlag::new();
-        let server = ServerHandle::new(self.me.clone() as _);
+        let server = handle_on(self.me.clone() as _);
         let link = SessionLink::new(me.clone(), server);
         let ctx = RequestContext::new(id.clone(), cancelled.clone(), link).with_session(context);
         let done_id = id.clone();

@@ -2,19 +2,15 @@
 //! handler's context ([`RequestContext::server`](zest_core::runtime::RequestContext::server)),
 //! and [`StdioServer`], a stdio session served with one.
 
-use std::fmt;
 use std::io::{self, Read, Write};
 use std::panic;
 use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle};
 
-use serde_json::Value;
 use zest_core::error::CloseReason;
-use zest_core::handler::typed::{IntoToolResult, SyncCallable};
 use zest_core::handler::SyncHandler;
 use zest_core::io::TransportFailure;
-use zest_core::schema::LoggingLevel;
-use zest_core::server::{Broadcast, ListKind, ServerConfig};
+use zest_core::server::{Broadcast, BroadcastSink, ServerConfig};
 
 use super::{session, supervise, Registry, RequestContext};
 
@@ -25,74 +21,16 @@ pub(crate) trait Broadcaster: Send + Sync {
 }
 
 /// The app's handle on a running server: a stdio (or in-memory) session, or every session
-/// of an HTTP server. Cheap to clone, `Send + Sync`; from [`StdioServer::handle`],
-/// [`HttpServer::handle`](crate::HttpServer::handle),
+/// of an HTTP server (see [`zest_core::server::ServerHandle`] for what it does). From
+/// [`StdioServer::handle`], [`HttpServer::handle`](crate::HttpServer::handle),
 /// [`InMemoryServer::handle`](crate::InMemoryServer::handle) or, inside a handler,
 /// `ctx.server()`.
-///
-/// Each method returns at once (it never waits on the client): what it sends leaves in
-/// order with everything else the session sends. Once the server has stopped, they do
-/// nothing.
-#[derive(Clone)]
-pub struct ServerHandle(Weak<dyn Broadcaster>);
+pub type ServerHandle = zest_core::server::ServerHandle<SyncHandler<RequestContext>>;
 
-impl ServerHandle {
-    pub(crate) fn new(target: Weak<dyn Broadcaster>) -> Self {
-        Self(target)
-    }
+/// A handle that does not keep its server alive.
+struct Target(Weak<dyn Broadcaster>);
 
-    /// Changes the registry every session shares, then tells each session's client that the
-    /// lists named in `changed` changed (`notifications/tools/list_changed` …). A client
-    /// that lists again after that notification sees the change. A change that panics is
-    /// dropped: the registry stays as it was and nothing is sent.
-    pub fn change_registry(
-        &self,
-        changed: &[ListKind],
-        change: impl FnOnce(&mut Registry) + Send + 'static,
-    ) {
-        let changed = changed.to_vec();
-        self.send(Broadcast::ChangeRegistry { changed, change: Box::new(change) });
-    }
-
-    /// Adds a typed tool (as [`Registry::tool`](zest_core::server::Registry) does, with the
-    /// registry's state), or replaces the one of that name, and announces it.
-    pub fn add_tool<F, Args>(&self, name: &str, description: &str, f: F)
-    where
-        F: SyncCallable<RequestContext, Args>,
-        F::Output: IntoToolResult,
-        Args: 'static,
-    {
-        let (name, description) = (name.to_owned(), description.to_owned());
-        self.change_registry(&[ListKind::Tools], move |r| {
-            *r = r.clone().tool(&name, &description, f);
-        });
-    }
-
-    /// Removes a tool by name and announces it (also when there was none of that name).
-    pub fn remove_tool(&self, name: &str) {
-        let name = name.to_owned();
-        self.change_registry(&[ListKind::Tools], move |r| {
-            r.remove_tool(&name);
-        });
-    }
-
-    /// Tells the sessions subscribed to `uri` (`resources/subscribe`) that it changed
-    /// (`notifications/resources/updated`); the others hear nothing.
-    pub fn resource_updated(&self, uri: &str) {
-        self.send(Broadcast::ResourceUpdated { uri: uri.to_owned() });
-    }
-
-    /// Sends a log record (`notifications/message`), related to no request, to every session
-    /// whose client admits `level` (`logging/setLevel`; every level when it set none).
-    pub fn log(&self, level: LoggingLevel, data: Value) {
-        self.send(Broadcast::Log { level, logger: None, data });
-    }
-
-    /// [`log`](Self::log), naming the logger the record comes from.
-    pub fn log_as(&self, logger: &str, level: LoggingLevel, data: Value) {
-        self.send(Broadcast::Log { level, logger: Some(logger.to_owned()), data });
-    }
-
+impl BroadcastSink<SyncHandler<RequestContext>> for Target {
     fn send(&self, command: Broadcast<SyncHandler<RequestContext>>) {
         // None once the server is gone: there is nobody left to tell.
         if let Some(target) = self.0.upgrade() {
@@ -101,10 +39,9 @@ impl ServerHandle {
     }
 }
 
-impl fmt::Debug for ServerHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ServerHandle")
-    }
+/// The handle whose commands `target` applies while it lives.
+pub(crate) fn handle_on(target: Weak<dyn Broadcaster>) -> ServerHandle {
+    ServerHandle::new(Arc::new(Target(target)))
 }
 
 /// A stdio session served with a [`ServerHandle`]: the same session as [`serve`](super::serve),
@@ -137,7 +74,7 @@ impl StdioServer {
     {
         let session = session(announcing(config), registry, writer);
         let me: Weak<dyn Broadcaster> = Arc::downgrade(&session) as _;
-        let handle = ServerHandle::new(me);
+        let handle = handle_on(me);
         let thread = thread::Builder::new()
             .name("zest-stdio-server".into())
             .spawn(move || supervise(session, reader))

@@ -19,7 +19,7 @@ use crate::{child, link};
 pub(crate) use context::Feed;
 pub use context::{RequestContext, SessionLink};
 use driver::ServerSession;
-pub(crate) use handle::{announcing, Broadcaster};
+pub(crate) use handle::{announcing, handle_on, Broadcaster};
 pub use handle::{ServerHandle, StdioServer};
 
 /// What a blocking server serves: typed tools and prompts, plain functions whose parameters

@@ -31,7 +31,7 @@ use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use crate::call::{self, ReplyTx};
-use crate::handle::ServerHandle;
+use crate::handle::http_handle;
 use crate::server::{RequestContext, SessionLink};
 use crate::wire;
 
@@ -177,7 +177,7 @@ impl Hub {
     fn start(self: &Arc<Self>, start: Start) {
         let Start { session, id, handler, call, cancelled, context } = start;
         let link = HttpLink { hub: self.clone(), session: session.clone() };
-        let link = SessionLink::http(link, ServerHandle::http(self.clone()));
+        let link = SessionLink::http(link, http_handle(self.clone()));
         let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
         let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
             Ok(work) => wire::answering(work),

@@ -23,7 +23,7 @@ use zest_core::server::{ListKind, ServerConfig};
 
 pub(crate) use hub::{HttpLink, Hub};
 
-use crate::handle::{announcing, ServerHandle};
+use crate::handle::{announcing, http_handle, ServerHandle};
 use crate::server::Registry;
 
 /// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
@@ -151,7 +151,7 @@ impl HttpServer {
     /// the registry, report resource updates, log. Sessions declare `listChanged` and
     /// resource `subscribe`, since this handle can always be had.
     pub fn handle(&self) -> ServerHandle {
-        ServerHandle::http(self.hub.clone())
+        http_handle(self.hub.clone())
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

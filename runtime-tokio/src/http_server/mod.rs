@@ -25,7 +25,7 @@ pub(crate) use hub::{HttpLink, Hub};
 #[cfg(feature = "tower")]
 pub use service::{McpBody, McpService};
 
-use crate::server::{announcing, Registry, ServerHandle};
+use crate::server::{announcing, http_handle, Registry, ServerHandle};
 
 /// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
 /// connections to finish their answers, before it cuts them.
@@ -149,7 +149,7 @@ impl HttpServer {
     /// the registry, report resource updates, log. Sessions declare `listChanged` and
     /// resource `subscribe`, since this handle can always be had.
     pub fn handle(&self) -> ServerHandle {
-        ServerHandle::http(self.hub.clone())
+        http_handle(self.hub.clone())
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

@@ -39,7 +39,7 @@ use zest_core::server::{ListKind, ServerConfig};
 
 use super::hub::{Hub, ToConn};
 use super::{timer, wind_down, HttpConfig, ServerStats};
-use crate::server::{announcing, Registry, ServerHandle};
+use crate::server::{announcing, http_handle, Registry, ServerHandle};
 
 /// MCP over HTTP as a `tower::Service<http::Request<B>>`, to mount in an axum app (or any
 /// hyper-based stack) beside other routes. Needs the `tower` feature.
@@ -121,7 +121,7 @@ impl McpService {
     ///
     /// [`HttpServer::handle`]: crate::HttpServer::handle
     pub fn handle(&self) -> ServerHandle {
-        ServerHandle::http(self.inner.hub.clone())
+        http_handle(self.inner.hub.clone())
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

@@ -21,7 +21,7 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{CallKey, CallKeys, Calls, CancelFlag, PeerCall, Report};
 use zest_core::server::{Broadcast, Event, Server, ServerConfig};
 
-use super::{Registry, RequestContext, ServerHandle, SessionLink};
+use super::{handle, Registry, RequestContext, ServerHandle, SessionLink};
 use crate::calls::{CatchUnwind, Reply};
 use crate::writer::Writer;
 
@@ -77,7 +77,7 @@ impl Driver {
 
     /// The app's handle on this session.
     pub(super) fn handle(&self) -> ServerHandle {
-        ServerHandle::stdio(self.answers.clone())
+        handle::stdio_handle(self.answers.clone())
     }
 
     /// Serves until the core reports `Closed`; then stops every handler, flushes what is

@@ -20,6 +20,7 @@ use zest_core::server::ServerConfig;
 
 use crate::calls;
 use driver::{Command, Driver};
+pub(crate) use handle::http_handle;
 pub use handle::ServerHandle;
 
 /// What a server offers: `Registry::new().tool("echo", "Echoes", |Echo { text }| async move {
@@ -236,7 +237,7 @@ impl StdioLink {
 
 impl SessionLink {
     fn stdio(commands: mpsc::UnboundedSender<Command>, keys: Arc<CallKeys>) -> Self {
-        let server = ServerHandle::stdio(commands.clone());
+        let server = handle::stdio_handle(commands.clone());
         Self { inner: Inner::Stdio(StdioLink { commands, keys }), server }
     }
 }
