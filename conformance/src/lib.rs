@@ -15,6 +15,12 @@ pub mod runner;
 use std::fmt;
 use std::str::FromStr;
 
+/// The README's Rust examples, compiled as doctests here because this crate depends on all
+/// three runtimes (the README shows each).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 /// The zest runtimes a fixture can run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Runtime {
