@@ -101,6 +101,29 @@ impl Endpoint {
         }
     }
 
+    /// Frees the room the queues and tables kept from a busier moment, where they are empty
+    /// (a queue of a few replies holds several hundred bytes; an idle HTTP session should
+    /// hold only its state). The next message allocates again.
+    pub(crate) fn release_idle_capacity(&mut self) {
+        for queue in [&mut self.outgoing, &mut self.held] {
+            if queue.is_empty() {
+                queue.shrink_to_fit();
+            }
+        }
+        if self.batches.is_empty() {
+            self.batches.shrink_to_fit();
+        }
+        self.inbound.release_idle_capacity();
+        self.outstanding.release_idle_capacity();
+    }
+
+    /// The room the queues and tables hold now, in entries (for tests of the release).
+    #[cfg(test)]
+    pub(crate) fn idle_capacity(&self) -> usize {
+        let tables = self.inbound.capacity() + self.outstanding.capacity();
+        self.outgoing.capacity() + self.held.capacity() + self.batches.capacity() + tables
+    }
+
     /// Names the stream the next messages arrived on (see `receiving`).
     pub(crate) fn receiving_on(&mut self, stream: StreamId) {
         self.receiving = stream;

@@ -43,6 +43,19 @@ pub(crate) struct Inbound {
 }
 
 impl Inbound {
+    /// The table's room, in entries (for tests of the release).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.active.capacity()
+    }
+
+    /// Frees the table's room once no request is in flight (an idle session keeps none).
+    pub(crate) fn release_idle_capacity(&mut self) {
+        if self.active.is_empty() {
+            self.active.shrink_to_fit();
+        }
+    }
+
     /// Registers a new inbound request. False if the id is already in flight.
     pub(crate) fn begin(&mut self, id: &RequestId, entry: InboundEntry) -> bool {
         if self.active.contains_key(id) {

@@ -39,6 +39,19 @@ pub(crate) struct Outstanding {
 }
 
 impl Outstanding {
+    /// The table's room, in entries (for tests of the release).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.pending.capacity()
+    }
+
+    /// Frees the table's room once none of our requests is pending.
+    pub(crate) fn release_idle_capacity(&mut self) {
+        if self.pending.is_empty() {
+            self.pending.shrink_to_fit();
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.pending.len()
     }

@@ -318,6 +318,16 @@ impl<H: Clone> Session<H> {
         self.events.pop_front()
     }
 
+    /// Frees the room the session's queues and tables kept from a busier moment, where they
+    /// are empty (events are over 300 bytes each: a drained queue of four holds 1.3 KiB).
+    /// For holders of many idle sessions; nothing observable changes.
+    pub(crate) fn release_idle_capacity(&mut self) {
+        if self.events.is_empty() {
+            self.events.shrink_to_fit();
+        }
+        self.endpoint.release_idle_capacity();
+    }
+
     /// When to call `handle_input(Input::Timeout(..))` next (only our own requests to the
     /// client have deadlines).
     #[must_use]

@@ -33,6 +33,8 @@ mod get;
 mod legacy;
 mod store;
 mod streams;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -599,8 +601,14 @@ impl<H: Clone> Router<H> {
                 Mode::Undecided { .. } => {}
             }
         }
-        if slot.kind == SlotKind::Ephemeral && slot.answers.is_empty() {
-            self.end_session(id);
+        if slot.answers.is_empty() {
+            if slot.kind == SlotKind::Ephemeral {
+                return self.end_session(id);
+            }
+            // Idle until its next POST: keep only what the session is, not the room its
+            // last exchange needed (thousands of idle sessions are the common case).
+            slot.answers.shrink_to_fit();
+            slot.machine.release_idle_capacity();
         }
     }
 
