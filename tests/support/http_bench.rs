@@ -102,7 +102,8 @@ impl ServerProcess {
         format!("http://{}/mcp", self.addr)
     }
 
-    /// A `Vm*` figure of /proc/<pid>/status in KiB (`VmRSS` now, `VmHWM` the peak).
+    /// A figure of /proc/<pid>/status in KiB (`VmRSS` now, `VmHWM` the peak, `RssFile` and
+    /// `RssAnon` the parts of `VmRSS`).
     pub(crate) fn kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .expect("/proc/<pid>/status");
@@ -139,11 +140,17 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Prints the server process's peak and present RSS after what it served so far.
+/// Prints the server process's peak and present RSS after what it served so far, and what
+/// the present RSS is made of: pages of files (this bench binary's code, which holds the
+/// clients and the floor too, and libc; clean, shared with other processes) and anonymous
+/// memory (what the server allocated: heap, stacks).
 pub(crate) fn print_peak(server: &ServerProcess, after: &str) {
     println!(
-        "server process peak RSS after {after}: {} KiB (target ≤ 4096), now {} KiB",
+        "server process peak RSS after {after}: {} KiB (target ≤ 4096), now {} KiB \
+         ({} KiB file pages, {} KiB anonymous)",
         server.kib("VmHWM"),
-        server.kib("VmRSS")
+        server.kib("VmRSS"),
+        server.kib("RssFile"),
+        server.kib("RssAnon")
     );
 }
