@@ -83,7 +83,11 @@ macro_rules! runtime_contract {
             use super::{Add, Ask, Confirm, Count, Greet, Prefix, Sum};
 
             fn config() -> ServerConfig {
+                // The builder methods of the configs, defaults kept.
                 ServerConfig::new("contract", "1.0")
+                    .instructions("A contract.")
+                    .page_size(100)
+                    .request_timeout(Duration::from_secs(60))
             }
 
             /// Every registry builder the contract lists, typed and raw.
@@ -190,7 +194,9 @@ macro_rules! runtime_contract {
                     })
                     .on_roots(|| $($async_ move)? { Ok(ListRootsResult::default()) })
                     .on_violation(|_| {});
-                let options = ClientOptions::new("contract-client", "1.0").handlers(handlers);
+                let options = ClientOptions::new("contract-client", "1.0")
+                    .handlers(handlers)
+                    .with_config(|c| c.init_timeout(Duration::from_secs(30)).max_in_flight(1024));
                 let _: &ClientConfig = &options.config;
                 options
             }
@@ -388,7 +394,8 @@ macro_rules! runtime_contract {
                 let legacy = HttpEndpoint::new("http://127.0.0.1:9/sse").legacy_sse();
                 let _ = legacy.root_certificate(Vec::new());
                 let _ = Client::connect_to;
-                let http_config = HttpConfig::new();
+                let mut http_config = HttpConfig::new();
+                http_config.router = http_config.router.json_response(false).max_sessions(100);
                 let _ = (&http_config.router, &http_config.http1, http_config.shutdown_grace);
                 let second = serve_http_with("127.0.0.1:0", config(), http_config, registry())
                     $($aw)* .expect("bind 127.0.0.1:0");

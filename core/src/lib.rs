@@ -140,6 +140,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+mod builder;
 pub mod client;
 pub mod error;
 pub mod framing;

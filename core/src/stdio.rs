@@ -169,6 +169,14 @@ impl<H> ClientOptions<H> {
         self
     }
 
+    /// Changes the client's config in one expression:
+    /// `options.with_config(|c| c.request_timeout(d).max_in_flight(64))`.
+    #[must_use]
+    pub fn with_config(mut self, change: impl FnOnce(ClientConfig) -> ClientConfig) -> Self {
+        self.config = change(self.config);
+        self
+    }
+
     /// The config and the handlers, for the runtime that starts the session.
     pub fn into_parts(self) -> (ClientConfig, H) {
         (self.config, self.handlers)

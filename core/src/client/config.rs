@@ -59,6 +59,18 @@ impl ClientConfig {
     }
 }
 
+crate::builder::setters!(ClientConfig {
+    capabilities: ClientCapabilities,
+    protocol_version: ProtocolVersion,
+    supported_versions: Vec<ProtocolVersion>,
+    request_timeout: Duration,
+    max_request_timeout: Duration,
+    init_timeout: Duration,
+    max_line: usize,
+    max_in_flight: usize,
+    strict_capabilities: bool,
+});
+
 /// What the handshake settled, as the server stated it.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

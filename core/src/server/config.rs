@@ -74,7 +74,33 @@ impl ServerConfig {
             max_subscriptions: 10_000,
         }
     }
+
+    /// Sets the instructions for the model sent in the `initialize` result.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Declares `capabilities` instead of deriving them from the registry.
+    #[must_use]
+    pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
 }
+
+crate::builder::setters!(ServerConfig {
+    announce_changes: bool,
+    supported_versions: Vec<ProtocolVersion>,
+    page_size: usize,
+    strict_initialized: bool,
+    request_timeout: Duration,
+    max_request_timeout: Duration,
+    max_line: usize,
+    max_in_flight: usize,
+    max_subscriptions: usize,
+});
 
 /// What the client said about itself, and the revision chosen.
 #[derive(Clone, Debug, PartialEq)]

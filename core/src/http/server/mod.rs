@@ -137,6 +137,25 @@ impl RouterConfig {
     }
 }
 
+crate::builder::setters!(into RouterConfig {
+    path: String,
+    legacy_sse_path: Option<String>,
+    legacy_messages_path: String,
+    health_path: Option<String>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+});
+
+crate::builder::setters!(RouterConfig {
+    max_sessions: usize,
+    idle_timeout: Duration,
+    max_body: usize,
+    json_response: bool,
+    stateless: bool,
+    retry: Option<Duration>,
+    max_backlog: usize,
+});
+
 /// Something that happened on one of a router's sessions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RouterEvent<H> {
