@@ -4,8 +4,9 @@
 //! HTTP/1.1 JSON echo (zest-core's http1 machines on both sides, one connection per worker,
 //! no MCP). Then the memory of a server in a process of its own (this binary again): its peak
 //! RSS after a run at concurrency 8, and its RSS per idle session with 10,000 idle sessions.
-//! Then, on a fresh server process, 1,000 sessions at once making 20 calls each: calls/s, the
-//! sessions held, and its RSS with them open, at its peak and after they are deleted.
+//! Then, on a fresh server process, three rounds of 1,000 sessions at once making 20 calls each:
+//! calls/s, the sessions held, and its RSS with them open, at its peak and after they are
+//! deleted.
 //! Figures are printed, never asserted.
 
 #[path = "../../tests/support/http_bench.rs"]

@@ -30,6 +30,9 @@ pub(crate) const MAX_SESSIONS: usize = 2 * IDLE_SESSIONS;
 /// Calls each of the [`WIDE_SESSIONS`] makes.
 pub(crate) const WIDE_BENCH_CALLS: usize = 20;
 
+/// Times the wide run is repeated on one server process.
+pub(crate) const WIDE_ROUNDS: usize = 3;
+
 /// Calls per second and latencies of one run.
 pub(crate) struct Run {
     pub(crate) per_sec: f64,
@@ -140,37 +143,42 @@ impl ServerProcess {
         serde_json::from_str(&line).unwrap_or_else(|_| panic!("the server said {line:?}"))
     }
 
-    /// Opens [`WIDE_SESSIONS`] sessions at once, each making [`WIDE_BENCH_CALLS`] calls, all
-    /// together (a thread and a connection per session, [`load::wide_sessions`]), then
-    /// deletes them; prints calls/s, the sessions held, and the server's RSS before, with the
-    /// sessions open, at its peak (VmHWM: run on a fresh server process) and after the
-    /// deletes.
+    /// [`WIDE_ROUNDS`] times: opens [`WIDE_SESSIONS`] sessions at once, each making
+    /// [`WIDE_BENCH_CALLS`] calls, all together (a thread and a connection per session,
+    /// [`load::wide_sessions`]), then deletes them. Prints each round's calls/s, the server's
+    /// stats with the sessions open and after, and its RSS before, with the sessions open, at
+    /// its peak (VmHWM: run this on a fresh server process) and after the deletes. The later
+    /// rounds tell memory the allocator keeps for reuse (flat) from memory lost (growing).
     pub(crate) fn print_wide_sessions(&mut self) {
-        let before = self.kib("VmRSS");
-        let wide = load::wide_sessions(self.addr, WIDE_SESSIONS, WIDE_BENCH_CALLS, || {
-            (self.stats(), self.kib("VmRSS"))
-        });
-        wide.assert_each_answered(WIDE_SESSIONS, WIDE_BENCH_CALLS);
-        let (held, open_rss) = &wide.at_peak;
         let calls = WIDE_SESSIONS * WIDE_BENCH_CALLS;
         println!(
-            "{WIDE_SESSIONS} sessions at once × {WIDE_BENCH_CALLS} calls (a client thread and \
-             connection each): {calls} calls in {:.2} s, {:.0} calls/s, each answered once",
-            wide.calls_took.as_secs_f64(),
-            calls as f64 / wide.calls_took.as_secs_f64()
+            "{WIDE_SESSIONS} sessions at once × {WIDE_BENCH_CALLS} calls, a client thread and \
+             connection each, {WIDE_ROUNDS} rounds on one server process:"
         );
-        println!("server stats with every call answered, before the DELETEs: {held}");
-        load::settle("sessions after the DELETEs", Duration::from_secs(30), Some(0), || {
-            self.stats()["sessions"].as_u64()
-        });
-        let after = self.stats();
-        println!("server stats after the DELETEs: {after}");
-        println!(
-            "server RSS: {before} KiB before, {open_rss} KiB with the sessions open, peak \
-             (VmHWM) {} KiB, {} KiB after the DELETEs",
-            self.kib("VmHWM"),
-            self.kib("VmRSS")
-        );
+        for round in 1..=WIDE_ROUNDS {
+            let before = self.kib("VmRSS");
+            let wide = load::wide_sessions(self.addr, WIDE_SESSIONS, WIDE_BENCH_CALLS, || {
+                (self.stats(), self.kib("VmRSS"))
+            });
+            wide.assert_each_answered(WIDE_SESSIONS, WIDE_BENCH_CALLS);
+            let (held, open_rss) = &wide.at_peak;
+            println!(
+                "round {round}: {calls} calls in {:.2} s, {:.0} calls/s, each answered once",
+                wide.calls_took.as_secs_f64(),
+                calls as f64 / wide.calls_took.as_secs_f64()
+            );
+            println!("  server stats with every call answered, before the DELETEs: {held}");
+            load::settle("sessions after the DELETEs", Duration::from_secs(30), Some(0), || {
+                self.stats()["sessions"].as_u64()
+            });
+            println!("  server stats after the DELETEs: {}", self.stats());
+            println!(
+                "  server RSS: {before} KiB before, {open_rss} KiB with the sessions open, \
+                 peak (VmHWM) {} KiB, {} KiB after the DELETEs",
+                self.kib("VmHWM"),
+                self.kib("VmRSS")
+            );
+        }
     }
 
     /// Opens [`IDLE_SESSIONS`] sessions (initialize + initialized each, over one keep-alive
