@@ -1,6 +1,8 @@
 //! zest-smol's HTTP server under load on loopback, bounded in count and time: 200 sessions of
-//! 50 calls each with nothing lost or duplicated, a client gone mid-stream leaving nothing
-//! behind, a client trickling its request body not stopping others being served.
+//! 50 calls each with nothing lost or duplicated, 1,000 sessions open and calling at once with
+//! nothing lost or duplicated and nothing held after their DELETEs, a client gone mid-stream
+//! leaving nothing behind, a client trickling its request body not stopping others being
+//! served.
 
 mod common;
 #[path = "../../tests/support/load.rs"]
@@ -11,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::run;
-use load::{Ledger, CALLS, SESSIONS};
+use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use smol::Timer;
 use zest_smol::core::jsonrpc::{codes, ErrorObject};
@@ -89,6 +91,26 @@ fn two_hundred_sessions_of_fifty_calls_lose_and_duplicate_nothing() {
         load::settle("sessions after every client closed", Duration::from_secs(30), 0, || {
             server.session_count()
         });
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn a_thousand_sessions_at_once_lose_duplicate_and_keep_nothing() {
+    run(600, async {
+        let mut http = HttpConfig::new();
+        // A session's connection waits idle while the others open: on a slow machine,
+        // perhaps longer than the 30 s a request head may take to come by default.
+        http.http1.head_timeout = WIDE_PATIENCE;
+        let server = server_with(http).await;
+        let baseline = server.stats();
+        // The server runs on smol's global executor threads: the raw clients blocking this
+        // one (the test's block_on) hold nothing up.
+        let addr = server.local_addr();
+        let wide = load::wide_sessions(addr, WIDE_SESSIONS, WIDE_CALLS, || server.stats());
+        assert_eq!(wide.at_peak.sessions, WIDE_SESSIONS, "held with every call answered");
+        LEDGER.assert_each_once(&wide.assert_each_answered(WIDE_SESSIONS, WIDE_CALLS));
+        load::settle("what the server holds", Duration::from_secs(30), baseline, || server.stats());
         server.shutdown().await;
     });
 }

@@ -1,6 +1,8 @@
 //! zest-tokio's HTTP server under load on loopback, bounded in count and time: 200 sessions of
-//! 50 calls each with nothing lost or duplicated, a client gone mid-stream leaving nothing
-//! behind, a client trickling its request body not stopping others being served.
+//! 50 calls each with nothing lost or duplicated, 1,000 sessions open and calling at once with
+//! nothing lost or duplicated and nothing held after their DELETEs, a client gone mid-stream
+//! leaving nothing behind, a client trickling its request body not stopping others being
+//! served.
 
 #[path = "../../tests/support/load.rs"]
 mod load;
@@ -9,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use load::{Ledger, CALLS, SESSIONS};
+use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use zest_tokio::core::jsonrpc::{codes, ErrorObject};
 use zest_tokio::core::server::ServerConfig;
@@ -90,6 +92,24 @@ async fn two_hundred_sessions_of_fifty_calls_lose_and_duplicate_nothing() {
     load::settle("sessions after every client closed", Duration::from_secs(30), 0, || {
         server.session_count()
     });
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_sessions_at_once_lose_duplicate_and_keep_nothing() {
+    let mut http = HttpConfig::new();
+    // A session's connection waits idle while the others open: on a slow machine, perhaps
+    // longer than the 30 s a request head may take to come by default.
+    http.http1.head_timeout = WIDE_PATIENCE;
+    let server = server_with(http).await;
+    let baseline = server.stats();
+    // The raw clients block their threads; this one lets the runtime's workers go on.
+    let wide = tokio::task::block_in_place(|| {
+        load::wide_sessions(server.local_addr(), WIDE_SESSIONS, WIDE_CALLS, || server.stats())
+    });
+    assert_eq!(wide.at_peak.sessions, WIDE_SESSIONS, "held with every call answered");
+    LEDGER.assert_each_once(&wide.assert_each_answered(WIDE_SESSIONS, WIDE_CALLS));
+    load::settle("what the server holds", Duration::from_secs(30), baseline, || server.stats());
     server.shutdown().await;
 }
 

@@ -1,16 +1,22 @@
 //! What the runtime crates' HTTP benches share: the table they print, and a server in a
-//! process of its own (the bench binary again, with [`ROLE_ENV`] set) whose peak RSS and
-//! memory per idle session are read from /proc. Included through
+//! process of its own (the bench binary again, with [`ROLE_ENV`] set) whose peak RSS,
+//! memory per idle session and memory with [`WIDE_SESSIONS`] busy at once are read from
+//! /proc, and whose [`ServerStats`] it tells on request. Included through
 //! `#[path = "../../tests/support/http_bench.rs"] mod http_bench;` beside
 //! `#[path = "../../tests/support/load.rs"] mod load;` (its raw driver opens the sessions).
 //!
 //! Figures are printed, never asserted.
 #![allow(dead_code, clippy::disallowed_methods)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use zest_core::runtime::http_server::ServerStats;
+
+use crate::load::{self, WIDE_SESSIONS};
 
 /// Set to `server` when the bench binary is re-executed as the server process.
 pub(crate) const ROLE_ENV: &str = "ZEST_HTTP_BENCH_ROLE";
@@ -20,6 +26,12 @@ pub(crate) const IDLE_SESSIONS: usize = 10_000;
 
 /// Sessions the server process accepts: the idle ones plus the clients' own.
 pub(crate) const MAX_SESSIONS: usize = 2 * IDLE_SESSIONS;
+
+/// Calls each of the [`WIDE_SESSIONS`] makes.
+pub(crate) const WIDE_BENCH_CALLS: usize = 20;
+
+/// Times the wide run is repeated on one server process.
+pub(crate) const WIDE_ROUNDS: usize = 3;
 
 /// Calls per second and latencies of one run.
 pub(crate) struct Run {
@@ -57,20 +69,31 @@ pub(crate) fn print_row(name: &str, concurrency: usize, run: &Run, floor: Option
     );
 }
 
-/// In the server process: says where it listens, then waits until the bench closes its
-/// stdin. Call once the server is bound; it keeps serving from other threads meanwhile.
-pub(crate) fn serve_until_stdin_ends(addr: SocketAddr) {
+/// In the server process: says where it listens, then answers each line on stdin with
+/// `stats()` as a JSON line, until the bench closes its stdin. Call once the server is bound;
+/// it keeps serving from other threads meanwhile.
+pub(crate) fn serve_until_stdin_ends(addr: SocketAddr, stats: impl Fn() -> ServerStats) {
+    // A socket per session for the wide run (two on zest-blocking, whose readers clone it).
+    load::raise_fd_limit(2 * WIDE_SESSIONS as u64 + 256);
     println!("listening {addr}");
     std::io::stdout().flush().expect("stdout");
-    let mut sink = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut sink);
+    for line in std::io::stdin().lines() {
+        if line.is_err() {
+            return;
+        }
+        let s = stats();
+        let line = json!({"sessions": s.sessions, "exchanges": s.exchanges,
+            "events_held": s.events_held, "handlers": s.handlers, "peer_calls": s.peer_calls});
+        println!("{line}");
+        std::io::stdout().flush().expect("stdout");
+    }
 }
 
 /// The bench binary re-executed as the server; ended (stdin closed, reaped) on drop.
 pub(crate) struct ServerProcess {
     child: Child,
     addr: SocketAddr,
-    _stdout: BufReader<ChildStdout>,
+    stdout: BufReader<ChildStdout>,
 }
 
 impl ServerProcess {
@@ -89,7 +112,7 @@ impl ServerProcess {
         let _ = stdout.read_line(&mut line);
         let addr = line.trim().strip_prefix("listening ").and_then(|a| a.parse().ok());
         let addr = addr.unwrap_or_else(|| panic!("the server process said {line:?}"));
-        Self { child, addr, _stdout: stdout }
+        Self { child, addr, stdout }
     }
 
     /// Where it listens.
@@ -111,15 +134,63 @@ impl ServerProcess {
         line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number of kB")
     }
 
+    /// What the server holds now, from its [`ServerStats`]: `sessions`, `exchanges`,
+    /// `events_held`, `handlers`, `peer_calls`.
+    pub(crate) fn stats(&mut self) -> Value {
+        let stdin = self.child.stdin.as_mut().expect("the server's stdin");
+        stdin.write_all(b"stats\n").and_then(|()| stdin.flush()).expect("ask for stats");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("the server's stats");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("the server said {line:?}"))
+    }
+
+    /// [`WIDE_ROUNDS`] times: opens [`WIDE_SESSIONS`] sessions at once, each making
+    /// [`WIDE_BENCH_CALLS`] calls, all together (a thread and a connection per session,
+    /// [`load::wide_sessions`]), then deletes them. Prints each round's calls/s, the server's
+    /// stats with the sessions open and after, and its RSS before, with the sessions open, at
+    /// its peak (VmHWM: run this on a fresh server process) and after the deletes. The later
+    /// rounds tell memory the allocator keeps for reuse (flat) from memory lost (growing).
+    pub(crate) fn print_wide_sessions(&mut self) {
+        let calls = WIDE_SESSIONS * WIDE_BENCH_CALLS;
+        println!(
+            "{WIDE_SESSIONS} sessions at once × {WIDE_BENCH_CALLS} calls, a client thread and \
+             connection each, {WIDE_ROUNDS} rounds on one server process:"
+        );
+        for round in 1..=WIDE_ROUNDS {
+            let before = self.kib("VmRSS");
+            let wide = load::wide_sessions(self.addr, WIDE_SESSIONS, WIDE_BENCH_CALLS, || {
+                (self.stats(), self.kib("VmRSS"))
+            });
+            wide.assert_each_answered(WIDE_SESSIONS, WIDE_BENCH_CALLS);
+            let (held, open_rss) = &wide.at_peak;
+            println!(
+                "round {round}: {calls} calls in {:.2} s, {:.0} calls/s, each answered once",
+                wide.calls_took.as_secs_f64(),
+                calls as f64 / wide.calls_took.as_secs_f64()
+            );
+            println!("  server stats with every call answered, before the DELETEs: {held}");
+            load::settle("sessions after the DELETEs", Duration::from_secs(30), Some(0), || {
+                self.stats()["sessions"].as_u64()
+            });
+            println!("  server stats after the DELETEs: {}", self.stats());
+            println!(
+                "  server RSS: {before} KiB before, {open_rss} KiB with the sessions open, \
+                 peak (VmHWM) {} KiB, {} KiB after the DELETEs",
+                self.kib("VmHWM"),
+                self.kib("VmRSS")
+            );
+        }
+    }
+
     /// Opens [`IDLE_SESSIONS`] sessions (initialize + initialized each, over one keep-alive
     /// connection) and leaves them idle; prints the server's resident memory before and
     /// after, and per session.
     pub(crate) fn print_idle_sessions(&self) {
         let before = self.kib("VmRSS");
         let started = Instant::now();
-        let mut conn = crate::load::RawConn::connect(self.addr);
+        let mut conn = load::RawConn::connect(self.addr);
         for _ in 0..IDLE_SESSIONS {
-            crate::load::open_session(&mut conn);
+            load::open_session(&mut conn);
         }
         let took = started.elapsed();
         drop(conn);

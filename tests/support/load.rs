@@ -2,20 +2,22 @@
 //! HTTP/1.1 over std sockets (zest-core's client machine), a ledger of the calls a server's
 //! handlers saw, and a bounded wait for counts to settle. Shared by the runtime crates' tests
 //! through `#[path = "../../tests/support/load.rs"] mod load;`; the including crate depends on
-//! `zest-core`, `http`, `bytes` and `serde_json`.
+//! `zest-core`, `http`, `bytes`, `serde_json` and `libc`.
 //!
 //! Everything here blocks the calling thread and is bounded in count and time.
 #![allow(dead_code, clippy::disallowed_methods)]
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use serde_json::json;
+use serde_json::{json, Value};
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId};
 use zest_core::runtime::http_client::ClientConn;
@@ -79,7 +81,7 @@ pub(crate) fn settle<T: PartialEq + std::fmt::Debug>(
             return;
         }
         assert!(Instant::now() < deadline, "{what}: still {got:?} after {within:?}, want {want:?}");
-        std::thread::sleep(Duration::from_millis(20));
+        thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -98,6 +100,8 @@ pub(crate) struct RawConn {
     conn: ClientConn,
     next: u64,
     buf: Vec<u8>,
+    /// How long [`next_event`](Self::next_event) waits before it panics.
+    patience: Duration,
 }
 
 impl RawConn {
@@ -108,7 +112,14 @@ impl RawConn {
         socket.set_read_timeout(Some(Duration::from_millis(200))).expect("read timeout");
         let _ = socket.set_nodelay(true);
         let conn = ClientConn::new(Config::default());
-        Self { addr, socket, conn, next: 1, buf: vec![0; 64 * 1024] }
+        let patience = Duration::from_secs(10);
+        Self { addr, socket, conn, next: 1, buf: vec![0; 64 * 1024], patience }
+    }
+
+    /// Waits up to `patience` (10 s unless set here) for each event before panicking.
+    pub(crate) fn patient(mut self, patience: Duration) -> Self {
+        self.patience = patience;
+        self
     }
 
     /// Starts a request; read its answer with [`next_event`](Self::next_event).
@@ -126,15 +137,16 @@ impl RawConn {
         self.flush();
     }
 
-    /// The next event of the request under way; panics if none comes within 10 s.
+    /// The next event of the request under way; panics if none comes within its patience.
     pub(crate) fn next_event(&mut self) -> OwnedEvent {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + self.patience;
         loop {
             self.flush();
             if let Some((_, event)) = self.conn.poll_event() {
                 return event;
             }
-            assert!(Instant::now() < deadline, "no answer from the server within 10 s");
+            let patience = self.patience;
+            assert!(Instant::now() < deadline, "no answer from the server within {patience:?}");
             match self.socket.read(&mut self.buf) {
                 Ok(0) => self.conn.handle_end(),
                 Ok(n) => self.conn.handle_data(&self.buf[..n]),
@@ -286,7 +298,225 @@ pub(crate) fn trickle_call(addr: SocketAddr, every: Duration, stop: &AtomicBool)
     while sent < body.len() && !stop.load(Ordering::SeqCst) {
         socket.write_all(&body[sent..=sent]).expect("write one byte");
         sent += 1;
-        std::thread::sleep(every);
+        thread::sleep(every);
     }
     (sent, body.len())
+}
+
+/// Sessions open at once in the wide run (test and bench).
+pub(crate) const WIDE_SESSIONS: usize = 1_000;
+
+/// Calls each wide session makes in the tests (the bench makes more).
+pub(crate) const WIDE_CALLS: usize = 3;
+
+/// How long each step of a wide run may take (a session's answer, every session reaching a
+/// phase) before it panics: a hang guard, far above what a loaded machine needs.
+pub(crate) const WIDE_PATIENCE: Duration = Duration::from_secs(120);
+
+/// The text of call `call` of wide session `session`: unique, and never a [`call_text`].
+pub(crate) fn wide_text(session: usize, call: usize) -> String {
+    format!("wide {session} call {call}")
+}
+
+/// What one call sent and what came back.
+pub(crate) type Answer = (String, Option<String>);
+
+/// What a [`wide_sessions`] run saw.
+#[derive(Debug)]
+pub(crate) struct Wide<T> {
+    /// Every call of every session.
+    pub(crate) answers: Vec<Answer>,
+    /// From every session being open to every call being answered.
+    pub(crate) calls_took: Duration,
+    /// What `at_peak` returned.
+    pub(crate) at_peak: T,
+}
+
+impl<T> Wide<T> {
+    /// Asserts that each call got its own text back, and returns every text sent.
+    pub(crate) fn assert_each_answered(&self, sessions: usize, calls: usize) -> Vec<String> {
+        assert_eq!(self.answers.len(), sessions * calls, "answers");
+        for (sent, echoed) in &self.answers {
+            assert_eq!(echoed.as_deref(), Some(sent.as_str()), "the answer to {sent}");
+        }
+        self.answers.iter().map(|(sent, _)| sent.clone()).collect()
+    }
+}
+
+/// A session thread's report to the driving thread.
+enum Step {
+    Opened,
+    Answered(Vec<Answer>),
+    Deleted(StatusCode),
+    Failed(String),
+}
+
+/// Session threads connecting and opening their session at once: a burst of 1,000 connects
+/// overflows the listen backlog of 128 (std's and mio's, so every runtime's server's), and
+/// the kernel then drops or resets some of them.
+const OPENING_AT_ONCE: usize = 32;
+
+/// What session threads wait on, each wait bounded by [`WIDE_PATIENCE`].
+#[derive(Default)]
+struct Gates {
+    state: Mutex<GateState>,
+    moved: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// The phase the driving thread has let the session threads into.
+    phase: u32,
+    /// Session threads opening their session now.
+    opening: usize,
+}
+
+impl Gates {
+    /// Waits until `ready` holds, then applies `then`; panics after [`WIDE_PATIENCE`].
+    fn wait(
+        &self,
+        what: &str,
+        ready: impl Fn(&GateState) -> bool,
+        then: impl FnOnce(&mut GateState),
+    ) {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let wait = self.moved.wait_timeout_while(state, WIDE_PATIENCE, |s| !ready(s));
+        let (mut state, waited) = wait.unwrap_or_else(|p| p.into_inner());
+        assert!(!waited.timed_out(), "{what}: still waiting after {WIDE_PATIENCE:?}");
+        then(&mut state);
+        drop(state);
+        self.moved.notify_all();
+    }
+
+    /// Lets the session threads into the next phase.
+    fn advance(&self) {
+        self.wait("", |_| true, |s| s.phase += 1);
+    }
+
+    fn wait_for(&self, phase: u32) {
+        self.wait(&format!("phase {phase}"), |s| s.phase >= phase, |_| {});
+    }
+}
+
+/// Opens `sessions` sessions, each on a thread and connection of its own (`initialize` +
+/// `initialized`, [`OPENING_AT_ONCE`] threads at a time); once all are open, each makes `calls` `echo` calls one
+/// after another ([`wide_text`]), all sessions together; once every call is answered, calls
+/// `at_peak` (every session still open) and then DELETEs every session, asserting 200.
+/// Bounded: every step panics after [`WIDE_PATIENCE`].
+pub(crate) fn wide_sessions<T>(
+    addr: SocketAddr,
+    sessions: usize,
+    calls: usize,
+    at_peak: impl FnOnce() -> T,
+) -> Wide<T> {
+    // A client and a server socket per session, perhaps both in this process.
+    raise_fd_limit(2 * sessions as u64 + 256);
+    let gates = Arc::new(Gates::default());
+    let (tx, steps) = mpsc::channel();
+    for session in 0..sessions {
+        let (tx, gates) = (tx.clone(), gates.clone());
+        thread::Builder::new()
+            .name(format!("wide {session}"))
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let run = || wide_session(addr, session, calls, &tx, &gates);
+                if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(run)) {
+                    let why = panic.downcast_ref::<String>().cloned();
+                    let why = why.or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                    let _ = tx.send(Step::Failed(format!("session {session}: {why:?}")));
+                }
+            })
+            .expect("spawn a session thread");
+    }
+    drop(tx);
+    let next = |what: &str, done: usize| match steps.recv_timeout(WIDE_PATIENCE) {
+        Ok(Step::Failed(why)) => panic!("{what}: {why}"),
+        Ok(step) => step,
+        Err(e) => panic!("{what}: {done} of {sessions} sessions after {WIDE_PATIENCE:?} ({e})"),
+    };
+    for done in 0..sessions {
+        assert!(matches!(next("opening", done), Step::Opened), "a step out of phase");
+    }
+    let started = Instant::now();
+    gates.advance();
+    let mut answers = Vec::with_capacity(sessions * calls);
+    for done in 0..sessions {
+        match next("calling", done) {
+            Step::Answered(a) => answers.extend(a),
+            _ => panic!("a step out of phase"),
+        }
+    }
+    let calls_took = started.elapsed();
+    let at_peak = at_peak();
+    gates.advance();
+    for done in 0..sessions {
+        match next("deleting", done) {
+            Step::Deleted(status) => assert_eq!(status, StatusCode::OK, "DELETE"),
+            _ => panic!("a step out of phase"),
+        }
+    }
+    Wide { answers, calls_took, at_peak }
+}
+
+/// One session of [`wide_sessions`], reporting on `tx` and waiting at `gates`.
+fn wide_session(
+    addr: SocketAddr,
+    session: usize,
+    calls: usize,
+    tx: &mpsc::Sender<Step>,
+    gates: &Gates,
+) {
+    gates.wait("a turn to open", |s| s.opening < OPENING_AT_ONCE, |s| s.opening += 1);
+    let mut conn = RawConn::connect(addr).patient(WIDE_PATIENCE);
+    let id = open_session(&mut conn);
+    gates.wait("", |_| true, |s| s.opening -= 1);
+    let _ = tx.send(Step::Opened);
+    gates.wait_for(1);
+    let headers = session_headers(&id);
+    let mut answers = Vec::with_capacity(calls);
+    for call in 0..calls {
+        let text = wide_text(session, call);
+        let request = json!({"jsonrpc": "2.0", "id": call + 2, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}}});
+        let r = conn.exchange(Method::POST, &headers, request.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{text}: {}", String::from_utf8_lossy(&r.body));
+        answers.push((text, echoed_text(&r.body)));
+    }
+    let _ = tx.send(Step::Answered(answers));
+    gates.wait_for(2);
+    let r = conn.exchange(Method::DELETE, &headers, b"");
+    let _ = tx.send(Step::Deleted(r.status));
+}
+
+/// The text of the first content block of the `tools/call` result in `body`: one JSON
+/// message, or an SSE stream carrying it.
+pub(crate) fn echoed_text(body: &[u8]) -> Option<String> {
+    let body = std::str::from_utf8(body).ok()?;
+    let messages: Vec<&str> = if body.trim_start().starts_with('{') {
+        vec![body]
+    } else {
+        body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect()
+    };
+    messages
+        .into_iter()
+        .filter_map(|m| serde_json::from_str::<Value>(m).ok())
+        .find_map(|m| m["result"]["content"][0]["text"].as_str().map(str::to_owned))
+}
+
+/// Raises this process's soft limit on open files to its hard limit when it is below
+/// `needed` (children inherit it); returns the soft limit in force.
+pub(crate) fn raise_fd_limit(needed: u64) -> u64 {
+    // SAFETY: `rlimit` is two integers, for which all-zero bytes are a valid value.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit only writes into the struct it is handed, which outlives the call.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    assert_eq!(rc, 0, "getrlimit: {}", std::io::Error::last_os_error());
+    if limit.rlim_cur >= needed || limit.rlim_cur >= limit.rlim_max {
+        return limit.rlim_cur;
+    }
+    limit.rlim_cur = limit.rlim_max;
+    // SAFETY: setrlimit only reads the struct it is handed, which outlives the call.
+    let rc = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    assert_eq!(rc, 0, "setrlimit: {}", std::io::Error::last_os_error());
+    limit.rlim_cur
 }

@@ -1,0 +1,24 @@
+//! `cargo bench -p zest-blocking --bench soak`: 1,000,000 `tools/call` echo calls of a 64-char text
+//! over stdio (`ZEST_SOAK_CALLS` overrides the count) at concurrency 8, zest-blocking's client
+//! (this process, a thread per call in flight) against the blocking fixture server (a child
+//! process). Prints calls/s and both processes' RSS every 100,000 calls, their peak RSS (VmHWM),
+//! and the growth from the first sample to the last. Figures are printed, never asserted; every
+//! call must come back with its own text or the bench panics.
+
+#[path = "../../tests/support/soak.rs"]
+mod soak;
+#[path = "../tests/common/stdio_soak.rs"]
+mod stdio_soak;
+
+fn main() {
+    let calls = soak::calls_from_env();
+    let fixture = soak::fixture("blocking");
+    println!(
+        "zest-blocking stdio soak: {calls} tools/call echo calls of a 64-char text at \
+         concurrency {}",
+        soak::CONCURRENCY
+    );
+    println!("client: this process, one thread per call in flight; server: {}", fixture.display());
+    println!();
+    stdio_soak::run(&fixture, calls, soak::SAMPLE_EVERY).print();
+}

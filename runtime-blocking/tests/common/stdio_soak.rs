@@ -1,0 +1,50 @@
+//! zest-blocking's part of the stdio soak (`tests/support/soak.rs`, included beside this as
+//! `soak`): one client making each batch from [`CONCURRENCY`] threads. Shared by
+//! `benches/soak.rs` and `tests/soak.rs`.
+
+use std::ops::Range;
+use std::path::Path;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::json;
+use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
+
+use crate::soak::{self, Soak, CONCURRENCY};
+
+/// Spawns `fixture`, makes `calls` echo calls sampled every `every`, closes.
+pub(crate) fn run(fixture: &Path, calls: usize, every: usize) -> Soak {
+    // The fixture exits as soon as its stdin ends: the grace is never waited out.
+    let command =
+        StdioCommand::new(fixture).on_stderr(|_| {}).shutdown_grace(Duration::from_secs(30));
+    let client =
+        Client::spawn(command, ClientOptions::new("soak", "0")).expect("the fixture starts");
+    let soak = soak::run(calls, every, client.pid(), |range| batch(&client, range));
+    client.close().expect("the fixture exits");
+    soak
+}
+
+/// Calls `range` from [`CONCURRENCY`] threads, each taking every CONCURRENCY-th call; returns
+/// how many came back with their own text.
+fn batch(client: &Client, range: Range<usize>) -> usize {
+    thread::scope(|scope| {
+        let threads: Vec<_> = (0..CONCURRENCY)
+            .map(|first| {
+                let calls = range.clone().skip(first).step_by(CONCURRENCY);
+                scope.spawn(move || {
+                    let mut answered = 0;
+                    for i in calls {
+                        let text = soak::text(i);
+                        let result = client.call_tool("echo", json!({"text": text}));
+                        let result = result.unwrap_or_else(|e| panic!("call {i}: {e}"));
+                        let echoed = result.content.first().and_then(|c| c.as_text());
+                        assert_eq!(echoed, Some(text.as_str()), "the answer to call {i}");
+                        answered += 1;
+                    }
+                    answered
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().expect("a soak thread")).sum()
+    })
+}
