@@ -11,12 +11,12 @@ use zest_core::client::{decode_result, Event as ClientEvent, ServerRequest};
 use zest_core::error::{CloseReason, RequestError};
 use zest_core::jsonrpc::{codes, RawJson};
 use zest_core::schema::methods::{CallTool, ListTools};
-use zest_core::schema::{CallToolResult, ListToolsResult, ProtocolVersion};
+use zest_core::schema::{CallToolParams, CallToolResult, ListToolsResult, ProtocolVersion};
 use zest_core::server::{Call, Event as ServerEvent, Registry};
 use zest_core::testkit::Pair;
 use zest_core::RequestOptions;
 
-fn call_params(name: &str, args: serde_json::Value) -> zest_core::schema::CallToolParams {
+fn call_params(name: &str, args: serde_json::Value) -> CallToolParams {
     serde_json::from_value(json!({"name": name, "arguments": args})).unwrap()
 }
 
@@ -491,6 +491,32 @@ fn invalid_tool_arguments_become_an_is_error_result_not_a_protocol_error() {
     let text =
         serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
     assert!(text.contains("invalid arguments for tool add"), "{text}");
+}
+
+#[test]
+fn validated_tool_arguments_reach_the_handler_as_sent() {
+    let mut pair = ready_pair();
+    let text = "x".repeat(64 * 1024);
+    let now = pair.clock.now();
+    let with = call_params("echo", json!({"text": text}));
+    pair.client.send::<CallTool>(now, &with, RequestOptions::default()).unwrap();
+    // `weather` accepts any object, so a call without `arguments` passes validation too.
+    let without: CallToolParams = serde_json::from_value(json!({"name": "weather"})).unwrap();
+    pair.client.send::<CallTool>(now, &without, RequestOptions::default()).unwrap();
+    pair.pump();
+    let seen: Vec<_> = pair
+        .take_server_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            ServerEvent::Call { call: Call::Tool(p), .. } => Some((p.name, p.arguments)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seen.len(), 2, "both calls passed validation");
+    assert_eq!(seen[0].0, "echo");
+    let args = seen[0].1.as_ref().expect("the arguments, not lost to the validator");
+    assert_eq!(args["text"].as_str(), Some(text.as_str()));
+    assert_eq!(seen[1], ("weather".to_owned(), None), "absent arguments stay absent");
 }
 
 #[test]
