@@ -30,8 +30,11 @@ pub(crate) const MAX_SESSIONS: usize = 2 * IDLE_SESSIONS;
 /// Calls each of the [`WIDE_SESSIONS`] makes.
 pub(crate) const WIDE_BENCH_CALLS: usize = 20;
 
-/// Times the wide run is repeated on one server process.
+/// Times the wide run is repeated on one server process, unless [`WIDE_ROUNDS_ENV`] says.
 pub(crate) const WIDE_ROUNDS: usize = 3;
+
+/// Overrides [`WIDE_ROUNDS`]: more rounds tell a slow leak from the allocator settling.
+pub(crate) const WIDE_ROUNDS_ENV: &str = "ZEST_WIDE_ROUNDS";
 
 /// Calls per second and latencies of one run.
 pub(crate) struct Run {
@@ -144,19 +147,24 @@ impl ServerProcess {
         serde_json::from_str(&line).unwrap_or_else(|_| panic!("the server said {line:?}"))
     }
 
-    /// [`WIDE_ROUNDS`] times: opens [`WIDE_SESSIONS`] sessions at once, each making
-    /// [`WIDE_BENCH_CALLS`] calls, all together (a thread and a connection per session,
-    /// [`load::wide_sessions`]), then deletes them. Prints each round's calls/s, the server's
-    /// stats with the sessions open and after, and its RSS before, with the sessions open, at
-    /// its peak (VmHWM: run this on a fresh server process) and after the deletes. The later
-    /// rounds tell memory the allocator keeps for reuse (flat) from memory lost (growing).
+    /// [`WIDE_ROUNDS`] times (or [`WIDE_ROUNDS_ENV`]): opens [`WIDE_SESSIONS`] sessions at
+    /// once, each making [`WIDE_BENCH_CALLS`] calls, all together (a thread and a connection
+    /// per session, [`load::wide_sessions`]), then deletes them. Prints each round's calls/s,
+    /// the server's stats with the sessions open and after, and its RSS before, with the
+    /// sessions open, at its peak (VmHWM: run this on a fresh server process) and after the
+    /// deletes. The later rounds tell memory the allocator keeps for reuse (flat) from memory
+    /// lost (growing).
     pub(crate) fn print_wide_sessions(&mut self) {
         let calls = WIDE_SESSIONS * WIDE_BENCH_CALLS;
+        let rounds = match std::env::var(WIDE_ROUNDS_ENV) {
+            Ok(n) => n.trim().parse().unwrap_or_else(|_| panic!("{WIDE_ROUNDS_ENV}={n:?}")),
+            Err(_) => WIDE_ROUNDS,
+        };
         println!(
             "{WIDE_SESSIONS} sessions at once × {WIDE_BENCH_CALLS} calls, a client thread and \
-             connection each, {WIDE_ROUNDS} rounds on one server process:"
+             connection each, {rounds} rounds on one server process:"
         );
-        for round in 1..=WIDE_ROUNDS {
+        for round in 1..=rounds {
             let before = self.kib("VmRSS");
             let wide = load::wide_sessions(self.addr, WIDE_SESSIONS, WIDE_BENCH_CALLS, || {
                 (self.stats(), self.kib("VmRSS"))

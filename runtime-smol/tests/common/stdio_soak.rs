@@ -12,7 +12,8 @@ use zest_smol::{Client, ClientApi, ClientOptions, StdioCommand};
 
 use crate::soak::{self, Soak, CONCURRENCY};
 
-/// Spawns `fixture`, makes `calls` echo calls sampled every `every`, closes.
+/// Spawns `fixture`, makes `calls` echo calls sampled every `every`, closes. Bounded in time
+/// by the client: a call unanswered for 60 s (its default request timeout) fails the soak.
 pub(crate) fn run(fixture: &Path, calls: usize, every: usize) -> Soak {
     // The fixture exits as soon as its stdin ends: the grace is never waited out.
     let command =
