@@ -309,7 +309,7 @@ impl Client {
 
     /// The server's notifications (log messages, list changes, resource updates), in arrival
     /// order. Every clone of the client shares one queue: each notification goes to exactly
-    /// one reader. The queue holds the most recent [`NOTIFICATION_QUEUE`] unread ones from
+    /// one reader. The queue holds the oldest [`NOTIFICATION_QUEUE`] unread ones from
     /// the handshake on; while it is full, newer ones are dropped (the session never waits
     /// for a reader). Receiving yields `None` once the session is over and the queue is
     /// empty. The same on every runtime.
