@@ -67,6 +67,17 @@ impl<H: Clone + Send + 'static> ServerHandle<H> {
         self.sink.send(Broadcast::ChangeRegistry { changed, change: Box::new(change) });
     }
 
+    /// Changes the registry through one of its by-value builder methods (the typed `tool`
+    /// and `prompt`) and announces `list`. The change is already made on a copy (see
+    /// [`Broadcast::ChangeRegistry`]), so the registry is moved into the builder, not cloned.
+    fn rebuild(
+        &self,
+        list: ListKind,
+        build: impl FnOnce(Registry<H>) -> Registry<H> + Send + 'static,
+    ) {
+        self.change_registry(&[list], move |r| *r = build(std::mem::take(r)));
+    }
+
     /// Removes a tool by name and announces it (also when there was none of that name).
     pub fn remove_tool(&self, name: &str) {
         let name = name.to_owned();
@@ -119,9 +130,7 @@ impl<C: Send + 'static> ServerHandle<AsyncHandler<C>> {
         Args: 'static,
     {
         let (name, description) = (name.to_owned(), description.to_owned());
-        self.change_registry(&[ListKind::Tools], move |r| {
-            *r = r.clone().tool(&name, &description, f);
-        });
+        self.rebuild(ListKind::Tools, move |r| r.tool(&name, &description, f));
     }
 
     /// Adds a typed prompt (as [`Registry::prompt`] does), or replaces the one of that
@@ -133,9 +142,7 @@ impl<C: Send + 'static> ServerHandle<AsyncHandler<C>> {
         Args: 'static,
     {
         let (name, description) = (name.to_owned(), description.to_owned());
-        self.change_registry(&[ListKind::Prompts], move |r| {
-            *r = r.clone().prompt(&name, &description, f);
-        });
+        self.rebuild(ListKind::Prompts, move |r| r.prompt(&name, &description, f));
     }
 
     /// Adds a resource and the handler that reads it (as [`Registry::resource`] does), or
@@ -161,9 +168,7 @@ impl<C: Clone + 'static> ServerHandle<SyncHandler<C>> {
         Args: 'static,
     {
         let (name, description) = (name.to_owned(), description.to_owned());
-        self.change_registry(&[ListKind::Tools], move |r| {
-            *r = r.clone().tool(&name, &description, f);
-        });
+        self.rebuild(ListKind::Tools, move |r| r.tool(&name, &description, f));
     }
 
     /// Adds a typed prompt (as [`Registry::prompt`] does), or replaces the one of that
@@ -175,9 +180,7 @@ impl<C: Clone + 'static> ServerHandle<SyncHandler<C>> {
         Args: 'static,
     {
         let (name, description) = (name.to_owned(), description.to_owned());
-        self.change_registry(&[ListKind::Prompts], move |r| {
-            *r = r.clone().prompt(&name, &description, f);
-        });
+        self.rebuild(ListKind::Prompts, move |r| r.prompt(&name, &description, f));
     }
 
     /// Adds a resource and the handler that reads it (as [`Registry::resource`] does), or
