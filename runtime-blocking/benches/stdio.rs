@@ -14,7 +14,7 @@ use std::thread;
 use std::time::Instant;
 
 use serde_json::json;
-use stdio_bench::{cpu_time, hwm_kib, Bench, Load, Measured};
+use stdio_bench::{cpu_time, status_kib, Bench, Load, Measured};
 use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
 
 fn main() {
@@ -72,7 +72,7 @@ fn zest_client(server: &Path, load: &Load) -> Measured {
     for part in parts {
         latencies.extend(part);
     }
-    let server_hwm_kib = hwm_kib(client.pid());
+    let server_hwm_kib = status_kib(client.pid(), "VmHWM");
     // close() returns once the supervisor has reaped the child, so its CPU time is counted.
     client.close().expect("the fixture exits");
     let server_cpu = cpu_time(libc::RUSAGE_CHILDREN) - children_before;

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::json;
-use stdio_bench::{cpu_time, hwm_kib, Bench, Load, Measured};
+use stdio_bench::{cpu_time, status_kib, Bench, Load, Measured};
 use zest_tokio::{Client, ClientApi, ClientOptions, StdioCommand};
 
 fn main() {
@@ -79,7 +79,7 @@ fn zest_client(server: &Path, load: &Load) -> Measured {
         for part in parts {
             latencies.extend(part);
         }
-        let server_hwm_kib = hwm_kib(client.pid());
+        let server_hwm_kib = status_kib(client.pid(), "VmHWM");
         // close() returns once the driver has reaped the child, so its CPU time is counted.
         client.close().await.expect("the fixture exits");
         let server_cpu = cpu_time(libc::RUSAGE_CHILDREN) - children_before;

@@ -18,6 +18,10 @@ use zest_core::runtime::http_server::ServerStats;
 
 use crate::load::{self, WIDE_SESSIONS};
 
+#[path = "proc_status.rs"]
+mod proc_status;
+use proc_status::status_kib;
+
 /// Set to `server` when the bench binary is re-executed as the server process.
 pub(crate) const ROLE_ENV: &str = "ZEST_HTTP_BENCH_ROLE";
 
@@ -128,13 +132,9 @@ impl ServerProcess {
         format!("http://{}/mcp", self.addr)
     }
 
-    /// A figure of /proc/<pid>/status in KiB (`VmRSS` now, `VmHWM` the peak, `RssFile` and
-    /// `RssAnon` the parts of `VmRSS`).
+    /// A figure of its /proc/<pid>/status in KiB (see [`status_kib`]).
     pub(crate) fn kib(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("/proc/<pid>/status");
-        let line = status.lines().find(|l| l.starts_with(field)).expect("the field");
-        line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number of kB")
+        status_kib(self.child.id(), field)
     }
 
     /// What the server holds now, from its [`ServerStats`]: `sessions`, `exchanges`,

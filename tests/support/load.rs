@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::{json, Value};
+use zest_core::framing::sse::{SseDecoder, SseItem};
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId};
 use zest_core::runtime::http_client::ClientConn;
@@ -491,15 +492,22 @@ fn wide_session(
 /// The text of the first content block of the `tools/call` result in `body`: one JSON
 /// message, or an SSE stream carrying it.
 pub(crate) fn echoed_text(body: &[u8]) -> Option<String> {
-    let body = std::str::from_utf8(body).ok()?;
-    let messages: Vec<&str> = if body.trim_start().starts_with('{') {
-        vec![body]
+    let messages: Vec<String> = if body.trim_ascii_start().starts_with(b"{") {
+        vec![String::from_utf8(body.to_vec()).ok()?]
     } else {
-        body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect()
+        // An SSE answer: the messages are its events' data, as core's decoder reads them.
+        let mut events = Vec::new();
+        let mut decoder = SseDecoder::default();
+        decoder.feed(body, &mut |item| {
+            if let SseItem::Event(event) = item {
+                events.push(event.data.to_owned());
+            }
+        });
+        events
     };
     messages
         .into_iter()
-        .filter_map(|m| serde_json::from_str::<Value>(m).ok())
+        .filter_map(|m| serde_json::from_str::<Value>(&m).ok())
         .find_map(|m| m["result"]["content"][0]["text"].as_str().map(str::to_owned))
 }
 

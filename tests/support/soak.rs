@@ -14,6 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use zest_core::schema::CallToolResult;
+
+#[path = "proc_status.rs"]
+mod proc_status;
+use proc_status::status_kib;
+
 /// Overrides [`DEFAULT_CALLS`] in the bench.
 pub(crate) const CALLS_ENV: &str = "ZEST_SOAK_CALLS";
 /// Calls in a bench soak unless [`CALLS_ENV`] says otherwise.
@@ -37,12 +43,16 @@ pub(crate) fn text(i: usize) -> String {
     format!("soak call {i:054}")
 }
 
-/// A `Vm*` figure of /proc/<pid>/status in KiB (`VmRSS` now, `VmHWM` the peak); 0 if the
-/// process or the field is gone.
-pub(crate) fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_default();
-    line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0)
+/// The `echo` arguments of call `i` (its [`text`]).
+pub(crate) fn echo_args(i: usize) -> serde_json::Value {
+    serde_json::json!({"text": text(i)})
+}
+
+/// Panics unless call `i` came back with its own text.
+pub(crate) fn check_echo(i: usize, result: Result<CallToolResult, impl std::fmt::Display>) {
+    let result = result.unwrap_or_else(|e| panic!("call {i}: {e}"));
+    let echoed = result.content.first().and_then(|c| c.as_text());
+    assert_eq!(echoed, Some(text(i).as_str()), "the answer to call {i}");
 }
 
 /// The resident memory of both processes after a batch.
@@ -99,7 +109,26 @@ pub(crate) fn run(
     soak
 }
 
+/// Calls in the short soak the runtimes' `soak` tests run (CI), and between two samples.
+pub(crate) const SHORT_CALLS: usize = 20_000;
+pub(crate) const SHORT_EVERY: usize = 5_000;
+
+/// A bound no run near its steady state reaches, even on a loaded machine (RSS does not
+/// depend on speed): a leak of a kilobyte a call would pass it.
+const MAX_GROWTH_KIB: i64 = 32 * 1024;
+
 impl Soak {
+    /// What the short soak of a `soak` test must show: every one of [`SHORT_CALLS`]
+    /// answered, one sample per [`SHORT_EVERY`], and neither process's memory growing past
+    /// [`MAX_GROWTH_KIB`].
+    pub(crate) fn assert_short(&self) {
+        assert_eq!(self.answered, SHORT_CALLS);
+        assert_eq!(self.samples.len(), SHORT_CALLS / SHORT_EVERY);
+        let (client, server) = self.growth_kib();
+        assert!(client < MAX_GROWTH_KIB, "client RSS grew {client} KiB: {:?}", self.samples);
+        assert!(server < MAX_GROWTH_KIB, "server RSS grew {server} KiB: {:?}", self.samples);
+    }
+
     /// The growth in KiB (client, server) from the first sample to the last.
     pub(crate) fn growth_kib(&self) -> (i64, i64) {
         let (Some(first), Some(last)) = (self.samples.first(), self.samples.last()) else {

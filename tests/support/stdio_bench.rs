@@ -29,6 +29,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+#[path = "proc_status.rs"]
+mod proc_status;
+pub(crate) use proc_status::status_kib;
+
 /// Set to `raw-echo` or `client` when the bench binary is re-executed in one of those roles.
 pub(crate) const ROLE_ENV: &str = "ZEST_STDIO_BENCH_ROLE";
 
@@ -154,7 +158,7 @@ impl Bench {
             "calls_per_sec": latencies.len() as f64 / m.elapsed.as_secs_f64(),
             "p50_us": pct(0.50),
             "p99_us": pct(0.99),
-            "client_hwm_kib": hwm_kib(std::process::id()),
+            "client_hwm_kib": status_kib(std::process::id(), "VmHWM"),
             "server_hwm_kib": m.server_hwm_kib,
             "ready_ms": m.ready.as_secs_f64() * 1e3,
             "client_cpu_us": m.client_cpu.as_secs_f64() * 1e6 / load.calls as f64,
@@ -286,7 +290,7 @@ fn raw_client(load: &Load) -> Measured {
     }
     let elapsed = timed_from.elapsed();
     let client_cpu = cpu_time(libc::RUSAGE_SELF) - cpu_before;
-    let server_hwm_kib = hwm_kib(child.id());
+    let server_hwm_kib = status_kib(child.id(), "VmHWM");
     drop(stdin);
     reader.join().expect("the reader thread");
     child.wait().expect("the raw echo server exits at EOF");
@@ -322,16 +326,6 @@ fn raw_echo_server() {
             return;
         }
     }
-}
-
-/// Peak resident set size (VmHWM) of a process, in KiB.
-pub(crate) fn hwm_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// CPU time (user + system) that getrusage(2) reports for `who`: `libc::RUSAGE_SELF` is every

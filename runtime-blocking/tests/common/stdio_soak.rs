@@ -7,7 +7,6 @@ use std::path::Path;
 use std::thread;
 use std::time::Duration;
 
-use serde_json::json;
 use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
 
 use crate::soak::{self, Soak, CONCURRENCY};
@@ -35,11 +34,8 @@ fn batch(client: &Client, range: Range<usize>) -> usize {
                 scope.spawn(move || {
                     let mut answered = 0;
                     for i in calls {
-                        let text = soak::text(i);
-                        let result = client.call_tool("echo", json!({"text": text}));
-                        let result = result.unwrap_or_else(|e| panic!("call {i}: {e}"));
-                        let echoed = result.content.first().and_then(|c| c.as_text());
-                        assert_eq!(echoed, Some(text.as_str()), "the answer to call {i}");
+                        let result = client.call_tool("echo", soak::echo_args(i));
+                        soak::check_echo(i, result);
                         answered += 1;
                     }
                     answered

@@ -6,7 +6,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::json;
 use zest_tokio::{Client, ClientApi, ClientOptions, StdioCommand};
 
 use crate::soak::{self, Soak, CONCURRENCY};
@@ -40,11 +39,8 @@ async fn batch(client: &Client, range: Range<usize>) -> usize {
             tokio::spawn(async move {
                 let mut answered = 0;
                 for i in calls {
-                    let text = soak::text(i);
-                    let result = client.call_tool("echo", json!({"text": text})).await;
-                    let result = result.unwrap_or_else(|e| panic!("call {i}: {e}"));
-                    let echoed = result.content.first().and_then(|c| c.as_text());
-                    assert_eq!(echoed, Some(text.as_str()), "the answer to call {i}");
+                    let result = client.call_tool("echo", soak::echo_args(i)).await;
+                    soak::check_echo(i, result);
                     answered += 1;
                 }
                 answered
