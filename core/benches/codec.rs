@@ -114,6 +114,9 @@ fn large(size: usize, rounds: u32) {
         n
     });
     let result = serde_json::json!({"content": [{"type": "text", "text": payload}]});
+    best_of(&format!("serialize a {label} result (RawJson)"), rounds, || {
+        RawJson::from_serialize(&result).get().len()
+    });
     let reply = Message::result(RequestId::Number(7), RawJson::from_serialize(&result));
     best_of(&format!("encode a {label} result line"), rounds, || encode_line(&reply).len());
 }

@@ -73,10 +73,10 @@ pub struct RawJson(Box<RawValue>);
 impl RawJson {
     /// Serializes `value` compactly.
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
-        // Invariant: serde_json::to_string fails only for maps with non-string keys or a
-        // Serialize impl that errors; our schema types have neither.
-        let text = serde_json::to_string(value).expect("schema types always serialize");
-        Self::from_string_unchecked(text)
+        // Invariant: serializing fails only for maps with non-string keys or a Serialize impl
+        // that errors; our schema types have neither. serde_json's own output is not parsed
+        // again to check it: that pass re-read every byte of every params and result sent.
+        Self(serde_json::value::to_raw_value(value).expect("schema types always serialize"))
     }
 
     /// Wraps already-valid JSON text; `None` if it is not valid JSON.

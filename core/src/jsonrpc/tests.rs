@@ -174,3 +174,29 @@ fn raw_values_no_value_can_hold_encode_and_compare_without_panicking() {
     assert_eq!(spaced, RawJson::from_string("{\"big\":1e400}".to_owned()).unwrap());
     assert_ne!(spaced, RawJson::from_string("{\"big\":2e400}".to_owned()).unwrap());
 }
+
+/// Serializes through `RawJson::from_serialize` from inside its own `serialize`, as a user
+/// type wrapping a raw value might.
+struct Nested(&'static str);
+
+impl serde::Serialize for Nested {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RawJson::from_serialize(&serde_json::json!({ "inner": self.0 })).serialize(s)
+    }
+}
+
+#[test]
+fn from_serialize_is_compact_and_reentrant() {
+    let raw = RawJson::from_serialize(&serde_json::json!({"a": [1, 2], "s": "x\ny"}));
+    assert_eq!(raw.get(), r#"{"a":[1,2],"s":"x\ny"}"#);
+    // A serialization inside another one (a user type wrapping a raw value) works too.
+    let outer = RawJson::from_serialize(&serde_json::json!({"n": 1}));
+    let nested = RawJson::from_serialize(&[Nested("deep")]);
+    assert_eq!(nested.get(), r#"[{"inner":"deep"}]"#);
+    assert_eq!(outer.get(), r#"{"n":1}"#);
+    // Large text is kept whole, and what follows it is unaffected.
+    let big = "z".repeat(5 * 1024 * 1024);
+    let raw = RawJson::from_serialize(&serde_json::json!({ "t": big }));
+    assert_eq!(raw.get().len(), big.len() + 8);
+    assert_eq!(RawJson::from_serialize(&7).get(), "7");
+}
