@@ -142,3 +142,31 @@ fn an_invalid_request_with_a_readable_id_is_answered_with_that_id() {
         assert_eq!(replies[0]["error"]["code"], codes::INVALID_REQUEST);
     }
 }
+
+/// The next frame the client machine writes, taken before the pair carries it.
+fn next_client_frame(pair: &mut Pair<Handler>) -> bytes::Bytes {
+    loop {
+        match pair.client.poll_output().expect("a frame") {
+            zest_core::io::Output::Transmit(zest_core::io::Transmit::Write { bytes, .. }) => {
+                return bytes
+            }
+            _ => continue,
+        }
+    }
+}
+
+#[test]
+fn a_recycled_buffer_carries_the_next_large_frame_once() {
+    let mut pair = ready_pair();
+    let buf = Vec::with_capacity(2 * 1024 * 1024);
+    let ptr = buf.as_ptr();
+    pair.client.recycle(buf);
+    call_echo(&mut pair, &"r".repeat(1024 * 1024));
+    let frame = next_client_frame(&mut pair);
+    assert_eq!(frame.as_ptr(), ptr, "encoded into the handed-back buffer");
+    assert!(frame.ends_with(b"}}}\n"));
+    // Used up: the next large frame gets memory of its own.
+    call_echo(&mut pair, &"s".repeat(1024 * 1024));
+    assert_ne!(next_client_frame(&mut pair).as_ptr(), ptr);
+    drop(frame);
+}

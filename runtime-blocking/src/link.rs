@@ -139,7 +139,14 @@ struct Ctl {
 impl<W: Write + Send + 'static> Outbox<W> {
     pub(crate) fn new(writer: W) -> Arc<Self> {
         let writer = Mutex::new(Some(writer));
-        Arc::new(Self { ctl: Mutex::default(), bell: Condvar::new(), writer })
+        // Written frames' buffers are kept for the machine to encode the next large one into.
+        let ctl = Mutex::new(Ctl { queue: WriteQueue::recycling(), ..Ctl::default() });
+        Arc::new(Self { ctl, bell: Condvar::new(), writer })
+    }
+
+    /// A written frame's buffer to hand back to the machine (`recycle`), if one was kept.
+    pub(crate) fn take_spare(&self) -> Option<Vec<u8>> {
+        lock(&self.ctl).queue.take_spare()
     }
 
     /// Queues frames (called with the machine lock held, in production order), and the
@@ -195,7 +202,12 @@ impl<W: Write + Send + 'static> Outbox<W> {
                     ctl.queue.handle_failed();
                     break Some(e);
                 }
-                (WriteStep::Write(bytes), Ok(())) => ctl.queue.handle_written(bytes.len()),
+                (WriteStep::Write(bytes), Ok(())) => {
+                    let n = bytes.len();
+                    // The queue can keep a written frame's buffer only if we let go of it.
+                    drop(bytes);
+                    ctl.queue.handle_written(n);
+                }
                 (WriteStep::Flush, Ok(())) => ctl.queue.handle_flushed(),
                 (WriteStep::Close, Ok(())) => ctl.queue.handle_closed(),
                 (WriteStep::Done | WriteStep::Idle, Ok(())) => break None,

@@ -110,7 +110,7 @@ where
         link,
         calls: Calls::new(),
         running: HashMap::new(),
-        writer: Writer::new(writer),
+        writer: Writer::recycling(writer),
     };
     executor.run(driver.run(reader, queue)).await
 }
@@ -162,6 +162,10 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
         let mut buf = vec![0u8; 64 * 1024];
         let mut alarm = Alarm::default();
         loop {
+            // The last written frame's buffer goes back to the machine for the next large one.
+            if let Some(spare) = self.writer.take_spare() {
+                self.core.recycle(spare);
+            }
             if let Some(reason) = self.drain() {
                 // Requests, progress and logs from handlers still running fail at once.
                 wire::close_queue(&queue);

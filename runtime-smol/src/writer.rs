@@ -34,6 +34,17 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         Self { sink: Some(sink), queue: WriteQueue::new(), failure: None }
     }
 
+    /// A writer that keeps each large frame's buffer once written, for
+    /// [`take_spare`](Self::take_spare) (stdio: the machine encodes the next one into it).
+    pub(crate) fn recycling(sink: W) -> Self {
+        Self { sink: Some(sink), queue: WriteQueue::recycling(), failure: None }
+    }
+
+    /// A written frame's buffer to hand back to the machine (`recycle`), if one was kept.
+    pub(crate) fn take_spare(&mut self) -> Option<Vec<u8>> {
+        self.queue.take_spare()
+    }
+
     /// Queues one frame. After [`close`](Self::close) or a write failure it is dropped (the
     /// failure is reported once, by [`progress`](Self::progress)).
     pub(crate) fn send(&mut self, frame: Bytes) {
@@ -100,15 +111,20 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
             let mut sink = Pin::new(sink);
             let step = match self.queue.poll_step() {
-                WriteStep::Write(bytes) => match ready!(sink.as_mut().poll_write(cx, &bytes)) {
-                    Ok(0) => Err(io::ErrorKind::WriteZero.into()),
-                    Ok(n) => {
-                        self.queue.handle_written(n);
-                        Ok(())
+                WriteStep::Write(bytes) => {
+                    let written = ready!(sink.as_mut().poll_write(cx, &bytes));
+                    // The queue can keep a written frame's buffer only if we let go of it.
+                    drop(bytes);
+                    match written {
+                        Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+                        Ok(n) => {
+                            self.queue.handle_written(n);
+                            Ok(())
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+                        Err(e) => Err(e),
                     }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-                    Err(e) => Err(e),
-                },
+                }
                 WriteStep::Flush => {
                     ready!(sink.poll_flush(cx)).map(|()| self.queue.handle_flushed())
                 }

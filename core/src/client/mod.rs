@@ -342,6 +342,14 @@ impl Client {
         Some(Output::Event(self.tool_outputs.check(event)))
     }
 
+    /// Hands back the buffer of a frame the runtime has written (from
+    /// [`WriteQueue::take_spare`](crate::runtime::WriteQueue::take_spare)), so that the next
+    /// large message is encoded into it instead of into fresh memory. Optional: without it
+    /// every frame allocates its own buffer.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.endpoint.recycle(buf);
+    }
+
     /// When to call `handle_input(Input::Timeout(..))` next: the earliest request deadline or
     /// (over HTTP) SSE reconnection. Changes after any input or command.
     #[must_use]

@@ -74,6 +74,9 @@ pub(crate) struct Endpoint {
     batches: Vec<BatchGroup>,
     /// The batch whose elements are being handled right now: replies without an id go there.
     filling: Option<usize>,
+    /// A written frame's buffer handed back by the runtime ([`Self::recycle`]), encoded into
+    /// next when it is large enough.
+    spare: Vec<u8>,
 }
 
 /// Replies to one inbound batch, held until every request in it is answered (JSON-RPC 2.0:
@@ -98,6 +101,28 @@ impl Endpoint {
             held: VecDeque::new(),
             batches: Vec::new(),
             filling: None,
+            spare: Vec::new(),
+        }
+    }
+
+    /// Takes back the buffer of a frame the runtime has written, to encode a later large
+    /// message into. Only buffers of at least [`RECYCLED_MIN`] bytes are kept, and only the
+    /// largest: the room one message needed is reused instead of freed and faulted in again
+    /// (with glibc, freeing a MiB-sized frame after each call handed the heap top back to the
+    /// OS every time).
+    pub(crate) fn recycle(&mut self, mut buf: Vec<u8>) {
+        if buf.capacity() >= RECYCLED_MIN && buf.capacity() > self.spare.capacity() {
+            buf.clear();
+            self.spare = buf;
+        }
+    }
+
+    /// A buffer for an encoding of about `hint` bytes: the recycled one if it has room.
+    fn buffer(&mut self, hint: usize) -> Vec<u8> {
+        if hint >= RECYCLED_MIN / 2 && self.spare.capacity() >= hint {
+            std::mem::take(&mut self.spare)
+        } else {
+            Vec::with_capacity(hint)
         }
     }
 
@@ -115,6 +140,7 @@ impl Endpoint {
         }
         self.inbound.release_idle_capacity();
         self.outstanding.release_idle_capacity();
+        self.spare = Vec::new();
     }
 
     /// The room the queues and tables hold now, in entries (for tests of the release).
@@ -258,7 +284,7 @@ impl Endpoint {
         let message =
             Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
         if self.in_flight() > limit {
-            let out = encode(route, kind, &message);
+            let out = encode(route, kind, &message, self.buffer(message.size_hint() + 1));
             self.held.push_back(out);
         } else {
             self.push(route, kind, &message);
@@ -456,7 +482,7 @@ impl Endpoint {
     }
 
     fn push(&mut self, route: Route, kind: OutgoingKind, message: &Message) {
-        let out = encode(route, kind, message);
+        let out = encode(route, kind, message, self.buffer(message.size_hint() + 1));
         self.outgoing.push_back(out);
     }
 
@@ -478,8 +504,11 @@ impl Endpoint {
 /// waiting ones hold their encoded params, so this bounds that memory too.
 pub(crate) const MAX_HELD_PER_SLOT: usize = 64;
 
-fn encode(route: Route, kind: OutgoingKind, message: &Message) -> Outgoing {
-    let mut json = Vec::with_capacity(message.size_hint() + 1);
+/// A written frame's buffer smaller than this is not worth keeping for the next one.
+pub(crate) const RECYCLED_MIN: usize = 64 * 1024;
+
+/// Encodes `message` into `json` (empty, with room reserved by the caller).
+fn encode(route: Route, kind: OutgoingKind, message: &Message, mut json: Vec<u8>) -> Outgoing {
     message.encode_into(&mut json);
     json.reserve_exact(1);
     Outgoing { route, json, kind }

@@ -22,6 +22,8 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use crate::rpc::RECYCLED_MIN;
+
 /// Frames queued for one byte stream, and whether and until when to close it.
 ///
 /// Frames are never split or reordered; a partial write resumes where it stopped. After
@@ -41,6 +43,10 @@ pub struct WriteQueue {
     phase: Phase,
     /// Past this, [`handle_timeout`](Self::handle_timeout) gives up on the rest.
     deadline: Option<Instant>,
+    /// Whether written frames' buffers are kept for [`take_spare`](Self::take_spare).
+    recycling: bool,
+    /// The largest written frame's buffer not yet taken.
+    spare: Option<Vec<u8>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,6 +98,22 @@ impl WriteQueue {
     /// An empty, open queue.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty, open queue that keeps the buffer of each large frame once it is written
+    /// (at least 64 KiB, the largest one only), for [`take_spare`](Self::take_spare): a
+    /// stdio runtime hands it back to its machine (`recycle`) to encode the next large
+    /// message into, instead of freeing a MiB-sized buffer after each and faulting one in
+    /// again for the next.
+    pub fn recycling() -> Self {
+        Self { recycling: true, ..Self::default() }
+    }
+
+    /// The buffer of a written frame, emptied, if one was kept (see
+    /// [`recycling`](Self::recycling)). A frame's buffer is kept only when nothing else
+    /// holds its bytes: drop the `Bytes` of a [`WriteStep::Write`] before reporting it.
+    pub fn take_spare(&mut self) -> Option<Vec<u8>> {
+        self.spare.take()
     }
 
     /// Queues one frame, unless the queue is closing or done (then the frame is dropped).
@@ -147,7 +169,9 @@ impl WriteQueue {
             let Some(front) = self.frames.front_mut() else { break };
             if front.len() <= n {
                 n -= front.len();
-                self.frames.pop_front();
+                if let Some(written) = self.frames.pop_front() {
+                    self.keep(written);
+                }
             } else {
                 front.advance(n);
                 n = 0;
@@ -250,6 +274,21 @@ impl WriteQueue {
     }
 
     /// The front frame, with the small frames after it joined on when it is small too.
+    /// Keeps a written frame's buffer when recycling, it is large and nothing else holds it.
+    fn keep(&mut self, written: Bytes) {
+        if !self.recycling {
+            return;
+        }
+        let largest = self.spare.as_ref().map_or(RECYCLED_MIN - 1, Vec::capacity);
+        if let Ok(buf) = written.try_into_mut() {
+            let mut buf = Vec::from(buf);
+            if buf.capacity() > largest {
+                buf.clear();
+                self.spare = Some(buf);
+            }
+        }
+    }
+
     fn coalesce(&mut self) -> Bytes {
         let mut count = 0;
         let mut total = 0;

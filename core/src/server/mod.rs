@@ -63,6 +63,14 @@ impl<H: Clone> Server<H> {
         Self { session: Session::with_shared(shared, now), transport, closing: false }
     }
 
+    /// Hands back the buffer of a frame the runtime has written (from
+    /// [`WriteQueue::take_spare`](crate::runtime::WriteQueue::take_spare)), so that the next
+    /// large message is encoded into it instead of into fresh memory. Optional: without it
+    /// every frame allocates its own buffer.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.session.endpoint.recycle(buf);
+    }
+
     /// Feeds one input. Never fails: the client's mistakes are answered with JSON-RPC errors
     /// and reported as [`Event::Violation`]. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {

@@ -339,6 +339,10 @@ impl Session {
         }
         let State { pending, .. } = st;
         self.out.queue(pending, close);
+        // The last written frame's buffer goes back to the machine for the next large one.
+        if let Some(spare) = self.out.take_spare() {
+            st.machine.recycle(spare);
+        }
         let broken = st.broken.as_ref().map(|(_, at)| *at);
         self.out.wake_by(match (st.machine.poll_timeout(), broken) {
             (Some(a), Some(b)) => Some(a.min(b)),

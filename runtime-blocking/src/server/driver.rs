@@ -185,6 +185,10 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         }
         let State { pending, .. } = st;
         self.out.queue(pending, close);
+        // The last written frame's buffer goes back to the machine for the next large one.
+        if let Some(spare) = self.out.take_spare() {
+            st.machine.recycle(spare);
+        }
         self.out.wake_by(st.machine.poll_timeout());
     }
 

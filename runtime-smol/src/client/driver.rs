@@ -93,7 +93,7 @@ impl Driver {
     pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
         let Spawned { supervisor, stdin, mut stdout } = spawned;
         let mut session =
-            Session { book: Book::default(), writer: Writer::new(stdin), stdin_broken: None };
+            Session { book: Book::default(), writer: Writer::recycling(stdin), stdin_broken: None };
         self.drive(&mut session, &mut stdout, &commands).await;
         // Calls queued or made from now on fail at once; handler tasks are cancelled; what is
         // queued is written and stdin closed (within the first grace period: dropping the
@@ -118,8 +118,11 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let mut session =
-            Session { book: Book::default(), writer: Writer::new(writer), stdin_broken: None };
+        let mut session = Session {
+            book: Book::default(),
+            writer: Writer::recycling(writer),
+            stdin_broken: None,
+        };
         self.drive(&mut session, &mut reader, &commands).await;
         wire::close_queue(&commands);
         let Session { mut writer, .. } = session;
@@ -147,6 +150,10 @@ impl Driver {
         let mut buf = vec![0u8; 64 * 1024];
         let mut alarm = Alarm::default();
         loop {
+            // The last written frame's buffer goes back to the machine for the next large one.
+            if let Some(spare) = s.writer.take_spare() {
+                self.core.recycle(spare);
+            }
             if self.drain(s) {
                 return;
             }

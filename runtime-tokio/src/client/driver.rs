@@ -99,7 +99,7 @@ impl Driver {
         exit: watch::Sender<Option<Exit>>,
     ) {
         let Pipes { stdin, mut stdout } = pipes;
-        let mut writer = Writer::new(stdin);
+        let mut writer = Writer::recycling(stdin);
         self.serve(&mut stdout, &mut writer, &mut commands, grace).await;
         self.wind_down(&mut commands);
         // stdout stays open until the child is gone, so that its last writes cannot fail.
@@ -121,7 +121,7 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let mut writer = Writer::new(writer);
+        let mut writer = Writer::recycling(writer);
         self.serve(&mut reader, &mut writer, &mut commands, grace).await;
         self.wind_down(&mut commands);
         writer.finish(Instant::now() + grace).await;
@@ -148,6 +148,10 @@ impl Driver {
         let mut handles_alive = true;
         let mut broken_stdin: Option<(tokio::time::Instant, String)> = None;
         loop {
+            // The last written frame's buffer goes back to the machine for the next large one.
+            if let Some(spare) = writer.take_spare() {
+                self.core.recycle(spare);
+            }
             if self.drain(writer) {
                 return;
             }

@@ -87,11 +87,15 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let mut writer = Writer::new(sink);
+        let mut writer = Writer::recycling(sink);
         let mut buf = vec![0u8; 64 * 1024];
         let sleep = tokio::time::sleep(Duration::from_secs(3600));
         tokio::pin!(sleep);
         let reason = loop {
+            // The last written frame's buffer goes back to the machine for the next large one.
+            if let Some(spare) = writer.take_spare() {
+                self.core.recycle(spare);
+            }
             if let Some(reason) = self.drain(&mut writer) {
                 break reason;
             }

@@ -199,3 +199,45 @@ quickcheck! {
         written == expected && queue.is_empty() && queue.poll_step() == WriteStep::Idle
     }
 }
+
+/// Writes a large frame through `queue` in three writes, dropping each handed-out `Bytes`
+/// before reporting it, as the runtimes do.
+fn write_large(queue: &mut WriteQueue, len: usize) -> *const u8 {
+    let frame = Bytes::from(vec![b'x'; len]);
+    let ptr = frame.as_ptr();
+    queue.push(frame);
+    while let WriteStep::Write(bytes) = queue.poll_step() {
+        let n = bytes.len().min(len / 3 + 1);
+        drop(bytes);
+        queue.handle_written(n);
+    }
+    ptr
+}
+
+#[test]
+fn a_recycling_queue_keeps_the_largest_written_frames_buffer() {
+    let mut queue = WriteQueue::recycling();
+    let ptr = write_large(&mut queue, 100 * 1024);
+    let spare = queue.take_spare().expect("a large written frame's buffer");
+    assert!(spare.is_empty() && spare.capacity() >= 100 * 1024);
+    assert_eq!(spare.as_ptr(), ptr, "the frame's own buffer, not a copy");
+    assert!(queue.take_spare().is_none(), "taken once");
+    // Small frames are not worth keeping; a plain queue keeps nothing.
+    write_large(&mut queue, 1024);
+    assert!(queue.take_spare().is_none());
+    let mut plain = WriteQueue::new();
+    write_large(&mut plain, 100 * 1024);
+    assert!(plain.take_spare().is_none());
+}
+
+#[test]
+fn a_frame_whose_bytes_are_still_held_elsewhere_is_not_kept() {
+    let mut queue = WriteQueue::recycling();
+    let frame = Bytes::from(vec![b'y'; 100 * 1024]);
+    let held = frame.clone();
+    queue.push(frame);
+    let WriteStep::Write(bytes) = queue.poll_step() else { panic!("a write") };
+    queue.handle_written(bytes.len());
+    assert!(queue.take_spare().is_none(), "its bytes are still read elsewhere");
+    assert_eq!(held.len(), 100 * 1024);
+}
