@@ -1,6 +1,7 @@
 //! The four message shapes and their parts.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::DeserializeOwned;
@@ -63,6 +64,28 @@ impl<'de> Deserialize<'de> for RequestId {
     }
 }
 
+/// The largest serialization buffer a thread keeps for the next
+/// [`RawJson::from_serialize`].
+const SCRATCH_KEPT: usize = 4 * 1024 * 1024;
+
+thread_local! {
+    /// Where [`RawJson::from_serialize`] writes before it knows the text's length.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Serializes `value` into `buf` (emptied first) and copies the text out, exactly sized.
+fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJson {
+    buf.clear();
+    // Invariant: serializing fails only for maps with non-string keys or a Serialize impl
+    // that errors; our schema types have neither.
+    serde_json::to_writer(&mut *buf, value).expect("schema types always serialize");
+    // Invariant: serde_json writes valid UTF-8 JSON. (serde_json has no way to make a
+    // `RawValue` of a borrowed text without reading it once more.)
+    let text = std::str::from_utf8(buf).expect("serde_json writes UTF-8");
+    let raw: &RawValue = serde_json::from_str(text).expect("serde_json output is valid JSON");
+    RawJson(raw.to_owned())
+}
+
 /// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.
 ///
 /// The text is always compact or as received; [`encode_line`](super::encode_line) makes sure a
@@ -72,11 +95,23 @@ pub struct RawJson(Box<RawValue>);
 
 impl RawJson {
     /// Serializes `value` compactly.
+    ///
+    /// The text is written into a buffer each thread keeps (up to 4 MiB), then copied once
+    /// into memory of its exact size. Growing a fresh buffer by doubling instead left a large
+    /// message's worth of freed memory per call at the top of the heap, which glibc gave back
+    /// to the OS and faulted in again on the next call.
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
-        // Invariant: serializing fails only for maps with non-string keys or a Serialize impl
-        // that errors; our schema types have neither. serde_json's own output is not parsed
-        // again to check it: that pass re-read every byte of every params and result sent.
-        Self(serde_json::value::to_raw_value(value).expect("schema types always serialize"))
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut buf) => {
+                let raw = serialize_into(&mut buf, value);
+                if buf.capacity() > SCRATCH_KEPT {
+                    *buf = Vec::new();
+                }
+                raw
+            }
+            // A Serialize impl that itself calls from_serialize: a buffer of its own.
+            Err(_) => serialize_into(&mut Vec::new(), value),
+        })
     }
 
     /// Wraps already-valid JSON text; `None` if it is not valid JSON.

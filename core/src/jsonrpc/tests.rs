@@ -194,7 +194,7 @@ fn from_serialize_is_compact_and_reentrant() {
     let nested = RawJson::from_serialize(&[Nested("deep")]);
     assert_eq!(nested.get(), r#"[{"inner":"deep"}]"#);
     assert_eq!(outer.get(), r#"{"n":1}"#);
-    // Large text is kept whole, and what follows it is unaffected.
+    // Past the size a thread keeps, its buffer is let go; what follows is still right.
     let big = "z".repeat(5 * 1024 * 1024);
     let raw = RawJson::from_serialize(&serde_json::json!({ "t": big }));
     assert_eq!(raw.get().len(), big.len() + 8);
