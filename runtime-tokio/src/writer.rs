@@ -105,15 +105,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
                     let written = ready!(sink.as_mut().poll_write(cx, &bytes));
                     // The queue can keep a written frame's buffer only if we let go of it.
                     drop(bytes);
-                    match written {
-                        Ok(0) => Err(io::ErrorKind::WriteZero.into()),
-                        Ok(n) => {
-                            self.queue.handle_written(n);
-                            Ok(())
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-                        Err(e) => Err(e),
-                    }
+                    self.queue.handle_write_result(written)
                 }
                 WriteStep::Flush => {
                     ready!(sink.poll_flush(cx)).map(|()| self.queue.handle_flushed())

@@ -17,7 +17,7 @@
 //! written, so a buffering sink passes each frame on at once.
 
 use std::collections::VecDeque;
-use std::io::IoSlice;
+use std::io::{self, IoSlice};
 use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -176,6 +176,23 @@ impl WriteQueue {
                 front.advance(n);
                 n = 0;
             }
+        }
+    }
+
+    /// Reports what a non-blocking write of a [`WriteStep::Write`]'s bytes returned: `Ok(n)`
+    /// is [`handle_written`](Self::handle_written); `Interrupted` wrote nothing (poll again);
+    /// `Ok(0)` (a sink that takes nothing) and any other error are returned as the failure
+    /// that ends the stream, for the runtime to report and then call
+    /// [`handle_failed`](Self::handle_failed).
+    pub fn handle_write_result(&mut self, result: io::Result<usize>) -> io::Result<()> {
+        match result {
+            Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                self.handle_written(n);
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(e),
         }
     }
 

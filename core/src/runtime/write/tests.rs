@@ -241,3 +241,23 @@ fn a_frame_whose_bytes_are_still_held_elsewhere_is_not_kept() {
     assert!(queue.take_spare().is_none(), "its bytes are still read elsewhere");
     assert_eq!(held.len(), 100 * 1024);
 }
+
+#[test]
+fn a_write_result_is_progress_a_retry_or_the_failure_that_ends_the_stream() {
+    let mut queue = WriteQueue::new();
+    queue.push(frame("abcdef"));
+    let _ = queue.poll_step();
+    assert!(queue.handle_write_result(Ok(2)).is_ok());
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("cdef")));
+    let interrupted = io::Error::from(io::ErrorKind::Interrupted);
+    assert!(queue.handle_write_result(Err(interrupted)).is_ok());
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("cdef")), "nothing taken");
+    let zero = queue.handle_write_result(Ok(0)).unwrap_err();
+    assert_eq!(zero.kind(), io::ErrorKind::WriteZero);
+    let broken = io::Error::from(io::ErrorKind::BrokenPipe);
+    assert_eq!(
+        queue.handle_write_result(Err(broken)).unwrap_err().kind(),
+        io::ErrorKind::BrokenPipe
+    );
+    assert_eq!(queue.poll_step(), WriteStep::Write(frame("cdef")), "failing is the runtime's");
+}
