@@ -18,6 +18,7 @@ use crate::jsonrpc::{
     self, DecodeError, ErrorObject, Frame, Message, Notification, PeekKind, RawJson, Request,
     RequestId,
 };
+use crate::runtime::WriteQueue;
 use crate::schema::{CancelledParams, ProgressParams};
 
 /// Limits and defaults every endpoint applies.
@@ -117,9 +118,10 @@ impl Endpoint {
         }
     }
 
-    /// A buffer for an encoding of about `hint` bytes: the recycled one if it has room.
+    /// A buffer for an encoding of about `hint` bytes: the recycled one if it has room and
+    /// the frame is large enough to come back from the writer (see [`RECYCLED_MIN`]).
     fn buffer(&mut self, hint: usize) -> Vec<u8> {
-        if hint >= RECYCLED_MIN / 2 && self.spare.capacity() >= hint {
+        if hint >= RECYCLED_MIN && self.spare.capacity() >= hint {
             std::mem::take(&mut self.spare)
         } else {
             Vec::with_capacity(hint)
@@ -504,8 +506,9 @@ impl Endpoint {
 /// waiting ones hold their encoded params, so this bounds that memory too.
 pub(crate) const MAX_HELD_PER_SLOT: usize = 64;
 
-/// A written frame's buffer smaller than this is not worth keeping for the next one.
-pub(crate) const RECYCLED_MIN: usize = 64 * 1024;
+/// The smallest buffer kept for the next frame: a frame this large is written on its own
+/// and comes back whole; smaller ones are joined into one write, and their buffers freed.
+const RECYCLED_MIN: usize = WriteQueue::COALESCE_LIMIT;
 
 /// Encodes `message` into `json` (empty, with room reserved by the caller).
 fn encode(route: Route, kind: OutgoingKind, message: &Message, mut json: Vec<u8>) -> Outgoing {

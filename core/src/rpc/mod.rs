@@ -9,7 +9,7 @@ mod route;
 
 use std::time::Duration;
 
-pub(crate) use endpoint::{parse_params, Endpoint, Incoming, Limits, Routed, RECYCLED_MIN};
+pub(crate) use endpoint::{parse_params, Endpoint, Incoming, Limits, Routed};
 pub(crate) use inbound::InboundEntry;
 pub use route::{Outgoing, OutgoingKind, Route};
 

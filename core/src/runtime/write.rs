@@ -22,8 +22,6 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use crate::rpc::RECYCLED_MIN;
-
 /// Frames queued for one byte stream, and whether and until when to close it.
 ///
 /// Frames are never split or reordered; a partial write resumes where it stopped. After
@@ -101,7 +99,7 @@ impl WriteQueue {
     }
 
     /// An empty, open queue that keeps the buffer of each large frame once it is written
-    /// (at least 64 KiB, the largest one only), for [`take_spare`](Self::take_spare): a
+    /// (at least [`COALESCE_LIMIT`](Self::COALESCE_LIMIT), the largest one only), for [`take_spare`](Self::take_spare): a
     /// stdio runtime hands it back to its machine (`recycle`) to encode the next large
     /// message into, instead of freeing a MiB-sized buffer after each and faulting one in
     /// again for the next.
@@ -290,13 +288,12 @@ impl WriteQueue {
         self.deadline = None;
     }
 
-    /// The front frame, with the small frames after it joined on when it is small too.
     /// Keeps a written frame's buffer when recycling, it is large and nothing else holds it.
     fn keep(&mut self, written: Bytes) {
         if !self.recycling {
             return;
         }
-        let largest = self.spare.as_ref().map_or(RECYCLED_MIN - 1, Vec::capacity);
+        let largest = self.spare.as_ref().map_or(Self::COALESCE_LIMIT - 1, Vec::capacity);
         if let Ok(buf) = written.try_into_mut() {
             let mut buf = Vec::from(buf);
             if buf.capacity() > largest {
@@ -306,6 +303,7 @@ impl WriteQueue {
         }
     }
 
+    /// The front frame, with the small frames after it joined on when it is small too.
     fn coalesce(&mut self) -> Bytes {
         let mut count = 0;
         let mut total = 0;
