@@ -113,10 +113,18 @@ impl ClientConnection {
         if !body.is_empty() || method_needs_body {
             parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
         }
-        let (head, call, body_sent) = start_call(Request::from_parts(parts, ()), body.len())?;
-        self.transmits.push_back(Transmit::Write(head));
+        let (mut head, call, body_sent) = start_call(Request::from_parts(parts, ()), body.len())?;
         if body_sent && !body.is_empty() {
-            self.transmits.push_back(Transmit::Write(body));
+            if body.len() <= JOINED_BODY_MAX {
+                // One write, so one segment: the server reads the whole request at once.
+                head.extend_from_slice(&body);
+                self.transmits.push_back(Transmit::Write(Bytes::from(head)));
+            } else {
+                self.transmits.push_back(Transmit::Write(Bytes::from(head)));
+                self.transmits.push_back(Transmit::Write(body));
+            }
+        } else {
+            self.transmits.push_back(Transmit::Write(Bytes::from(head)));
         }
         let deadline = now.checked_add(self.config.head_timeout);
         self.phase = Phase::AwaitingHead { call, deadline };
@@ -340,10 +348,14 @@ impl BodyDecoder for Call<RecvBody> {
 
 /// Writes the request head and walks ureq-proto's call to where the response is read.
 /// Returns the head's bytes, the call, and whether the body belongs on the wire.
+/// The largest body copied behind the request head into one write; a larger one is written
+/// as it is, after the head.
+const JOINED_BODY_MAX: usize = 16 * 1024;
+
 fn start_call(
     request: Request<()>,
     body_len: usize,
-) -> Result<(Bytes, Call<RecvResponse>, bool), UsageError> {
+) -> Result<(Vec<u8>, Call<RecvResponse>, bool), UsageError> {
     let mut call = Call::new(request).map_err(usage_error)?.proceed();
     let mut out = vec![0; 1024];
     let mut used = 0;
@@ -365,7 +377,7 @@ fn start_call(
             Await100Result::RecvResponse(call) => (call, false),
         },
     };
-    Ok((Bytes::from(out), call, body_sent))
+    Ok((out, call, body_sent))
 }
 
 /// Accounts for a body the caller will write as-is (it has a `Content-Length`).

@@ -24,6 +24,9 @@
 //!   between a socket and the client machine ([`http_client::ClientConn`]), and the
 //!   keep-alive [`http_client::Pool`].
 //!
+//! - [`Inbox`]: a queue into a task's loop that wakes the task only while it waits (not
+//!   when it sends to itself, nor while it is busy anyway).
+//!
 //! Nothing here does IO, reads a clock or needs an executor: deadlines are `Instant`
 //! arguments, and a runtime's future types appear only as an associated type of [`Link`].
 
@@ -32,6 +35,7 @@ mod connect;
 mod context;
 pub mod http_client;
 pub mod http_server;
+mod inbox;
 mod owned;
 mod write;
 
@@ -43,5 +47,6 @@ pub const NOTIFICATION_QUEUE: usize = 1024;
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
+pub use inbox::Inbox;
 pub use owned::OwnedEvent;
 pub use write::{WriteEnd, WriteQueue, WriteStep};

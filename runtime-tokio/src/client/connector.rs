@@ -1,6 +1,6 @@
 //! Performing the client machine's HTTP exchanges: TCP (and TLS for `https`) connections
-//! through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`]. One task per
-//! exchange; its response goes back to the session's driver as owned stream events.
+//! through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`]. Each exchange
+//! is a future the session's task polls; its response goes back as owned stream events.
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -9,12 +9,11 @@ use std::time::Instant;
 use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 use tokio_rustls::TlsConnector;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
-use zest_core::runtime::{ConnectError, OwnedEvent};
+use zest_core::runtime::{ConnectError, Inbox, OwnedEvent};
 
 /// A socket, plain or TLS.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
@@ -32,8 +31,8 @@ struct Conn {
 /// Bytes read from a connection at once.
 const READ_BUF: usize = 32 * 1024;
 
-/// Where an exchange's events go: the driver's inbox.
-pub(super) type Events = mpsc::UnboundedSender<(StreamId, OwnedEvent)>;
+/// Where an exchange's events go: the inbox of the session task that polls it.
+pub(super) type Events = Arc<Inbox<(StreamId, OwnedEvent)>>;
 
 /// Opens and reuses connections for one session.
 pub(super) struct Connector {

@@ -1,17 +1,18 @@
 //! One accepted connection's task: socket bytes through zest-core's
 //! [`ServerConn`](zest_core::runtime::http_server::ServerConn), its exchanges fed to the hub,
-//! the router's transmits for them back to the socket.
+//! the router's transmits for them (through the connection's inbox) back to the socket.
 
+use std::future::poll_fn;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use zest_core::http1::{self, Config};
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 
-use super::hub::Hub;
+use super::hub::{Hub, ToConn};
 use crate::writer::Writer;
 
 /// Serves one connection until it closes, or until shutdown finds it between requests.
@@ -26,7 +27,7 @@ pub(super) async fn serve(
     let _ = socket.set_nodelay(true);
     let (mut reader, writer) = socket.into_split();
     let mut writer = Writer::new(writer);
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let inbox: ToConn = Arc::default();
     let mut conn = ServerConn::new(config, Instant::now(), ids);
     let mut buf = vec![0u8; 16 * 1024];
     let mut inputs: Vec<Inbound> = Vec::new();
@@ -34,16 +35,18 @@ pub(super) async fn serve(
     let sleep = tokio::time::sleep(Duration::from_secs(3600));
     tokio::pin!(sleep);
     loop {
+        // Running: what this task sends itself through the hub needs no wake-up.
+        inbox.awake();
         // Feed the router, then carry out what it sent this connection, until both settle
         // (an answer ending may release a pipelined request).
         loop {
             inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
             if !inputs.is_empty() {
-                hub.feed(&inputs, &tx);
+                hub.feed(&inputs, &inbox);
                 inputs.clear();
             }
             let mut moved = false;
-            while let Ok(transmit) = rx.try_recv() {
+            while let Some(transmit) = inbox.try_recv() {
                 conn.handle_transmit(Instant::now(), transmit);
                 moved = true;
             }
@@ -84,7 +87,9 @@ pub(super) async fn serve(
                     conn.handle_failed(format!("reading from the client failed: {e}"));
                 }
             },
-            Some(transmit) = rx.recv() => conn.handle_transmit(Instant::now(), transmit),
+            transmit = poll_fn(|cx| inbox.poll_recv(cx)) => {
+                conn.handle_transmit(Instant::now(), transmit);
+            }
             written = writer.progress(), if writer.busy() => {
                 if let Err(e) = written {
                     conn.handle_failed(format!("writing to the client failed: {e}"));
@@ -100,6 +105,8 @@ pub(super) async fn serve(
     conn.handle_failed("the connection closed".into());
     inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
     if !inputs.is_empty() {
-        hub.feed(&inputs, &tx);
+        hub.feed(&inputs, &inbox);
     }
+    // What the hub still sends this connection has nowhere to go.
+    inbox.close();
 }

@@ -6,7 +6,7 @@
 //! hop between a socket and the router. Handlers the router asks for are then called and
 //! polled once by that same task, unlocked: one that is done at once (most tools) is
 //! answered there and then, with no spawn and no wake-up; the others continue in a task. Handler tasks do the same for their answers, reports
-//! and requests to the client. Every transmit goes through its connection's channel (also to
+//! and requests to the client. Every transmit goes through its connection's inbox (also to
 //! the task that drained it), sent while the lock is held, so transmits of one stream keep
 //! their order whoever produced them.
 
@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use zest_core::api::CallError;
 use zest_core::error::{Rejection, UsageError};
@@ -26,7 +26,7 @@ use zest_core::http::server::{Router, SessionId};
 use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
-use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
+use zest_core::runtime::{CallKeys, CancelFlag, Inbox, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use crate::calls::{self, CatchUnwind, Reply};
@@ -35,8 +35,10 @@ use crate::server::{http_handle, RequestContext, SessionLink};
 /// The router's handler type.
 type Handler = AsyncHandler<RequestContext>;
 
-/// What a connection task receives from the hub for the stream it carries.
-pub(super) type ToConn = mpsc::UnboundedSender<Transmit>;
+/// What a connection task receives from the hub for the stream it carries: an inbox that
+/// wakes the task only while it waits (a transmit the task routes to itself while it feeds
+/// the hub costs no wake-up).
+pub(super) type ToConn = Arc<Inbox<Transmit>>;
 
 /// The shared server state.
 pub(crate) struct Hub {

@@ -29,7 +29,6 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONTENT_TYPE, HOST};
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use zest_core::http::server::Router;
 use zest_core::io::{RequestHead, ResponseHead, StreamId, Transmit, TransportFailure};
@@ -206,11 +205,11 @@ async fn serve<B: Body>(inner: Arc<Inner>, request: Request<B>) -> Response<McpB
         tokio::select! {
             // An answer (or a refusal) stops the reading: the router wants no more body.
             biased;
-            transmit = exchange.rx.recv() => match transmit {
-                Some(Transmit::Respond { head, .. }) => break head,
+            transmit = exchange.recv() => match transmit {
+                Transmit::Respond { head, .. } => break head,
                 // Bytes before a head: a router never sends them.
-                Some(Transmit::Write { .. } | Transmit::Http { .. }) => {}
-                Some(Transmit::Close { .. } | Transmit::Abort { .. }) | None => {
+                Transmit::Write { .. } | Transmit::Http { .. } => {}
+                Transmit::Close { .. } | Transmit::Abort { .. } => {
                     exchange.ended();
                     return bare(StatusCode::INTERNAL_SERVER_ERROR);
                 }
@@ -241,14 +240,14 @@ async fn serve<B: Body>(inner: Arc<Inner>, request: Request<B>) -> Response<McpB
     }
     let mut whole = BytesMut::new();
     loop {
-        match exchange.rx.recv().await {
-            Some(Transmit::Write { bytes, .. }) => whole.extend_from_slice(&bytes),
-            Some(Transmit::Close { .. }) => break,
-            Some(Transmit::Abort { .. }) | None => {
+        match exchange.recv().await {
+            Transmit::Write { bytes, .. } => whole.extend_from_slice(&bytes),
+            Transmit::Close { .. } => break,
+            Transmit::Abort { .. } => {
                 exchange.ended();
                 return bare(StatusCode::INTERNAL_SERVER_ERROR);
             }
-            Some(Transmit::Respond { .. } | Transmit::Http { .. }) => {}
+            Transmit::Respond { .. } | Transmit::Http { .. } => {}
         }
     }
     exchange.ended();
@@ -282,12 +281,12 @@ impl Body for McpBody {
                 if exchange.finished {
                     return Poll::Ready(None);
                 }
-                match ready!(exchange.rx.poll_recv(cx)) {
-                    Some(Transmit::Write { bytes, .. }) => {
+                match ready!(exchange.tx.poll_recv(cx)) {
+                    Transmit::Write { bytes, .. } => {
                         return Poll::Ready(Some(Ok(Frame::data(bytes))));
                     }
-                    Some(Transmit::Close { .. }) | None => exchange.ended(),
-                    Some(Transmit::Abort { .. }) => {
+                    Transmit::Close { .. } => exchange.ended(),
+                    Transmit::Abort { .. } => {
                         exchange.ended();
                         let error = io::Error::new(
                             io::ErrorKind::ConnectionAborted,
@@ -295,7 +294,7 @@ impl Body for McpBody {
                         );
                         return Poll::Ready(Some(Err(error)));
                     }
-                    Some(Transmit::Respond { .. } | Transmit::Http { .. }) => {}
+                    Transmit::Respond { .. } | Transmit::Http { .. } => {}
                 }
             },
         }
@@ -328,13 +327,12 @@ impl std::fmt::Debug for McpBody {
     }
 }
 
-/// One request's exchange with the router: what it feeds, and the channel its transmits
-/// come back on. Dropped before it ended, it fails the exchange.
+/// One request's exchange with the router: what it feeds, and the inbox its transmits
+/// come back to. Dropped before it ended, it fails the exchange.
 struct Exchange {
     inner: Arc<Inner>,
     stream: StreamId,
     tx: ToConn,
-    rx: mpsc::UnboundedReceiver<Transmit>,
     /// The router closed the exchange, or heard that it failed: nothing more to tell it.
     finished: bool,
 }
@@ -342,11 +340,15 @@ struct Exchange {
 impl Exchange {
     /// Accepts `head` as a new exchange.
     fn open(inner: Arc<Inner>, head: RequestHead) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
         let stream = inner.ids.next();
-        let mut exchange = Self { inner, stream, tx, rx, finished: false };
+        let mut exchange = Self { inner, stream, tx: Arc::default(), finished: false };
         exchange.feed(OwnedEvent::Accept(Box::new(head)));
         exchange
+    }
+
+    /// The router's next transmit for this exchange.
+    async fn recv(&self) -> Transmit {
+        poll_fn(|cx| self.tx.poll_recv(cx)).await
     }
 
     fn feed(&mut self, event: OwnedEvent) {
@@ -371,6 +373,7 @@ impl Exchange {
 impl Drop for Exchange {
     fn drop(&mut self) {
         self.fail("the client went away");
+        self.tx.close();
     }
 }
 

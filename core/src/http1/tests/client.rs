@@ -177,6 +177,28 @@ fn request_bytes_on_the_wire() {
 }
 
 #[test]
+fn a_small_body_leaves_with_its_head_and_a_large_one_as_it_is() {
+    let mut c = ClientConnection::new(Config::default());
+    c.send_request(t0(), post("http://h.test/", b"{\"id\":1}")).unwrap();
+    let writes: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert!(matches!(&writes[..], [Transmit::Write(b)] if b.ends_with(b"\r\n\r\n{\"id\":1}")));
+
+    let large = Bytes::from(vec![b'x'; 64 * 1024]);
+    let request = Request::post("http://h.test/").body(large.clone()).unwrap();
+    let mut c = ClientConnection::new(Config::default());
+    c.send_request(t0(), request).unwrap();
+    let writes: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    match &writes[..] {
+        [Transmit::Write(head), Transmit::Write(body)] => {
+            assert!(head.ends_with(b"content-length: 65536\r\n\r\n"));
+            // The caller's buffer itself, not a copy.
+            assert_eq!(body.as_ptr(), large.as_ptr());
+        }
+        other => panic!("expected the head and the body: {other:?}"),
+    }
+}
+
+#[test]
 fn empty_post_announces_zero_length_and_get_announces_none() {
     let mut c = ClientConnection::new(Config::default());
     c.send_request(t0(), post("http://h.test/", b"")).unwrap();
