@@ -1,6 +1,6 @@
 //! Performing the client machine's HTTP exchanges: TCP (and TLS for `https`) connections
-//! through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`]. One task per
-//! exchange; its response goes back to the session's driver as owned stream events.
+//! through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`]. Each exchange
+//! is a future the session's task polls; its response goes back as owned stream events.
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use futures_rustls::TlsConnector;
 use rustls::pki_types::{CertificateDer, ServerName};
-use smol::channel::Sender;
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use smol::net::TcpStream;
@@ -16,7 +15,7 @@ use smol::Timer;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
-use zest_core::runtime::{ConnectError, OwnedEvent};
+use zest_core::runtime::{ConnectError, Inbox, OwnedEvent};
 
 /// A socket, plain or TLS.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
@@ -26,10 +25,16 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
 pub(super) struct Conn {
     io: Box<dyn Io>,
     http: ClientConn,
+    /// Where responses are read into; pooled with the connection, so an exchange on a
+    /// reused connection allocates and zeroes no buffer.
+    buf: Box<[u8]>,
 }
 
-/// Where an exchange's events go: the driver's inbox.
-pub(super) type Events = Sender<(StreamId, OwnedEvent)>;
+/// Bytes read from a connection at once.
+const READ_BUF: usize = 32 * 1024;
+
+/// Where an exchange's events go: the inbox of the session task that polls it.
+pub(super) type Events = Arc<Inbox<(StreamId, OwnedEvent)>>;
 
 /// Opens and reuses connections for one session.
 pub(super) struct Connector {
@@ -101,7 +106,7 @@ impl Connector {
             Err(TransportFailure::TimedOut)
         };
         let io = open.or(timeout).await?;
-        Ok(Conn { io, http: ClientConn::new(self.config.clone()) })
+        Ok(Conn { io, http: ClientConn::new(self.config.clone()), buf: vec![0; READ_BUF].into() })
     }
 }
 
@@ -124,7 +129,7 @@ pub(super) async fn exchange(
 ) {
     let fail = |failure| {
         // The driver may be gone; then nobody waits for this exchange.
-        let _ = events.try_send((stream, OwnedEvent::Failed(failure)));
+        let _ = events.send((stream, OwnedEvent::Failed(failure)));
     };
     let target = match Target::from_uri(&request.uri) {
         Ok(target) => target,
@@ -180,7 +185,6 @@ enum Ran {
 
 /// Writes the exchange queued on `conn` and forwards its response until it ends.
 async fn run(conn: &mut Conn, events: &Events) -> Ran {
-    let mut buf = vec![0u8; 32 * 1024];
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
@@ -200,7 +204,7 @@ async fn run(conn: &mut Conn, events: &Events) -> Ran {
         }
         while let Some((s, event)) = conn.http.poll_event() {
             let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
-            if events.try_send((s, event)).is_err() {
+            if events.send((s, event)).is_err() {
                 // The session is over: nobody reads the rest.
                 return Ran::Done(false);
             }
@@ -209,7 +213,7 @@ async fn run(conn: &mut Conn, events: &Events) -> Ran {
             }
         }
         let deadline = conn.http.poll_timeout();
-        let read = async { Some(conn.io.read(&mut buf).await) };
+        let read = async { Some(conn.io.read(&mut conn.buf).await) };
         let late = async {
             match deadline {
                 Some(at) => {
@@ -222,7 +226,7 @@ async fn run(conn: &mut Conn, events: &Events) -> Ran {
         match read.or(late).await {
             None => conn.http.handle_timeout(Instant::now()),
             Some(Ok(0)) => conn.http.handle_end(),
-            Some(Ok(n)) => conn.http.handle_data(&buf[..n]),
+            Some(Ok(n)) => conn.http.handle_data(&conn.buf[..n]),
             Some(Err(e)) => conn.http.handle_failed(TransportFailure::Reset(e.to_string())),
         }
     }

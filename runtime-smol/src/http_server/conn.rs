@@ -1,18 +1,19 @@
 //! One accepted connection's task: socket bytes through zest-core's
 //! [`ServerConn`](zest_core::runtime::http_server::ServerConn), its exchanges fed to the hub,
-//! the router's transmits for them back to the socket.
+//! the router's transmits for them (through the connection's inbox) back to the socket.
 
+use std::future::poll_fn;
 use std::sync::Arc;
 use std::time::Instant;
 
-use smol::channel::{self, Receiver};
+use smol::channel::Receiver;
 use smol::future::{self, FutureExt as _};
 use smol::net::TcpStream;
 use zest_core::http1::{self, Config};
 use zest_core::io::Transmit;
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 
-use super::hub::Hub;
+use super::hub::{Hub, ToConn};
 use super::stopping;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::Writer;
@@ -37,23 +38,25 @@ pub(super) async fn serve(
     let _ = socket.set_nodelay(true);
     let mut reader = socket.clone();
     let mut writer = Writer::new(socket);
-    let (tx, rx) = channel::unbounded();
+    let inbox: ToConn = Arc::default();
     let mut conn = ServerConn::new(config, Instant::now(), ids);
     let mut buf = vec![0u8; 16 * 1024];
     let mut inputs: Vec<Inbound> = Vec::new();
     let mut read_open = true;
     let mut alarm = Alarm::default();
     loop {
+        // Running: what this task sends itself through the hub needs no wake-up.
+        inbox.awake();
         // Feed the router, then carry out what it sent this connection, until both settle
         // (an answer ending may release a pipelined request).
         loop {
             inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
             if !inputs.is_empty() {
-                hub.feed(&inputs, &tx);
+                hub.feed(&inputs, &inbox);
                 inputs.clear();
             }
             let mut moved = false;
-            while let Ok(transmit) = rx.try_recv() {
+            while let Some(transmit) = inbox.try_recv() {
                 conn.handle_transmit(Instant::now(), transmit);
                 moved = true;
             }
@@ -88,13 +91,7 @@ pub(super) async fn serve(
                 future::pending().await
             }
         }
-        .race(async {
-            match rx.recv().await {
-                Ok(transmit) => Wake::Transmit(transmit),
-                // Unreachable: this task holds a sender.
-                Err(_) => future::pending().await,
-            }
-        })
+        .race(async { Wake::Transmit(poll_fn(|cx| inbox.poll_recv(cx)).await) })
         .race(async {
             if writing {
                 Wake::Written(writer.progress().await)
@@ -140,6 +137,8 @@ pub(super) async fn serve(
     conn.handle_failed("the connection closed".into());
     inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
     if !inputs.is_empty() {
-        hub.feed(&inputs, &tx);
+        hub.feed(&inputs, &inbox);
     }
+    // What the hub still sends this connection has nowhere to go.
+    inbox.close();
 }

@@ -6,7 +6,7 @@
 //! hop between a socket and the router. Handlers the router asks for are then called and
 //! polled once by that same task, unlocked: one that is done at once (most tools) is
 //! answered there and then, with no spawn and no wake-up; the others continue in a task of
-//! smol's global executor. Every transmit goes through its connection's channel, sent while
+//! smol's global executor. Every transmit goes through its connection's inbox, sent while
 //! the lock is held, so transmits of one stream keep their order whoever produced them.
 //! The bookkeeping (which connection carries which stream, which task runs which call,
 //! requests to the client) is zest-core's [`Dispatch`], shared with every runtime.
@@ -27,7 +27,7 @@ use zest_core::http::server::{Router, SessionId};
 use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
-use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
+use zest_core::runtime::{CallKeys, CancelFlag, Inbox, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use crate::call::{self, ReplyTx};
@@ -38,8 +38,10 @@ use crate::wire;
 /// The router's handler type.
 type Handler = AsyncHandler<RequestContext>;
 
-/// What a connection task receives from the hub for the stream it carries.
-pub(super) type ToConn = Sender<Transmit>;
+/// What a connection task receives from the hub for the stream it carries: an inbox that
+/// wakes the task only while it waits (a transmit the task routes to itself while it feeds
+/// the hub costs no wake-up).
+pub(super) type ToConn = Arc<Inbox<Transmit>>;
 
 /// The shared server state.
 pub(crate) struct Hub {
@@ -210,7 +212,7 @@ impl Hub {
                 Step::Nothing => {}
                 Step::Send { conn, transmit } => {
                     // The connection may be gone; the router hears that from it.
-                    let _ = conn.try_send(transmit);
+                    let _ = conn.send(transmit);
                 }
                 Step::Run { session, id, handler, call, cancelled, context } => {
                     starts.push(Start { session, id, handler, call, cancelled, context });

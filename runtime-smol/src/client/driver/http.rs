@@ -1,21 +1,29 @@
 //! The loop of an HTTP client session: the same commands, events and handlers as stdio, with
-//! each HTTP exchange the machine asks for performed by a task of its own.
+//! each HTTP exchange the machine asks for performed inside the session's own task (polled
+//! beside the commands), so a call costs no task hand-off between its exchange and the
+//! machine.
 //!
 //! ```text
-//!  loop { drain poll_output ─▶ race { exchange event | command | poll_timeout } ─▶ feed one }
-//!           (Transmit::Http: spawn an exchange task; Transmit::Abort: drop it)
+//!  loop { drain poll_output ─▶ feed one reported event, or
+//!         race { exchanges report | command | poll_timeout } ─▶ feed one }
+//!           (Transmit::Http: start an exchange; Transmit::Abort: drop it)
 //!  on Closed: later calls fail at once, handler tasks are cancelled, the last exchanges
 //!             (the DELETE) get CLOSE_GRACE, then close() waiters wake
 //! ```
 
 use std::collections::HashMap;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use smol::channel::{self, Receiver};
-use smol::future::{self, FutureExt as _};
-use smol::{Task, Timer};
+use futures_util::future::{AbortHandle, Abortable};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use smol::channel::Receiver;
+use smol::future::FutureExt as _;
+use smol::Timer;
 use zest_core::io::{Input, Output, StreamId, Transmit};
 use zest_core::runtime::OwnedEvent;
 
@@ -27,9 +35,62 @@ use crate::wire::{self, Alarm};
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 enum Wake {
-    Event(StreamId, OwnedEvent),
+    Reported,
     Command(Command),
     Timeout,
+}
+
+/// The exchanges under way, polled by the session's task; each can be cut by its stream.
+/// Their events wait in `inbox`, which wakes the task only while it is parked.
+#[derive(Default)]
+struct Exchanges {
+    running: FuturesUnordered<Abortable<Pin<Box<dyn Future<Output = ()> + Send>>>>,
+    handles: HashMap<StreamId, AbortHandle>,
+    inbox: Events,
+}
+
+impl Exchanges {
+    fn start(&mut self, stream: StreamId, work: impl Future<Output = ()> + Send + 'static) {
+        let (handle, registration) = AbortHandle::new_pair();
+        self.running.push(Abortable::new(Box::pin(work), registration));
+        self.handles.insert(stream, handle);
+    }
+
+    /// Cuts the exchange on `stream`: its future, and with it its connection, is dropped.
+    fn abort(&mut self, stream: StreamId) {
+        if let Some(handle) = self.handles.remove(&stream) {
+            handle.abort();
+        }
+    }
+
+    /// The next event reported, without waiting; forgets the handle of an exchange that
+    /// reported its end.
+    fn try_event(&mut self) -> Option<(StreamId, OwnedEvent)> {
+        let (stream, event) = self.inbox.try_recv()?;
+        if matches!(event, OwnedEvent::End | OwnedEvent::Failed(_)) {
+            self.handles.remove(&stream);
+        }
+        Some((stream, event))
+    }
+
+    /// Polls the exchanges until each waits; ready once one of them has reported. Only
+    /// the exchanges send to the inbox, and only while polled here, so the task never needs
+    /// waking for it: their sockets wake it.
+    fn poll_reported(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        while let Poll::Ready(Some(_)) = self.running.poll_next_unpin(cx) {}
+        if self.inbox.is_empty() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+
+    /// Polls the exchanges until none is left.
+    async fn finish(&mut self) {
+        while self.running.next().await.is_some() {
+            while self.inbox.try_recv().is_some() {}
+        }
+    }
 }
 
 impl Driver {
@@ -39,21 +100,23 @@ impl Driver {
         connector: Arc<Connector>,
         commands: Receiver<Command>,
     ) {
-        let (events_tx, events) = channel::unbounded();
         let mut book = Book::default();
-        let mut exchanges: HashMap<StreamId, Task<()>> = HashMap::new();
+        let mut exchanges = Exchanges::default();
         let mut alarm = Alarm::default();
         loop {
-            if self.drain_http(&mut book, &connector, &events_tx, &mut exchanges) {
+            if self.drain_http(&mut book, &connector, &mut exchanges) {
                 break;
             }
+            // What the exchanges reported, one event per drain.
+            if let Some((stream, event)) = exchanges.try_event() {
+                self.core.handle_input(event.input(Instant::now(), stream));
+                continue;
+            }
             alarm.arm(self.core.poll_timeout());
+            let exchanges = &mut exchanges;
             let wake = async {
-                match events.recv().await {
-                    Ok((stream, event)) => Wake::Event(stream, event),
-                    // Unreachable: this loop holds a sender.
-                    Err(_) => future::pending().await,
-                }
+                poll_fn(|cx| exchanges.poll_reported(cx)).await;
+                Wake::Reported
             }
             .or(async {
                 match commands.recv().await {
@@ -69,16 +132,8 @@ impl Driver {
             .await;
             let now = Instant::now();
             match wake {
-                Wake::Event(stream, event) => {
-                    if matches!(event, OwnedEvent::End | OwnedEvent::Failed(_)) {
-                        // The task is finishing (it may still return its connection to the
-                        // pool): let it, rather than cancel it by dropping its handle.
-                        if let Some(task) = exchanges.remove(&stream) {
-                            task.detach();
-                        }
-                    }
-                    self.core.handle_input(event.input(now, stream));
-                }
+                // Fed at the top of the loop.
+                Wake::Reported => {}
                 Wake::Command(command) => {
                     self.apply(&mut book, now, command);
                     while let Ok(command) = commands.try_recv() {
@@ -92,15 +147,16 @@ impl Driver {
         // Calls queued or made from now on fail at once; handler tasks are cancelled.
         wire::close_queue(&commands);
         drop(book);
-        // What the machine sent last (the DELETE that ends the session) may finish.
-        let deadline = Instant::now() + CLOSE_GRACE;
-        for (_, task) in exchanges.drain() {
-            // Past the deadline the task is dropped, which cuts its exchange.
-            task.or(async {
-                Timer::at(deadline).await;
+        // What the machine sent last (the DELETE that ends the session) may finish; past the
+        // deadline the rest is dropped, connections with it.
+        exchanges
+            .finish()
+            .or(async {
+                Timer::after(CLOSE_GRACE).await;
             })
             .await;
-        }
+        exchanges.inbox.close();
+        drop(exchanges);
         connector.clear();
         *self.shared.exit.lock().expect("no panics while holding the lock") =
             Some(Ok(ExitStatus::default()));
@@ -112,21 +168,17 @@ impl Driver {
         &mut self,
         book: &mut Book,
         connector: &Arc<Connector>,
-        events: &Events,
-        exchanges: &mut HashMap<StreamId, Task<()>>,
+        exchanges: &mut Exchanges,
     ) -> bool {
         let mut closed = false;
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::Transmit(Transmit::Http { stream, request }) => {
-                    let work =
-                        connector::exchange(connector.clone(), stream, *request, events.clone());
-                    exchanges.insert(stream, smol::spawn(work));
+                    let events = exchanges.inbox.clone();
+                    let work = connector::exchange(connector.clone(), stream, *request, events);
+                    exchanges.start(stream, work);
                 }
-                Output::Transmit(Transmit::Abort { stream }) => {
-                    // Dropping the task drops its connection: the exchange is cut.
-                    drop(exchanges.remove(&stream));
-                }
+                Output::Transmit(Transmit::Abort { stream }) => exchanges.abort(stream),
                 // A client over HTTP only opens and aborts exchanges; writes, closes and
                 // responses belong to pipes and servers.
                 Output::Transmit(
