@@ -1,10 +1,11 @@
 //! `cargo bench -p zest-blocking --bench http`: `tools/call` echo over Streamable HTTP on
-//! loopback at concurrency 1, 8 and 64, zest-blocking's client (one thread per worker)
-//! against zest-blocking's server in one process, beside a raw floor from the same run: a
-//! keep-alive HTTP/1.1 JSON echo on std threads (zest-core's http1 machines on both sides, one
-//! connection and thread per worker, no MCP). Then the memory of a server in a process of its
-//! own (this binary again): its peak RSS after a run at concurrency 8, and its RSS per idle
-//! session with 10,000 idle sessions.
+//! loopback at concurrency 1, 8 and 64, zest-blocking's client (one thread per worker) against
+//! zest-blocking's server in one process, beside a raw floor from the same run: a keep-alive
+//! HTTP/1.1 JSON echo on std threads (zest-core's http1 machines on both sides, one connection
+//! and thread per worker, no MCP). The two alternate three times at each concurrency; the
+//! round whose share of its floor is the median is printed, with every round's share. Then the
+//! memory of a server in a process of its own (this binary again): its peak RSS after a run at
+//! concurrency 8, and its RSS per idle session with 10,000 idle sessions.
 //! Then, on a fresh server process, three rounds of 1,000 sessions at once making 20 calls each:
 //! calls/s, the sessions held, and its RSS with them open, at its peak and after they are
 //! deleted.
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response};
-use http_bench::{print_header, print_peak, print_row, Run, ServerProcess};
+use http_bench::{print_header, print_median_round, print_peak, Run, ServerProcess};
 use serde_json::json;
 use zest_blocking::core::http1::{self, Config, ServerConnection, ServerEvent};
 use zest_blocking::core::io::{HttpRequest, StreamId};
@@ -47,10 +48,12 @@ fn main() {
     let floor_addr = raw_echo_server();
     let server = zest_server();
     for concurrency in [1, 8, 64] {
-        let raw = raw_run(floor_addr, concurrency);
-        let zest = zest_run(&server.url(), concurrency);
-        print_row("raw HTTP/1.1 JSON echo", concurrency, &raw, None);
-        print_row("zest-blocking (MCP over HTTP)", concurrency, &zest, Some(&raw));
+        let mut rounds = Vec::new();
+        for _ in 0..http_bench::ECHO_ROUNDS {
+            let raw = raw_run(floor_addr, concurrency);
+            rounds.push((raw, zest_run(&server.url(), concurrency)));
+        }
+        print_median_round("zest-blocking (MCP over HTTP)", concurrency, rounds);
     }
     server.shutdown();
     println!();

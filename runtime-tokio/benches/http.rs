@@ -1,9 +1,11 @@
 //! `cargo bench -p zest-tokio --bench http`: `tools/call` echo over Streamable HTTP on
 //! loopback at concurrency 1, 8 and 64, zest-tokio's client against zest-tokio's server in one
-//! process (a 2-worker runtime), beside a raw floor from the same run: a keep-alive
-//! HTTP/1.1 JSON echo (zest-core's http1 machines on both sides, one connection per worker,
-//! no MCP). Then the memory of a server in a process of its own (this binary again): its peak
-//! RSS after a run at concurrency 8, and its RSS per idle session with 10,000 idle sessions.
+//! process (a 2-worker runtime), beside a raw floor from the same run: a keep-alive HTTP/1.1
+//! JSON echo (zest-core's http1 machines on both sides, one connection per worker, no MCP).
+//! The two alternate three times at each concurrency; the round whose share of its floor is
+//! the median is printed, with every round's share. Then the memory of a server in a process
+//! of its own (this binary again): its peak RSS after a run at concurrency 8, and its RSS per
+//! idle session with 10,000 idle sessions.
 //! Then, on a fresh server process, three rounds of 1,000 sessions at once making 20 calls each:
 //! calls/s, the sessions held, and its RSS with them open, at its peak and after they are
 //! deleted.
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response};
-use http_bench::{print_header, print_peak, print_row, Run, ServerProcess};
+use http_bench::{print_header, print_median_round, print_peak, Run, ServerProcess};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -51,10 +53,12 @@ fn main() {
         let floor_addr = raw_echo_server().await;
         let server = zest_server().await;
         for concurrency in [1, 8, 64] {
-            let raw = raw_run(floor_addr, concurrency).await;
-            let zest = zest_run(&server.url(), concurrency).await;
-            print_row("raw HTTP/1.1 JSON echo", concurrency, &raw, None);
-            print_row("zest-tokio (MCP over HTTP)", concurrency, &zest, Some(&raw));
+            let mut rounds = Vec::new();
+            for _ in 0..http_bench::ECHO_ROUNDS {
+                let raw = raw_run(floor_addr, concurrency).await;
+                rounds.push((raw, zest_run(&server.url(), concurrency).await));
+            }
+            print_median_round("zest-tokio (MCP over HTTP)", concurrency, rounds);
         }
         server.shutdown().await;
     });

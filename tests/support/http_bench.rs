@@ -40,6 +40,11 @@ pub(crate) const WIDE_ROUNDS: usize = 3;
 /// Overrides [`WIDE_ROUNDS`]: more rounds tell a slow leak from the allocator settling.
 pub(crate) const WIDE_ROUNDS_ENV: &str = "ZEST_WIDE_ROUNDS";
 
+/// How many times the floor and zest runs alternate at each concurrency. One run of either
+/// can be lucky or not (whether the floor's two tasks share a worker thread, what else the
+/// machine does), so the round whose share of its floor is the median is the one printed.
+pub(crate) const ECHO_ROUNDS: usize = 3;
+
 /// Calls per second and latencies of one run.
 pub(crate) struct Run {
     pub(crate) per_sec: f64,
@@ -74,6 +79,18 @@ pub(crate) fn print_row(name: &str, concurrency: usize, run: &Run, floor: Option
         at(0.5).as_micros(),
         at(0.99).as_micros()
     );
+}
+
+/// Prints the median of `rounds` (floor, zest) by zest's share of its floor, then every
+/// round's share.
+pub(crate) fn print_median_round(name: &str, concurrency: usize, mut rounds: Vec<(Run, Run)>) {
+    let share = |(raw, zest): &(Run, Run)| zest.per_sec / raw.per_sec;
+    rounds.sort_by(|a, b| share(a).total_cmp(&share(b)));
+    let (raw, zest) = &rounds[rounds.len() / 2];
+    print_row("raw HTTP/1.1 JSON echo", concurrency, raw, None);
+    print_row(name, concurrency, zest, Some(raw));
+    let shares: Vec<String> = rounds.iter().map(|r| format!("{:.0} %", 100.0 * share(r))).collect();
+    println!("{:<30} {:>4} {}", "  (each round, of its floor)", "", shares.join(", "));
 }
 
 /// In the server process: says where it listens, then answers each line on stdin with
