@@ -24,6 +24,8 @@
 //!   between a socket and the client machine ([`http_client::ClientConn`]), and the
 //!   keep-alive [`http_client::Pool`].
 //!
+//! - [`Exchanges`]: a client session's HTTP exchanges as futures its own task polls (no
+//!   task per exchange), their events queued in an [`Inbox`].
 //! - [`Inbox`]: a queue into a task's loop that wakes the task only while it waits (not
 //!   when it sends to itself, nor while it is busy anyway).
 //!
@@ -33,6 +35,7 @@
 mod calls;
 mod connect;
 mod context;
+mod exchanges;
 pub mod http_client;
 pub mod http_server;
 mod inbox;
@@ -47,6 +50,7 @@ pub const NOTIFICATION_QUEUE: usize = 1024;
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
+pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::Inbox;
 pub use owned::OwnedEvent;
 pub use write::{WriteEnd, WriteQueue, WriteStep};

@@ -15,7 +15,7 @@ use smol::Timer;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
-use zest_core::runtime::{ConnectError, Inbox, OwnedEvent};
+use zest_core::runtime::{ConnectError, ExchangeEvents, OwnedEvent};
 
 /// A socket, plain or TLS.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
@@ -34,7 +34,7 @@ pub(super) struct Conn {
 const READ_BUF: usize = 32 * 1024;
 
 /// Where an exchange's events go: the inbox of the session task that polls it.
-pub(super) type Events = Arc<Inbox<(StreamId, OwnedEvent)>>;
+pub(super) type Events = ExchangeEvents;
 
 /// Opens and reuses connections for one session.
 pub(super) struct Connector {

@@ -11,24 +11,19 @@
 //!             (the DELETE) get CLOSE_GRACE, then close() waiters wake
 //! ```
 
-use std::collections::HashMap;
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::future::poll_fn;
 use std::process::ExitStatus;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use futures_util::future::{AbortHandle, Abortable};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use smol::channel::Receiver;
 use smol::future::FutureExt as _;
 use smol::Timer;
-use zest_core::io::{Input, Output, StreamId, Transmit};
-use zest_core::runtime::OwnedEvent;
+use zest_core::io::{Input, Output, Transmit};
+use zest_core::runtime::Exchanges;
 
 use super::{Book, Command, Driver};
-use crate::client::connector::{self, Connector, Events};
+use crate::client::connector::{self, Connector};
 use crate::wire::{self, Alarm};
 
 /// How long the last exchanges of a closing session (its DELETE) may take.
@@ -38,59 +33,6 @@ enum Wake {
     Reported,
     Command(Command),
     Timeout,
-}
-
-/// The exchanges under way, polled by the session's task; each can be cut by its stream.
-/// Their events wait in `inbox`, which wakes the task only while it is parked.
-#[derive(Default)]
-struct Exchanges {
-    running: FuturesUnordered<Abortable<Pin<Box<dyn Future<Output = ()> + Send>>>>,
-    handles: HashMap<StreamId, AbortHandle>,
-    inbox: Events,
-}
-
-impl Exchanges {
-    fn start(&mut self, stream: StreamId, work: impl Future<Output = ()> + Send + 'static) {
-        let (handle, registration) = AbortHandle::new_pair();
-        self.running.push(Abortable::new(Box::pin(work), registration));
-        self.handles.insert(stream, handle);
-    }
-
-    /// Cuts the exchange on `stream`: its future, and with it its connection, is dropped.
-    fn abort(&mut self, stream: StreamId) {
-        if let Some(handle) = self.handles.remove(&stream) {
-            handle.abort();
-        }
-    }
-
-    /// The next event reported, without waiting; forgets the handle of an exchange that
-    /// reported its end.
-    fn try_event(&mut self) -> Option<(StreamId, OwnedEvent)> {
-        let (stream, event) = self.inbox.try_recv()?;
-        if matches!(event, OwnedEvent::End | OwnedEvent::Failed(_)) {
-            self.handles.remove(&stream);
-        }
-        Some((stream, event))
-    }
-
-    /// Polls the exchanges until each waits; ready once one of them has reported. Only
-    /// the exchanges send to the inbox, and only while polled here, so the task never needs
-    /// waking for it: their sockets wake it.
-    fn poll_reported(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        while let Poll::Ready(Some(_)) = self.running.poll_next_unpin(cx) {}
-        if self.inbox.is_empty() {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }
-
-    /// Polls the exchanges until none is left.
-    async fn finish(&mut self) {
-        while self.running.next().await.is_some() {
-            while self.inbox.try_recv().is_some() {}
-        }
-    }
 }
 
 impl Driver {
@@ -149,13 +91,12 @@ impl Driver {
         drop(book);
         // What the machine sent last (the DELETE that ends the session) may finish; past the
         // deadline the rest is dropped, connections with it.
-        exchanges
-            .finish()
+        poll_fn(|cx| exchanges.poll_finished(cx))
             .or(async {
                 Timer::after(CLOSE_GRACE).await;
             })
             .await;
-        exchanges.inbox.close();
+        exchanges.close();
         drop(exchanges);
         connector.clear();
         *self.shared.exit.lock().expect("no panics while holding the lock") =
@@ -174,7 +115,7 @@ impl Driver {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::Transmit(Transmit::Http { stream, request }) => {
-                    let events = exchanges.inbox.clone();
+                    let events = exchanges.events();
                     let work = connector::exchange(connector.clone(), stream, *request, events);
                     exchanges.start(stream, work);
                 }

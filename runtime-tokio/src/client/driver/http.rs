@@ -3,78 +3,20 @@
 //! beside the commands), so a call costs no task hand-off between its exchange and the
 //! machine.
 
-use std::collections::HashMap;
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::future::poll_fn;
 use std::process::ExitStatus;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use futures_util::future::{AbortHandle, Abortable};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, watch};
-use zest_core::io::{Input, Output, StreamId, Transmit};
-use zest_core::runtime::OwnedEvent;
+use zest_core::io::{Input, Output, Transmit};
+use zest_core::runtime::Exchanges;
 
 use super::{Command, Driver, Exit};
-use crate::client::connector::{self, Connector, Events};
+use crate::client::connector::{self, Connector};
 
 /// How long the last exchanges of a closing session (its DELETE) may take.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
-
-/// The exchanges under way, polled by the session's task; each can be cut by its stream.
-/// Their events wait in `inbox`, which wakes the task only while it is parked.
-#[derive(Default)]
-struct Exchanges {
-    running: FuturesUnordered<Abortable<Pin<Box<dyn Future<Output = ()> + Send>>>>,
-    handles: HashMap<StreamId, AbortHandle>,
-    inbox: Events,
-}
-
-impl Exchanges {
-    fn start(&mut self, stream: StreamId, work: impl Future<Output = ()> + Send + 'static) {
-        let (handle, registration) = AbortHandle::new_pair();
-        self.running.push(Abortable::new(Box::pin(work), registration));
-        self.handles.insert(stream, handle);
-    }
-
-    /// Cuts the exchange on `stream`: its future, and with it its connection, is dropped.
-    fn abort(&mut self, stream: StreamId) {
-        if let Some(handle) = self.handles.remove(&stream) {
-            handle.abort();
-        }
-    }
-
-    /// The next event reported, without waiting; forgets the handle of an exchange that
-    /// reported its end.
-    fn try_event(&mut self) -> Option<(StreamId, OwnedEvent)> {
-        let (stream, event) = self.inbox.try_recv()?;
-        if matches!(event, OwnedEvent::End | OwnedEvent::Failed(_)) {
-            self.handles.remove(&stream);
-        }
-        Some((stream, event))
-    }
-
-    /// Polls the exchanges until each waits; ready once one of them has reported. Only
-    /// the exchanges send to the inbox, and only while polled here, so the task never needs
-    /// waking for it: their sockets wake it.
-    fn poll_reported(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        while let Poll::Ready(Some(_)) = self.running.poll_next_unpin(cx) {}
-        if self.inbox.is_empty() {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }
-
-    /// Polls the exchanges until none is left.
-    async fn finish(&mut self) {
-        while self.running.next().await.is_some() {
-            while self.inbox.try_recv().is_some() {}
-        }
-    }
-}
 
 impl Driver {
     /// Runs the session to its end, lets its DELETE go out, and records the end.
@@ -135,8 +77,9 @@ impl Driver {
         }
         // What the machine sent last (the DELETE that ends the session) may finish; the rest
         // is dropped, connections with it.
-        let _ = tokio::time::timeout(CLOSE_GRACE, exchanges.finish()).await;
-        exchanges.inbox.close();
+        let finished = poll_fn(|cx| exchanges.poll_finished(cx));
+        let _ = tokio::time::timeout(CLOSE_GRACE, finished).await;
+        exchanges.close();
         drop(exchanges);
         connector.clear();
         exit.send_replace(Some(Ok(ExitStatus::default())));
@@ -148,7 +91,7 @@ impl Driver {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::Transmit(Transmit::Http { stream, request }) => {
-                    let events = exchanges.inbox.clone();
+                    let events = exchanges.events();
                     let work = connector::exchange(connector.clone(), stream, *request, events);
                     exchanges.start(stream, work);
                 }
