@@ -66,7 +66,7 @@ fn progress_and_logs_arrive_on_the_calls_sse_stream() {
     let result = client
         .call_tool_with_progress("steps", json!({"n": 3}), move |p| {
             sink.lock().unwrap().push((p.progress, p.total, p.message));
-            on.lock().unwrap().push(thread::current().id());
+            on.lock().unwrap().push(std::thread::current().id());
         })
         .unwrap();
     assert_eq!(text(&result), "done after 3 steps");
@@ -74,7 +74,7 @@ fn progress_and_logs_arrive_on_the_calls_sse_stream() {
     let want: Vec<_> = (1..=3).map(|i| (i as f64, Some(3.0), Some(format!("step {i}")))).collect();
     assert_eq!(progress, want);
     // A waiting call reads its own stream: no worker thread hands the reports over.
-    let here = thread::current().id();
+    let here = std::thread::current().id();
     assert!(threads.lock().unwrap().iter().all(|t| *t == here), "progress came on another thread");
     let mut logs = Vec::new();
     for _ in 0..3 {
