@@ -7,10 +7,8 @@
 //!   on a thread of its own with a [`RequestContext`] (progress, logging, cancellation,
 //!   asking the client for sampling).
 //! - [`Client::connect`] / [`Client::connect_to`] reach a server over Streamable HTTP or
-//!   legacy HTTP+SSE (`http` and `https`): the same [`Client`] and [`ClientApi`]; a waiting
-//!   call performs its own HTTP exchange on the calling thread, every other exchange (the
-//!   GET stream, started calls, answers) runs on a thread of its own, all through zest-core's
-//!   connection machine.
+//!   legacy HTTP+SSE (`http` and `https`): the same [`Client`] and [`ClientApi`]; each HTTP
+//!   exchange runs on a thread of its own through zest-core's connection machine.
 //! - [`serve_http`] / [`serve_http_with`] serve the same [`Registry`] over HTTP (Streamable
 //!   HTTP at `/mcp`, legacy HTTP+SSE, `/health`) on threads until [`HttpServer::shutdown`];
 //!   a handler's progress, logs and requests to the client travel on its call's SSE stream.

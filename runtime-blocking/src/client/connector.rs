@@ -1,8 +1,7 @@
 //! Performing the client machine's HTTP exchanges on threads: `std::net::TcpStream` (and
 //! rustls for `https`) through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`].
-//! Each exchange runs on one thread, the caller's or a worker's (an SSE stream's thread reads
-//! its body for as long as it lasts); its response goes to the session as owned stream
-//! events. An exchange is cut by shutting
+//! One thread per exchange (an SSE stream's thread reads its body for as long as it lasts);
+//! its response goes to the session as owned stream events. An exchange is cut by shutting
 //! its socket down, which ends the blocked read.
 
 use std::io::{self, Read, Write};
