@@ -504,10 +504,7 @@ impl Session {
         }
         let Some(connector) = &self.http else { return };
         let here = match exchange {
-            Exchange::Here if opens.last().is_some_and(|(_, r, _)| r.method.as_str() == "POST") => {
-                opens.pop()
-            }
-            Exchange::Here => None,
+            Exchange::Here => opens.pop_if(|(_, request, _)| request.method.as_str() == "POST"),
             Exchange::OnWorker => None,
         };
         for (stream, request, cell) in opens {
