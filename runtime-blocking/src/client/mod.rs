@@ -380,7 +380,7 @@ impl Client {
         on_progress: Option<ProgressFn>,
     ) -> Result<RawJson, CallError> {
         let slot = Arc::new(Slot::new());
-        self.inner.session.request_here(method, params, opts, on_progress, slot.clone())?;
+        self.inner.session.request(method, params, opts, on_progress, slot.clone())?;
         slot.wait()
     }
 }

@@ -114,10 +114,6 @@ struct Deliveries {
     ready: Option<(ReadySlot, Result<Negotiated, ConnectError>)>,
     /// Reported to the handlers' violation sink once the lock is released.
     violations: Vec<(SyncClientHandlers, ProtocolViolation)>,
-    /// Over HTTP: the exchanges this drain opened and cut, performed once unlocked by the
-    /// thread that drained them.
-    opens: Vec<(StreamId, HttpRequest, Arc<AbortCell>)>,
-    aborts: Vec<Arc<AbortCell>>,
 }
 
 impl Session {
@@ -164,34 +160,7 @@ impl Session {
         on_progress: Option<ProgressFn>,
         slot: Outcome,
     ) -> Result<RequestId, CallError> {
-        self.send_request(Exchange::OnWorker, method, params, opts, on_progress, slot)
-    }
-
-    /// Sends a request the calling thread will wait for. Over HTTP this thread performs the
-    /// exchange that carries it, so its answer is fed in here: no hand-off to a worker
-    /// thread and back. Returns its id once the exchange has ended (the outcome is set then,
-    /// unless the answer came on another stream).
-    pub(crate) fn request_here(
-        &self,
-        method: &'static str,
-        params: RawJson,
-        opts: RequestOptions,
-        on_progress: Option<ProgressFn>,
-        slot: Outcome,
-    ) -> Result<RequestId, CallError> {
-        self.send_request(Exchange::Here, method, params, opts, on_progress, slot)
-    }
-
-    fn send_request(
-        &self,
-        exchange: Exchange,
-        method: &'static str,
-        params: RawJson,
-        opts: RequestOptions,
-        on_progress: Option<ProgressFn>,
-        slot: Outcome,
-    ) -> Result<RequestId, CallError> {
-        self.drive_with(Role::WritesHere, exchange, |st, now| {
+        self.drive(Role::WritesHere, |st, now| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
             st.calls.insert(id.clone(), None, CallSlot(slot), on_progress);
@@ -296,23 +265,11 @@ impl Session {
     /// Locks the machine, runs `f`, drains, unlocks; then delivers outcomes and writes the
     /// frames (or, on the reader, has them written).
     fn drive<T>(&self, role: Role, f: impl FnOnce(&mut State, Instant) -> T) -> T {
-        self.drive_with(role, Exchange::OnWorker, f)
-    }
-
-    /// [`drive`](Self::drive), saying where the last request exchange it opens runs.
-    fn drive_with<T>(
-        &self,
-        role: Role,
-        exchange: Exchange,
-        f: impl FnOnce(&mut State, Instant) -> T,
-    ) -> T {
         let mut deliveries = Deliveries::default();
         let out = link::no_join(|| {
             let mut st = lock(&self.state);
             let out = f(&mut st, Instant::now());
             self.drain(&mut st, &mut deliveries);
-            deliveries.opens = std::mem::take(&mut st.to_open);
-            deliveries.aborts = std::mem::take(&mut st.to_abort);
             out
         });
         for delivery in deliveries.outcomes {
@@ -325,7 +282,7 @@ impl Session {
             handlers.report_violation(&violation);
         }
         if self.http.is_some() {
-            self.perform_http(deliveries.opens, deliveries.aborts, exchange);
+            self.perform_http();
         } else {
             self.write(role);
         }
@@ -490,34 +447,40 @@ impl Session {
         }
     }
 
-    /// Opens and cuts the exchanges a drain asked for (unlocked): each opened one runs
-    /// on a thread of its own until its response ends, except a POST that `exchange` says
-    /// to perform here: it runs on this thread, after the others have started.
-    fn perform_http(
-        &self,
-        mut opens: Vec<(StreamId, HttpRequest, Arc<AbortCell>)>,
-        aborts: Vec<Arc<AbortCell>>,
-        exchange: Exchange,
-    ) {
+    /// Opens and cuts the exchanges the last drain asked for (unlocked): each opened one runs
+    /// on a thread of its own until its response ends.
+    fn perform_http(&self) {
+        let (opens, aborts) = {
+            let mut st = lock(&self.state);
+            (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort))
+        };
         for cell in aborts {
             cell.abort();
         }
         let Some(connector) = &self.http else { return };
-        let here = match exchange {
-            Exchange::Here => opens.pop_if(|(_, request, _)| request.method.as_str() == "POST"),
-            Exchange::OnWorker => None,
-        };
         for (stream, request, cell) in opens {
             let (me, connector, workers) =
                 (self.me.clone(), connector.clone(), lock(&self.state).workers.clone());
-            let job = move || run_exchange(&me, &connector, stream, request, &cell);
+            let job = move || {
+                let mut emit = |s: StreamId, event: OwnedEvent| {
+                    me.upgrade().is_some_and(|session| session.feed_http(s, event))
+                };
+                link::no_join(|| {
+                    connector::exchange(&connector, stream, request, &cell, &mut emit)
+                });
+                if let Some(session) = me.upgrade() {
+                    // Ended without a last event (cut, or nobody wanted the rest).
+                    let mut st = lock(&session.state);
+                    if st.exchanges.get(&stream).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+                        st.exchanges.remove(&stream);
+                    }
+                    session.exchange_ended.notify_all();
+                }
+            };
             if let Err(e) = workers.run(job) {
                 let failure = TransportFailure::Other(format!("cannot start a thread: {e}"));
                 self.feed_http(stream, OwnedEvent::Failed(failure));
             }
-        }
-        if let Some((stream, request, cell)) = here {
-            run_exchange(&self.me, connector, stream, request, &cell);
         }
     }
 
@@ -557,38 +520,6 @@ impl Session {
             connector.clear();
         }
         std::process::ExitStatus::default()
-    }
-}
-
-/// Where a request's exchange runs over HTTP.
-#[derive(Clone, Copy)]
-enum Exchange {
-    /// On a worker thread: the caller goes on at once (`Client::start`, answers, notices).
-    OnWorker,
-    /// On the calling thread, which waits for the answer anyway.
-    Here,
-}
-
-/// Performs one exchange on this thread, feeding its events to the session, until its
-/// response ends or it is cut.
-fn run_exchange(
-    me: &Weak<Session>,
-    connector: &Connector,
-    stream: StreamId,
-    request: HttpRequest,
-    cell: &Arc<AbortCell>,
-) {
-    let mut emit = |s: StreamId, event: OwnedEvent| {
-        me.upgrade().is_some_and(|session| session.feed_http(s, event))
-    };
-    link::no_join(|| connector::exchange(connector, stream, request, cell, &mut emit));
-    if let Some(session) = me.upgrade() {
-        // Ended without a last event (cut, or nobody wanted the rest).
-        let mut st = lock(&session.state);
-        if st.exchanges.get(&stream).is_some_and(|c| Arc::ptr_eq(c, cell)) {
-            st.exchanges.remove(&stream);
-        }
-        session.exchange_ended.notify_all();
     }
 }
 
