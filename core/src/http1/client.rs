@@ -346,12 +346,12 @@ impl BodyDecoder for Call<RecvBody> {
     }
 }
 
-/// Writes the request head and walks ureq-proto's call to where the response is read.
-/// Returns the head's bytes, the call, and whether the body belongs on the wire.
 /// The largest body copied behind the request head into one write; a larger one is written
 /// as it is, after the head.
 const JOINED_BODY_MAX: usize = 16 * 1024;
 
+/// Writes the request head and walks ureq-proto's call to where the response is read.
+/// Returns the head's bytes, the call, and whether the body belongs on the wire.
 fn start_call(
     request: Request<()>,
     body_len: usize,

@@ -31,9 +31,6 @@ struct Conn {
 /// Bytes read from a connection at once.
 const READ_BUF: usize = 32 * 1024;
 
-/// Where an exchange's events go: the inbox of the session task that polls it.
-pub(super) type Events = ExchangeEvents;
-
 /// Opens and reuses connections for one session.
 pub(super) struct Connector {
     tls: TlsConnector,
@@ -120,7 +117,7 @@ pub(super) async fn exchange(
     connector: Arc<Connector>,
     stream: StreamId,
     request: HttpRequest,
-    events: Events,
+    events: ExchangeEvents,
 ) {
     let fail = |failure| {
         // The driver may be gone; then nobody waits for this exchange.
@@ -179,7 +176,7 @@ enum Ran {
 }
 
 /// Writes the exchange queued on `conn` and forwards its response until it ends.
-async fn run(conn: &mut Conn, events: &Events) -> Ran {
+async fn run(conn: &mut Conn, events: &ExchangeEvents) -> Ran {
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {

@@ -281,7 +281,7 @@ impl Body for McpBody {
                 if exchange.finished {
                     return Poll::Ready(None);
                 }
-                match ready!(exchange.tx.poll_recv(cx)) {
+                match ready!(exchange.inbox.poll_recv(cx)) {
                     Transmit::Write { bytes, .. } => {
                         return Poll::Ready(Some(Ok(Frame::data(bytes))));
                     }
@@ -332,7 +332,7 @@ impl std::fmt::Debug for McpBody {
 struct Exchange {
     inner: Arc<Inner>,
     stream: StreamId,
-    tx: ToConn,
+    inbox: ToConn,
     /// The router closed the exchange, or heard that it failed: nothing more to tell it.
     finished: bool,
 }
@@ -341,19 +341,19 @@ impl Exchange {
     /// Accepts `head` as a new exchange.
     fn open(inner: Arc<Inner>, head: RequestHead) -> Self {
         let stream = inner.ids.next();
-        let mut exchange = Self { inner, stream, tx: Arc::default(), finished: false };
+        let mut exchange = Self { inner, stream, inbox: Arc::default(), finished: false };
         exchange.feed(OwnedEvent::Accept(Box::new(head)));
         exchange
     }
 
     /// The router's next transmit for this exchange.
     async fn recv(&self) -> Transmit {
-        poll_fn(|cx| self.tx.poll_recv(cx)).await
+        poll_fn(|cx| self.inbox.poll_recv(cx)).await
     }
 
     fn feed(&mut self, event: OwnedEvent) {
         let input = Inbound { stream: self.stream, event };
-        self.inner.hub.feed(&[input], &self.tx);
+        self.inner.hub.feed(&[input], &self.inbox);
     }
 
     /// The client cannot be answered any more: the router frees what the exchange held.
@@ -373,7 +373,7 @@ impl Exchange {
 impl Drop for Exchange {
     fn drop(&mut self) {
         self.fail("the client went away");
-        self.tx.close();
+        self.inbox.close();
     }
 }
 

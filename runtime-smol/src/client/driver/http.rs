@@ -97,7 +97,6 @@ impl Driver {
             })
             .await;
         exchanges.close();
-        drop(exchanges);
         connector.clear();
         *self.shared.exit.lock().expect("no panics while holding the lock") =
             Some(Ok(ExitStatus::default()));

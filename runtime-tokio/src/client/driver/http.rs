@@ -80,7 +80,6 @@ impl Driver {
         let finished = poll_fn(|cx| exchanges.poll_finished(cx));
         let _ = tokio::time::timeout(CLOSE_GRACE, finished).await;
         exchanges.close();
-        drop(exchanges);
         connector.clear();
         exit.send_replace(Some(Ok(ExitStatus::default())));
     }
