@@ -66,6 +66,9 @@ struct Http {
     answers: HashMap<StreamId, Answer>,
     events: Vec<RouterEvent<Handler>>,
     version: &'static str,
+    /// Decide answers after each drain, like a runtime whose handlers run in tasks (off: a
+    /// test answers calls first, like a runtime that polls handlers inline).
+    decide: bool,
 }
 
 impl Http {
@@ -80,6 +83,7 @@ impl Http {
             answers: HashMap::new(),
             events: Vec::new(),
             version: "2025-11-25",
+            decide: true,
         }
     }
 
@@ -88,6 +92,14 @@ impl Http {
     }
 
     fn pump(&mut self) {
+        self.drain();
+        if self.decide {
+            self.router.decide_answers();
+            self.drain();
+        }
+    }
+
+    fn drain(&mut self) {
         while let Some(out) = self.router.poll_output() {
             match out {
                 Output::Transmit(Transmit::Respond { stream, head }) => {
@@ -688,6 +700,74 @@ fn json_mode_answers_a_slow_call_with_one_body() {
     let a = http.answer(call);
     assert_eq!(a.status, Some(StatusCode::OK));
     assert_eq!(a.json()["result"]["content"][0]["text"], "x");
+}
+
+#[test]
+fn a_call_answered_before_the_answer_is_decided_gets_one_json_body() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    http.decide = false;
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    assert!(!http.answers.contains_key(&call), "undecided: nothing sent yet");
+    // The handler is done at its first poll: its reply is all the POST needs.
+    let (sid, id, call_params) = http.take_calls()[0].clone();
+    let result = app(&"echo", &call_params).unwrap();
+    let now = http.now();
+    http.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
+    http.pump();
+    assert!(!http.answers.contains_key(&call), "still held until the runtime decides");
+    http.router.decide_answers();
+    http.pump();
+    let a = http.answer(call);
+    assert_eq!(a.status, Some(StatusCode::OK));
+    assert_eq!(a.headers["content-type"], "application/json");
+    assert_eq!(a.json()["result"]["content"][0]["text"], "x");
+    assert!(a.closed);
+    assert_eq!(http.router.exchange_count(), 0);
+}
+
+#[test]
+fn a_call_that_reports_progress_before_the_decision_is_streamed() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    http.decide = false;
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":"p"}}}),
+    );
+    let (sid, id, call_params) = http.take_calls()[0].clone();
+    let now = http.now();
+    let s = http.router.session_mut(&sid).unwrap();
+    s.progress(now, &id, 1.0, Some(2.0), None).unwrap();
+    s.respond(now, id, Ok(app(&"echo", &call_params).unwrap())).unwrap();
+    http.router.decide_answers();
+    http.pump();
+    let a = http.answer(call);
+    assert_eq!(a.headers["content-type"], "text/event-stream");
+    let methods: Vec<Value> = a.messages().iter().map(|m| m["method"].clone()).collect();
+    assert_eq!(methods, [json!("notifications/progress"), Value::Null]);
+    assert!(a.closed);
+}
+
+#[test]
+fn an_answer_left_undecided_is_decided_by_the_next_input() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    http.decide = false;
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    assert!(!http.answers.contains_key(&call));
+    let ping = http.post(Some(&session), json!({"jsonrpc":"2.0","id":4,"method":"ping"}));
+    assert_eq!(http.answer(call).headers["content-type"], "text/event-stream");
+    assert_eq!(http.answer(ping).json()["id"], 4);
 }
 
 #[test]

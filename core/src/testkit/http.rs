@@ -349,7 +349,15 @@ impl<H: Clone> HttpPair<H> {
         }
     }
 
+    /// Drains the router like a runtime that runs handlers in tasks of their own: every
+    /// answer is decided once the outputs asking for handlers are drained.
     fn drain_router(&mut self) {
+        self.drain_router_outputs();
+        self.router.decide_answers();
+        self.drain_router_outputs();
+    }
+
+    fn drain_router_outputs(&mut self) {
         while let Some(out) = self.router.poll_output() {
             match out {
                 Output::Transmit(Transmit::Respond { stream, head }) => {

@@ -218,6 +218,25 @@ impl Hub {
 
     /// Performs every router output.
     fn drain(&self, st: &mut State, starts: &mut Vec<Start>) {
+        loop {
+            let asked = starts.len();
+            self.drain_outputs(st, starts);
+            if starts.len() == asked {
+                break;
+            }
+            // Handlers run on threads of their own: the answers they serve are decided now,
+            // before any starts (so a quick one does not make the form depend on a race).
+            st.router.decide_answers();
+        }
+        let next = st.router.poll_timeout();
+        let mut bell = lock(&self.bell);
+        if next != bell.armed {
+            bell.armed = next;
+            self.rung.notify_all();
+        }
+    }
+
+    fn drain_outputs(&self, st: &mut State, starts: &mut Vec<Start>) {
         while let Some(output) = st.router.poll_output() {
             match st.dispatch.route(output) {
                 Step::Nothing => {}
@@ -233,12 +252,6 @@ impl Hub {
                 }
                 Step::Stop(_) => self.ring(),
             }
-        }
-        let next = st.router.poll_timeout();
-        let mut bell = lock(&self.bell);
-        if next != bell.armed {
-            bell.armed = next;
-            self.rung.notify_all();
         }
     }
 

@@ -135,7 +135,8 @@ impl Hub {
     }
 
     /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
-    /// the handlers the router asked for.
+    /// the handlers the router asked for, then has the router decide the answers they
+    /// serve.
     pub(super) fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
         let mut starts = Vec::new();
         let out = {
@@ -144,10 +145,20 @@ impl Hub {
             self.drain(&mut st, &mut starts);
             out
         };
+        self.start_all(starts);
+        out
+    }
+
+    /// Starts handlers, then has the router decide the answers they serve: each has had
+    /// its first poll, so a POST they all answered gets one JSON body.
+    fn start_all(self: &Arc<Self>, starts: Vec<Start>) {
+        if starts.is_empty() {
+            return;
+        }
         for start in starts {
             self.start(start);
         }
-        out
+        self.with(|st| st.router.decide_answers());
     }
 
     /// Calls a handler and polls it once, here, unlocked: one that is done at once is

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! A POST that carries requests is answered with one JSON body when every reply is ready at
-//! once, and otherwise with an SSE stream that carries the replies and everything the
+//! once, or once the handlers it started have had their first poll (the runtime says so with
+//! [`Router::decide_answers`]) with nothing else to send; otherwise with an SSE stream that carries the replies and everything the
 //! handlers send while serving them (progress, log lines, requests to the client), then
 //! ends. Messages tied to no request go on the session's GET stream (kept, bounded, until
 //! one is open). Every SSE event has an id `<stream>-<seq>` and is kept in the
@@ -185,6 +186,11 @@ pub struct Router<H> {
     /// Sessions whose machine has a deadline.
     timers: HashSet<SessionId>,
     next_sweep: Option<Instant>,
+    /// POSTs that started handlers, whose answer is decided by
+    /// [`decide_answers`](Self::decide_answers): (session, origin, announce the session id).
+    undecided: Vec<(SessionId, StreamId, bool)>,
+    /// Handler calls the sessions asked for so far (tells a POST that started one).
+    calls_asked: u64,
 }
 
 /// What an accepted exchange is doing.
@@ -210,6 +216,8 @@ impl<H: Clone> Router<H> {
             touched: Vec::new(),
             timers: HashSet::new(),
             next_sweep: None,
+            undecided: Vec::new(),
+            calls_asked: 0,
         }
     }
 
@@ -222,6 +230,8 @@ impl<H: Clone> Router<H> {
     /// Feeds one input. Never fails: bad requests are answered with their HTTP status and a
     /// JSON-RPC error body. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
+        // A runtime that did not decide answers after starting handlers does it now.
+        self.decide_answers();
         match input {
             Input::Timeout(now) => self.handle_timeout(now),
             Input::Receive(now, r) => match r.event {
@@ -274,6 +284,18 @@ impl<H: Clone> Router<H> {
         if let Some(slot) = self.sessions.get_mut(id) {
             slot.machine.close(now);
             self.flush(id);
+        }
+    }
+
+    /// Decides how the POSTs that started handlers are answered. Call it once the handlers
+    /// the drained outputs asked for have had their first poll (a runtime that does not poll
+    /// them there and then calls it after draining). A POST whose requests are all answered
+    /// by then, with nothing else to send, gets one JSON body; the others an SSE stream. The
+    /// next [`handle_input`](Self::handle_input) decides any left; drain
+    /// [`poll_output`](Self::poll_output) after.
+    pub fn decide_answers(&mut self) {
+        for (id, origin, announce) in std::mem::take(&mut self.undecided) {
+            self.settle(&id, origin, announce);
         }
     }
 
@@ -446,9 +468,15 @@ impl<H: Clone> Router<H> {
         slot.answers.insert(stream, Answer::new(Logical::unnumbered(stream), ids));
         self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
         slot.machine.handle_decoded(now, stream, incoming);
+        let asked = self.calls_asked;
         self.flush(&id);
         let announce = initialize && !self.config.stateless;
-        self.settle(&id, stream, announce);
+        if self.calls_asked == asked {
+            self.settle(&id, stream, announce);
+        } else {
+            // Handlers run for it: most answer at their first poll, and then so can the POST.
+            self.undecided.push((id, stream, announce));
+        }
     }
 
     /// The session a POST goes to: the one its header names, a new one for `initialize`, or
@@ -561,6 +589,9 @@ impl<H: Clone> Router<H> {
             slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
         }
         while let Some(event) = slot.machine.poll_event() {
+            if matches!(event, Event::Call { .. }) {
+                self.calls_asked += 1;
+            }
             if let Event::Cancelled { id: cancelled } = &event {
                 for answer in slot.answers.values_mut() {
                     answer.cancelled(cancelled);

@@ -85,12 +85,19 @@ impl Rig {
         self.drain()
     }
 
+    /// Drains the router like a runtime whose handlers run in tasks: answers are decided
+    /// once the handlers asked for are started.
     fn drain(&mut self) -> Vec<Step<&'static str, &'static str, u32>> {
         let mut steps = Vec::new();
-        while let Some(out) = self.router.poll_output() {
-            match self.dispatch.route(out) {
-                Step::Nothing => {}
-                step => steps.push(step),
+        for decided in [false, true] {
+            if decided {
+                self.router.decide_answers();
+            }
+            while let Some(out) = self.router.poll_output() {
+                match self.dispatch.route(out) {
+                    Step::Nothing => {}
+                    step => steps.push(step),
+                }
             }
         }
         steps
