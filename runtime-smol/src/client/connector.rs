@@ -17,6 +17,8 @@ use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
 use zest_core::runtime::{ConnectError, ExchangeEvents, OwnedEvent};
 
+use crate::wire::Alarm;
+
 /// A socket, plain or TLS.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
@@ -28,6 +30,9 @@ pub(super) struct Conn {
     /// Where responses are read into; pooled with the connection, so an exchange on a
     /// reused connection allocates and zeroes no buffer.
     buf: Box<[u8]>,
+    /// The read timeout, kept across reads and exchanges: a new timer per read would wake
+    /// the reactor thread once per exchange (async-io notifies it of every timer inserted).
+    alarm: Alarm,
 }
 
 /// Bytes read from a connection at once.
@@ -103,7 +108,8 @@ impl Connector {
             Err(TransportFailure::TimedOut)
         };
         let io = open.or(timeout).await?;
-        Ok(Conn { io, http: ClientConn::new(self.config.clone()), buf: vec![0; READ_BUF].into() })
+        let http = ClientConn::new(self.config.clone());
+        Ok(Conn { io, http, buf: vec![0; READ_BUF].into(), alarm: Alarm::default() })
     }
 }
 
@@ -209,16 +215,13 @@ async fn run(conn: &mut Conn, events: &ExchangeEvents) -> Ran {
                 return Ran::Done(conn.http.is_reusable());
             }
         }
-        let deadline = conn.http.poll_timeout();
-        let read = async { Some(conn.io.read(&mut conn.buf).await) };
+        // An early alarm is harmless: the connection ignores a timeout before its deadline.
+        conn.alarm.arm(conn.http.poll_timeout());
+        let Conn { io, buf, alarm, .. } = conn;
+        let read = async { Some(io.read(buf).await) };
         let late = async {
-            match deadline {
-                Some(at) => {
-                    Timer::at(at).await;
-                    None
-                }
-                None => smol::future::pending().await,
-            }
+            alarm.fired().await;
+            None
         };
         match read.or(late).await {
             None => conn.http.handle_timeout(Instant::now()),
