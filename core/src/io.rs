@@ -137,6 +137,15 @@ pub struct ResponseHead {
     pub headers: HeaderMap,
 }
 
+/// Whether `headers` label the body an event stream (`Content-Type: text/event-stream`,
+/// parameters allowed, case ignored).
+pub fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
+}
+
 /// An HTTP request for the runtime to perform (client side).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HttpRequest {

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use zest_blocking::{Client, ClientOptions, ConnectError, HttpEndpoint, HttpMode};
+use zest_blocking::{Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint, HttpMode};
 
 /// A server that answers every request, on every connection, with `answer` (raw bytes), then
 /// closes the connection. Stops with the test.
@@ -149,4 +149,109 @@ fn a_garbage_answer_is_a_transport_failure() {
         matches!(&e, ConnectError::Exited { reason, .. } if reason.to_string().contains("malformed")),
         "{e:?}"
     );
+}
+
+/// A Streamable HTTP server that answers `tools/call` on an SSE stream it then leaves open
+/// (the spec says it SHOULD close it, not MUST); everything else as a plain server does.
+fn keeps_call_streams_open() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        for socket in listener.incoming() {
+            let Ok(socket) = socket else { continue };
+            thread::spawn(move || serve_keeping_streams_open(socket));
+        }
+    });
+    addr
+}
+
+fn serve_keeping_streams_open(mut socket: std::net::TcpStream) {
+    let _ = socket.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else {
+            match socket.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+            continue;
+        };
+        let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+        while seen.len() < end + 4 + length {
+            match socket.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        let body: Vec<u8> = seen.drain(..end + 4 + length).skip(end + 4).collect();
+        if !head.starts_with("post") {
+            let _ =
+                socket.write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n");
+            continue;
+        }
+        let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let json = |result: serde_json::Value| {
+            serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string()
+        };
+        match message["method"].as_str() {
+            Some("initialize") => {
+                let answer = json(serde_json::json!({"protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}}, "serverInfo": {"name": "open", "version": "1"}}));
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                     mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n",
+                    answer.len()
+                );
+                let _ = socket.write_all(format!("{head}{answer}").as_bytes());
+            }
+            Some("tools/call") => {
+                let event = format!(
+                    "data: {}\n\n",
+                    json(serde_json::json!(
+                    {"content": [{"type": "text", "text": "answered"}]}))
+                );
+                let _ = socket.write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                         transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+                        event.len()
+                    )
+                    .as_bytes(),
+                );
+                // The stream stays open: no last chunk.
+                thread::sleep(Duration::from_secs(20));
+                return;
+            }
+            _ => {
+                let _ = socket.write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_call_whose_stream_stays_open_after_its_answer_returns_with_the_answer() {
+    let addr = keeps_call_streams_open();
+    let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"));
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let client = Client::connect_to(endpoint, options()).expect("connect");
+        // The first call may leave while the session settles in; the next ones leave from the
+        // calling thread.
+        for _ in 0..3 {
+            let result = client.call_tool("anything", serde_json::json!({}));
+            let _ = tx.send(result.map(|r| r.content.len()));
+        }
+    });
+    for call in 0..3 {
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(result) => assert_eq!(result.expect("the call's answer"), 1),
+            Err(_) => panic!("call {call} waited for its stream to end, not for its answer"),
+        }
+    }
 }

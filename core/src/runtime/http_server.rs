@@ -29,7 +29,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::BytesMut;
-use http::header::CONTENT_TYPE;
 use http::{Response, StatusCode};
 
 mod dispatch;
@@ -264,7 +263,7 @@ impl ServerConn {
         let Some(exchange) = self.exchange.as_mut() else { return };
         let result = match (transmit, &mut exchange.answer) {
             (Transmit::Respond { head, .. }, answer @ Answer::Unstarted) => {
-                if is_event_stream(&head) {
+                if crate::io::is_event_stream(&head.headers) {
                     *answer = Answer::Streaming;
                     self.http.send_head(response(*head, ()))
                 } else {
@@ -319,13 +318,6 @@ impl ServerConn {
     fn push(&mut self, stream: StreamId, event: OwnedEvent) {
         self.inbound.push_back(Inbound { stream, event });
     }
-}
-
-fn is_event_stream(head: &ResponseHead) -> bool {
-    head.headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
 }
 
 fn response<B>(head: ResponseHead, body: B) -> Response<B> {

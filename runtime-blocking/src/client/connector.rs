@@ -203,14 +203,17 @@ fn tls_reason(e: &io::Error) -> String {
 /// Performs one exchange and reports its response on `stream` through `emit` (which
 /// returns false once nobody wants more). A reused connection that turns out closed before
 /// any byte of the answer came back (the server dropped it while idle) is replaced by a new
-/// one, once.
+/// one, once. With `streams_elsewhere`, a response that is an event stream is reported up
+/// to its head and the [`Rest`] returned, to be read on another thread: the caller then
+/// waits only for a JSON answer, never for a stream the server may keep open.
 pub(crate) fn exchange(
     connector: &Connector,
     stream: StreamId,
     request: HttpRequest,
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
-) {
+    streams_elsewhere: bool,
+) -> Option<Rest> {
     let mut fail = |failure| {
         if !abort.is_aborted() {
             emit(stream, OwnedEvent::Failed(failure));
@@ -218,7 +221,10 @@ pub(crate) fn exchange(
     };
     let target = match Target::from_uri(&request.uri) {
         Ok(target) => target,
-        Err(why) => return fail(TransportFailure::Other(why)),
+        Err(why) => {
+            fail(TransportFailure::Other(why));
+            return None;
+        }
     };
     let pooled = lock(&connector.pool).checkout(Instant::now(), &target);
     let reused = pooled.is_some();
@@ -226,28 +232,64 @@ pub(crate) fn exchange(
         Some(conn) => conn,
         None => match connector.connect(&target) {
             Ok(conn) => conn,
-            Err(failure) => return fail(failure),
+            Err(failure) => {
+                fail(failure);
+                return None;
+            }
         },
     };
     let retry = reused.then(|| request.clone());
-    let conn = match run(conn, stream, request, abort, emit, retry.is_some()) {
+    let try_on = |conn, request, emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool, reused| {
+        run(conn, stream, request, abort, emit, reused, streams_elsewhere)
+    };
+    let conn = match try_on(conn, request, emit, retry.is_some()) {
         Ran::Done(conn) => conn,
+        Ran::Streaming(conn) => return Some(Rest { conn, target }),
         Ran::Stale => {
-            let Some(request) = retry else { return };
+            let request = retry?;
             match connector.connect(&target) {
-                Ok(conn) => match run(conn, stream, request, abort, emit, false) {
+                Ok(conn) => match try_on(conn, request, emit, false) {
                     Ran::Done(conn) => conn,
+                    Ran::Streaming(conn) => return Some(Rest { conn, target }),
                     Ran::Stale => None,
                 },
                 Err(failure) => {
                     if !abort.is_aborted() {
                         emit(stream, OwnedEvent::Failed(failure));
                     }
-                    return;
+                    return None;
                 }
             }
         }
     };
+    checkin(connector, target, conn);
+    None
+}
+
+/// The rest of an exchange whose response is an event stream: its head is reported, the
+/// connection still attached to the exchange's [`AbortCell`].
+pub(crate) struct Rest {
+    conn: Box<Conn>,
+    target: Target,
+}
+
+impl Rest {
+    /// Reads and reports the rest of the response until it ends.
+    pub(crate) fn finish(
+        self,
+        connector: &Connector,
+        abort: &AbortCell,
+        emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+    ) {
+        let Self { mut conn, target } = self;
+        let ended = pump(&mut conn, abort, emit, Attempt::new(false), false);
+        let conn = reusable(*conn, abort, ended);
+        checkin(connector, target, conn);
+    }
+}
+
+/// Hands a connection that can carry another exchange back to the pool.
+fn checkin(connector: &Connector, target: Target, conn: Option<Box<Conn>>) {
     if let Some(conn) = conn {
         // A connection that no longer fits is closed by dropping it.
         drop(lock(&connector.pool).checkin(Instant::now(), target, *conn));
@@ -258,11 +300,24 @@ pub(crate) fn exchange(
 enum Ran {
     /// The exchange ended (reported); the connection when it can be reused.
     Done(Option<Box<Conn>>),
+    /// The response is an event stream, reported up to its head (see [`Rest`]).
+    Streaming(Box<Conn>),
     /// The reused connection was stale (see [`Attempt`]): nothing reported.
     Stale,
 }
 
-/// Sends `request` on `conn` and forwards the response until it ends.
+/// How [`pump`] ended.
+enum Ended {
+    /// The exchange ended (reported); true when the connection can be reused.
+    Done(bool),
+    /// The response is an event stream; its head is reported.
+    Streaming,
+    /// The reused connection was stale: nothing reported.
+    Stale,
+}
+
+/// Sends `request` on `conn` and forwards the response until it ends (or, with
+/// `streams_elsewhere`, until an event stream's head).
 fn run(
     mut conn: Conn,
     stream: StreamId,
@@ -270,36 +325,46 @@ fn run(
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
     reused: bool,
+    streams_elsewhere: bool,
 ) -> Ran {
     if !abort.attach(conn.io.tcp()) {
         return Ran::Done(None);
     }
-    let ran = exchange_on(&mut conn, stream, request, abort, emit, reused);
-    abort.detach();
-    match ran {
-        Some(true) if !abort.is_aborted() => {
-            let _ = conn.io.tcp().set_read_timeout(None);
-            Ran::Done(Some(Box::new(conn)))
+    if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
+        emit(stream, OwnedEvent::Failed(failure));
+        abort.detach();
+        return Ran::Done(None);
+    }
+    match pump(&mut conn, abort, emit, Attempt::new(reused), streams_elsewhere) {
+        Ended::Streaming => Ran::Streaming(Box::new(conn)),
+        Ended::Stale => {
+            abort.detach();
+            Ran::Stale
         }
-        Some(_) => Ran::Done(None),
-        None => Ran::Stale,
+        ended => Ran::Done(reusable(conn, abort, ended)),
     }
 }
 
-/// The exchange's loop: `Some(reusable)` once it ended, `None` when stale.
-fn exchange_on(
+/// Detaches the exchange's connection from its abort cell; the connection when it can carry
+/// another exchange.
+fn reusable(conn: Conn, abort: &AbortCell, ended: Ended) -> Option<Box<Conn>> {
+    abort.detach();
+    if matches!(ended, Ended::Done(true)) && !abort.is_aborted() {
+        let _ = conn.io.tcp().set_read_timeout(None);
+        return Some(Box::new(conn));
+    }
+    None
+}
+
+/// The exchange's loop: writes what the request still has to send, reads and reports the
+/// response.
+fn pump(
     conn: &mut Conn,
-    stream: StreamId,
-    request: HttpRequest,
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
-    reused: bool,
-) -> Option<bool> {
-    if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
-        emit(stream, OwnedEvent::Failed(failure));
-        return Some(false);
-    }
-    let mut attempt = Attempt::new(reused);
+    mut attempt: Attempt,
+    streams_elsewhere: bool,
+) -> Ended {
     let mut buf = vec![0u8; 32 * 1024];
     loop {
         while let Some(t) = conn.http.poll_transmit() {
@@ -311,7 +376,7 @@ fn exchange_on(
             };
             if let Err(e) = written {
                 if attempt.write_failed() {
-                    return None;
+                    return Ended::Stale;
                 }
                 conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
             }
@@ -319,14 +384,18 @@ fn exchange_on(
         while let Some((s, event)) = conn.http.poll_event() {
             let step = attempt.event(&event);
             if step == AttemptStep::Stale {
-                return None;
+                return Ended::Stale;
             }
+            let streaming = streams_elsewhere && is_event_stream(&event);
             if abort.is_aborted() || !emit(s, event) {
                 // Cut, or the session is over: nobody reads the rest.
-                return Some(false);
+                return Ended::Done(false);
             }
             if step == AttemptStep::Last {
-                return Some(conn.http.is_reusable());
+                return Ended::Done(conn.http.is_reusable());
+            }
+            if streaming {
+                return Ended::Streaming;
             }
         }
         let deadline = conn.http.poll_timeout();
@@ -346,6 +415,11 @@ fn exchange_on(
             Err(e) => conn.http.handle_failed(TransportFailure::Reset(e.to_string())),
         }
     }
+}
+
+/// Whether `event` is the head of an event-stream response.
+fn is_event_stream(event: &OwnedEvent) -> bool {
+    matches!(event, OwnedEvent::Head(head) if zest_core::io::is_event_stream(&head.headers))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

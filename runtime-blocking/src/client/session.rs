@@ -282,7 +282,7 @@ impl Session {
             handlers.report_violation(&violation);
         }
         if self.http.is_some() {
-            self.perform_http();
+            self.perform_http(role);
         } else {
             self.write(role);
         }
@@ -447,10 +447,12 @@ impl Session {
         }
     }
 
-    /// Opens and cuts the exchanges the last drain asked for (unlocked): each opened one runs
-    /// on a thread of its own until its response ends.
-    fn perform_http(&self) {
-        let (opens, aborts) = {
+    /// Opens and cuts the exchanges the last drain asked for (unlocked). A caller's thread
+    /// (`WritesHere`) performs the last one itself, up to its answer when that is one JSON
+    /// body (the caller would only wait for it anyway), and hands an event stream to a thread
+    /// of its own at its head; every other exchange runs on a thread of its own.
+    fn perform_http(&self, role: Role) {
+        let (mut opens, aborts) = {
             let mut st = lock(&self.state);
             (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort))
         };
@@ -458,29 +460,69 @@ impl Session {
             cell.abort();
         }
         let Some(connector) = &self.http else { return };
+        let here = if role == Role::WritesHere { opens.pop() } else { None };
         for (stream, request, cell) in opens {
-            let (me, connector, workers) =
-                (self.me.clone(), connector.clone(), lock(&self.state).workers.clone());
-            let job = move || {
-                let mut emit = |s: StreamId, event: OwnedEvent| {
-                    me.upgrade().is_some_and(|session| session.feed_http(s, event))
-                };
-                link::no_join(|| {
-                    connector::exchange(&connector, stream, request, &cell, &mut emit)
-                });
-                if let Some(session) = me.upgrade() {
-                    // Ended without a last event (cut, or nobody wanted the rest).
-                    let mut st = lock(&session.state);
-                    if st.exchanges.get(&stream).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
-                        st.exchanges.remove(&stream);
-                    }
-                    session.exchange_ended.notify_all();
+            let connector = connector.clone();
+            self.elsewhere(stream, cell.clone(), move |emit| {
+                // Read whole here: nothing comes back to finish elsewhere.
+                let rest = connector::exchange(&connector, stream, request, &cell, emit, false);
+                if let Some(rest) = rest {
+                    rest.finish(&connector, &cell, emit);
                 }
-            };
-            if let Err(e) = workers.run(job) {
-                let failure = TransportFailure::Other(format!("cannot start a thread: {e}"));
-                self.feed_http(stream, OwnedEvent::Failed(failure));
+            });
+        }
+        let Some((stream, request, cell)) = here else { return };
+        let me = self.me.clone();
+        let mut emit = |s: StreamId, event: OwnedEvent| {
+            me.upgrade().is_some_and(|session| session.feed_http(s, event))
+        };
+        let rest = link::no_join(|| {
+            connector::exchange(connector, stream, request, &cell, &mut emit, true)
+        });
+        match rest {
+            Some(rest) => {
+                let connector = connector.clone();
+                let cell_here = cell.clone();
+                self.elsewhere(stream, cell, move |emit| {
+                    rest.finish(&connector, &cell_here, emit);
+                });
             }
+            None => Self::exchange_done(&self.me, stream, &cell),
+        }
+    }
+
+    /// Runs (the rest of) exchange `stream` on a worker thread, reporting through the
+    /// session; then notes that it ended.
+    fn elsewhere(
+        &self,
+        stream: StreamId,
+        cell: Arc<AbortCell>,
+        job: impl FnOnce(&mut dyn FnMut(StreamId, OwnedEvent) -> bool) + Send + 'static,
+    ) {
+        let me = self.me.clone();
+        let workers = lock(&self.state).workers.clone();
+        let work = move || {
+            let mut emit = |s: StreamId, event: OwnedEvent| {
+                me.upgrade().is_some_and(|session| session.feed_http(s, event))
+            };
+            link::no_join(|| job(&mut emit));
+            Self::exchange_done(&me, stream, &cell);
+        };
+        if let Err(e) = workers.run(work) {
+            let failure = TransportFailure::Other(format!("cannot start a thread: {e}"));
+            self.feed_http(stream, OwnedEvent::Failed(failure));
+        }
+    }
+
+    /// Exchange `stream` ended, with or without a last event (cut, or nobody wanted the
+    /// rest): it is no longer open.
+    fn exchange_done(me: &Weak<Self>, stream: StreamId, cell: &Arc<AbortCell>) {
+        if let Some(session) = me.upgrade() {
+            let mut st = lock(&session.state);
+            if st.exchanges.get(&stream).is_some_and(|c| Arc::ptr_eq(c, cell)) {
+                st.exchanges.remove(&stream);
+            }
+            session.exchange_ended.notify_all();
         }
     }
 

@@ -24,7 +24,6 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use http::header::CONTENT_TYPE;
 use http::uri::Scheme;
 use http::{Request, Uri};
 
@@ -225,7 +224,7 @@ impl ClientConn {
             let Some(stream) = self.stream else { continue };
             let event = match event {
                 ClientEvent::Head(head) => {
-                    if is_event_stream(&head) {
+                    if crate::io::is_event_stream(&head.headers) {
                         // An SSE stream is meant to stay open; the planner bounds each event.
                         self.http.set_max_body_bytes(None);
                     }
@@ -316,13 +315,6 @@ fn failure(error: http1::Error) -> TransportFailure {
         }
         e => TransportFailure::Other(e.to_string()),
     }
-}
-
-fn is_event_stream(head: &http1::ResponseHead) -> bool {
-    head.headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
 }
 
 /// Idle keep-alive connections by [`Target`], each kept until it has been idle for
