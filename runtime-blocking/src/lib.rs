@@ -7,8 +7,9 @@
 //!   on a thread of its own with a [`RequestContext`] (progress, logging, cancellation,
 //!   asking the client for sampling).
 //! - [`Client::connect`] / [`Client::connect_to`] reach a server over Streamable HTTP or
-//!   legacy HTTP+SSE (`http` and `https`): the same [`Client`] and [`ClientApi`]; each HTTP
-//!   exchange runs on a thread of its own through zest-core's connection machine.
+//!   legacy HTTP+SSE (`http` and `https`): the same [`Client`] and [`ClientApi`]; a caller
+//!   performs its request's exchange itself up to a JSON answer, and an event stream is read
+//!   on a thread of its own, through zest-core's connection machine.
 //! - [`serve_http`] / [`serve_http_with`] serve the same [`Registry`] over HTTP (Streamable
 //!   HTTP at `/mcp`, legacy HTTP+SSE, `/health`) on threads until [`HttpServer::shutdown`];
 //!   a handler runs on the thread of the connection its call came on (a legacy call's, whose

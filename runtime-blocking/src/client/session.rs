@@ -414,7 +414,8 @@ impl Session {
 /// How long the last exchanges of a closing HTTP session (its DELETE) may take.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// Over HTTP: exchanges on threads of their own instead of frames on a pipe.
+/// Over HTTP: exchanges (on the caller's thread or threads of their own) instead of frames
+/// on a pipe.
 impl Session {
     /// Feeds one event of exchange `stream` (on its thread); false once nobody wants more.
     fn feed_http(&self, stream: StreamId, event: OwnedEvent) -> bool {
