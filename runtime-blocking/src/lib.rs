@@ -12,9 +12,7 @@
 //!   on a thread of its own, through zest-core's connection machine.
 //! - [`serve_http`] / [`serve_http_with`] serve the same [`Registry`] over HTTP (Streamable
 //!   HTTP at `/mcp`, legacy HTTP+SSE, `/health`) on threads until [`HttpServer::shutdown`];
-//!   a handler runs on the thread of the connection its call came on (a legacy call's, whose
-//!   connection is free again at once, on a thread of its own); its answer is one JSON body,
-//!   or an SSE stream from the moment it sends progress, logs or requests to the client.
+//!   a handler's progress, logs and requests to the client travel on its call's SSE stream.
 //!
 //! Threading: no thread owns a session. zest-core's machine sits behind a lock, and the
 //! thread that has an input feeds it and drains it: a caller sends its own request and writes

@@ -1,14 +1,12 @@
 //! The one [`Router`] every connection of a server feeds, behind a mutex, and what its
-//! outputs set going: transmits to the connection threads that carry their streams, handlers
-//! for calls, outcomes to handlers waiting on the client.
+//! outputs set going: transmits to the connection threads that carry their streams, handler
+//! threads for calls, outcomes to handlers waiting on the client.
 //!
 //! Whichever thread has an input (a connection with a request's bytes, a handler with its
 //! answer, a report or a request to the client, the timer with a due deadline) locks the
-//! hub, feeds the router, drains it and unlocks. The handlers a connection's request asks
-//! for go back to that connection's thread, which runs them (see `conn`); others run on
+//! hub, feeds the router, drains it and unlocks; handlers it asked for are then started on
 //! threads of their own. Every transmit goes through its connection's channel, sent while
-//! the lock is held, so transmits of one stream keep their order whoever produced them (a
-//! connection thread running a handler applies its channel after each hub operation).
+//! the lock is held, so transmits of one stream keep their order whoever produced them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -23,7 +21,7 @@ use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
 use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
-use super::conn::{self, ConnMsg, ToConn};
+use super::conn::{ConnMsg, ToConn};
 use crate::link::{CallSlot, Slot};
 use crate::server::{handle_on, Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
 use crate::workers::Workers;
@@ -70,18 +68,15 @@ impl Hub {
         })
     }
 
-    /// Feeds one connection's inputs; `conn` carries the exchanges they accept. Returns the
-    /// handlers the router asked for: the connection's thread runs them with
-    /// [`run`](Self::run) or hands them to threads with [`spawn`](Self::spawn).
-    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) -> Vec<Start> {
+    /// Feeds one connection's inputs; `conn` carries the exchanges they accept.
+    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) {
         let now = Instant::now();
-        let ((), starts) = self.locked(|st| {
+        self.with(|st| {
             for input in inputs {
                 st.dispatch.track(input, conn);
                 input.feed(now, &mut st.router);
             }
         });
-        starts
     }
 
     /// The timer thread: sleeps until the router's next deadline and fires it, until
@@ -182,62 +177,38 @@ impl Hub {
     }
 
     /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
-    /// the handlers the router asked for on threads of their own and, on a connection thread
-    /// running a handler, writes what the router sent its connection.
+    /// the handlers the router asked for.
     fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
-        let (out, starts) = self.locked(f);
-        self.spawn(starts);
-        conn::flush_inline();
+        let mut starts = Vec::new();
+        let out = {
+            let mut st = self.lock();
+            let out = f(&mut st);
+            self.drain(&mut st, &mut starts);
+            out
+        };
+        for start in starts {
+            self.start(start);
+        }
         out
     }
 
-    /// Runs `f` on the state under the lock and drains the router; returns what `f` did and
-    /// the handlers the router asked for.
-    fn locked<T>(&self, f: impl FnOnce(&mut State) -> T) -> (T, Vec<Start>) {
-        let mut starts = Vec::new();
-        let mut st = self.lock();
-        let out = f(&mut st);
-        self.drain(&mut st, &mut starts);
-        (out, starts)
-    }
-
-    /// Runs handlers on this thread, one after the other, then decides the answers they
-    /// serve: a POST they all answered, with nothing else to send, gets one JSON body.
-    pub(super) fn run(self: &Arc<Self>, starts: Vec<Start>) {
-        for start in starts {
-            self.call(start);
-        }
-        self.with(|st| st.router.decide_answers());
-    }
-
-    /// Runs handlers on threads of their own. The answers they serve are decided first, so
-    /// their form never depends on which thread gets there first.
-    pub(super) fn spawn(self: &Arc<Self>, starts: Vec<Start>) {
-        if starts.is_empty() {
-            return;
-        }
-        self.with(|st| st.router.decide_answers());
-        for start in starts {
-            let (session, id) = (start.session.clone(), start.id.clone());
-            let hub = self.clone();
-            if let Err(e) = self.workers.run(move || hub.call(start)) {
-                let why = format!("cannot start a handler thread: {e}");
-                self.answer(session, id, Err(internal(&why)));
-            }
-        }
-    }
-
-    /// Calls a handler here and feeds its answer; one that panics is answered with an
-    /// internal error.
-    fn call(self: &Arc<Self>, start: Start) {
+    /// Runs a handler on a thread of its own; that thread then feeds the answer.
+    fn start(self: &Arc<Self>, start: Start) {
         let Start { session, id, handler, call, cancelled, context } = start;
         let feed = HttpFeed { hub: self.clone(), session: session.clone() };
         let link = SessionLink::new(Arc::new(feed), self.handle());
         let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
-        let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, *call)))
-            .unwrap_or_else(|_| Err(internal("the handler panicked")));
-        drop(ctx);
-        self.answer(session, id, result);
+        let hub = self.clone();
+        let (s, answer_id) = (session.clone(), id.clone());
+        let spawned = self.workers.run(move || {
+            let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, *call)))
+                .unwrap_or_else(|_| Err(internal("the handler panicked")));
+            drop(ctx);
+            hub.answer(s, answer_id, result);
+        });
+        if let Err(e) = spawned {
+            self.answer(session, id, Err(internal(&format!("cannot start a handler thread: {e}"))));
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -247,6 +218,25 @@ impl Hub {
 
     /// Performs every router output.
     fn drain(&self, st: &mut State, starts: &mut Vec<Start>) {
+        loop {
+            let asked = starts.len();
+            self.drain_outputs(st, starts);
+            if starts.len() == asked {
+                break;
+            }
+            // Handlers run on threads of their own: the answers they serve are decided now,
+            // before any starts (so a quick one does not make the form depend on a race).
+            st.router.decide_answers();
+        }
+        let next = st.router.poll_timeout();
+        let mut bell = lock(&self.bell);
+        if next != bell.armed {
+            bell.armed = next;
+            self.rung.notify_all();
+        }
+    }
+
+    fn drain_outputs(&self, st: &mut State, starts: &mut Vec<Start>) {
         while let Some(output) = st.router.poll_output() {
             match st.dispatch.route(output) {
                 Step::Nothing => {}
@@ -262,12 +252,6 @@ impl Hub {
                 }
                 Step::Stop(_) => self.ring(),
             }
-        }
-        let next = st.router.poll_timeout();
-        let mut bell = lock(&self.bell);
-        if next != bell.armed {
-            bell.armed = next;
-            self.rung.notify_all();
         }
     }
 
@@ -299,7 +283,7 @@ impl Hub {
 }
 
 /// A handler the router asked for, started once the lock is released.
-pub(super) struct Start {
+struct Start {
     session: SessionId,
     id: RequestId,
     handler: Handler,
@@ -332,14 +316,9 @@ struct HttpFeed {
 impl Feed for HttpFeed {
     fn report(&self, report: Report) -> Result<(), UsageError> {
         let now = Instant::now();
-        self.hub.with(|st| {
-            let applied = match st.router.session_mut(&self.session) {
-                Some(machine) => report.apply(now, machine),
-                None => Err(UsageError::Closed),
-            };
-            // A handler running on its connection's thread streams what it sends from now.
-            st.router.decide_answers();
-            applied
+        self.hub.with(|st| match st.router.session_mut(&self.session) {
+            Some(machine) => report.apply(now, machine),
+            None => Err(UsageError::Closed),
         })
     }
 
@@ -356,7 +335,6 @@ impl Feed for HttpFeed {
                 }
                 None => slot.set(Err(CallError::Usage(UsageError::Closed))),
             }
-            router.decide_answers();
         });
         // The machine's request timeout, the client's answer or the session's end settles it.
         slot.wait()

@@ -2,9 +2,7 @@
 //! of its own, two threads per connection (one reads the socket; the other moves HTTP/1.1
 //! bytes through zest-core's connection machine and writes), one [`Router`] (sessions,
 //! Streamable HTTP, legacy HTTP+SSE, `/health`) that every connection feeds, a timer thread
-//! for the router's deadlines. A handler runs on the thread of the connection its call came
-//! on, which waits for its answer anyway; a legacy call's handler (its POST is answered 202 at
-//! once, so the connection may carry the next request) runs on a thread of its own.
+//! for the router's deadlines, and a thread per running handler.
 //!
 //! The same names and behaviour as zest-tokio's HTTP server: both are the same core halves
 //! ([`ServerConn`](zest_core::runtime::http_server::ServerConn),

@@ -196,9 +196,8 @@ pub fn initialize_body() -> Vec<u8> {
     .unwrap()
 }
 
-/// Two `tools/call` bodies: `echo` (answers at once) and `steps` with one step (a progress
-/// report and a log line, then its answer).
-pub fn tool_calls_quick_and_reporting() -> (Vec<u8>, Vec<u8>) {
+/// Two `tools/call` bodies: `echo` (quick) and `steps` with one step (it waits 20 ms first).
+pub fn tool_calls_quick_and_slow() -> (Vec<u8>, Vec<u8>) {
     let call = |id: u64, name: &str, arguments: Value| {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments}});
