@@ -771,6 +771,28 @@ fn an_answer_left_undecided_is_decided_by_the_next_input() {
 }
 
 #[test]
+fn a_session_closed_while_an_answer_is_undecided_ends_its_stream_with_a_head() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    http.decide = false;
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    let (sid, ..) = http.take_calls()[0].clone();
+    let now = http.now();
+    http.router.close_session(now, &sid);
+    http.pump();
+    let a = http.answer(call);
+    // Not refused (a close without a head would be a 500): a stream that ends, as it would
+    // had it been decided before the session closed.
+    assert_eq!(a.status, Some(StatusCode::OK), "{a:?}");
+    assert_eq!(a.headers["content-type"], "text/event-stream");
+    assert!(a.closed);
+}
+
+#[test]
 fn legacy_sse_client_and_server() {
     let mut http = Http::new(config());
     let sse = http.send(Method::GET, "/sse", &[("accept", "text/event-stream")], b"");

@@ -7,6 +7,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use zest_blocking::schema::methods::CallTool;
 use zest_blocking::{Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint, HttpMode};
 
 /// A server that answers every request, on every connection, with `answer` (raw bytes), then
@@ -151,21 +152,30 @@ fn a_garbage_answer_is_a_transport_failure() {
     );
 }
 
-/// A Streamable HTTP server that answers `tools/call` on an SSE stream it then leaves open
-/// (the spec says it SHOULD close it, not MUST); everything else as a plain server does.
-fn keeps_call_streams_open() -> SocketAddr {
+/// How the scripted MCP server answers `tools/call`.
+#[derive(Clone, Copy)]
+enum CallAnswer {
+    /// On an SSE stream it then leaves open (the spec says it SHOULD close it, not MUST).
+    StreamLeftOpen,
+    /// One JSON body, 3 s later.
+    SlowJson,
+}
+
+/// A Streamable HTTP server that answers `tools/call` as `answer` says; everything else as
+/// a plain server does.
+fn scripted_mcp(answer: CallAnswer) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     thread::spawn(move || {
         for socket in listener.incoming() {
             let Ok(socket) = socket else { continue };
-            thread::spawn(move || serve_keeping_streams_open(socket));
+            thread::spawn(move || serve_scripted_mcp(socket, answer));
         }
     });
     addr
 }
 
-fn serve_keeping_streams_open(mut socket: std::net::TcpStream) {
+fn serve_scripted_mcp(mut socket: std::net::TcpStream, answer: CallAnswer) {
     let _ = socket.set_read_timeout(Some(Duration::from_secs(30)));
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
@@ -209,6 +219,16 @@ fn serve_keeping_streams_open(mut socket: std::net::TcpStream) {
                 );
                 let _ = socket.write_all(format!("{head}{answer}").as_bytes());
             }
+            Some("tools/call") if matches!(answer, CallAnswer::SlowJson) => {
+                thread::sleep(Duration::from_secs(3));
+                let answer = json(serde_json::json!({"content": []}));
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\n\r\n",
+                    answer.len()
+                );
+                let _ = socket.write_all(format!("{head}{answer}").as_bytes());
+            }
             Some("tools/call") => {
                 let event = format!(
                     "data: {}\n\n",
@@ -236,7 +256,7 @@ fn serve_keeping_streams_open(mut socket: std::net::TcpStream) {
 
 #[test]
 fn a_call_whose_stream_stays_open_after_its_answer_returns_with_the_answer() {
-    let addr = keeps_call_streams_open();
+    let addr = scripted_mcp(CallAnswer::StreamLeftOpen);
     let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"));
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -253,5 +273,37 @@ fn a_call_whose_stream_stays_open_after_its_answer_returns_with_the_answer() {
             Ok(result) => assert_eq!(result.expect("the call's answer"), 1),
             Err(_) => panic!("call {call} waited for its stream to end, not for its answer"),
         }
+    }
+}
+
+#[test]
+fn start_returns_before_a_slow_json_answer_and_the_call_still_gets_it() {
+    let addr = scripted_mcp(CallAnswer::SlowJson);
+    let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"));
+    let client = Client::connect_to(endpoint, options()).expect("connect");
+    let (tx, rx) = mpsc::channel();
+    let (ready_tx, ready) = mpsc::channel();
+    let caller = client.clone();
+    thread::spawn(move || {
+        // One call first, so that the starts find the session settled in.
+        let first = caller.call_tool("slow", serde_json::json!({}));
+        let _ = ready_tx.send(first.map(|r| r.content.len()));
+        for _ in 0..2 {
+            let params = zest_blocking::schema::CallToolParams::new("slow", serde_json::json!({}));
+            let call = caller.start::<CallTool>(params, Default::default());
+            // Sent, not answered: start must not wait for the answer (3 s away).
+            let _ = tx.send(call);
+        }
+    });
+    let first = ready.recv_timeout(Duration::from_secs(10)).expect("the first call's answer");
+    assert_eq!(first.expect("the first call's answer"), 0);
+    let calls: Vec<_> = (0..2)
+        .map(|n| {
+            rx.recv_timeout(Duration::from_secs(2))
+                .unwrap_or_else(|_| panic!("start {n} waited for its answer"))
+        })
+        .collect();
+    for call in calls {
+        assert!(call.wait().expect("the answer").content.is_empty());
     }
 }

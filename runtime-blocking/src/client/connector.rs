@@ -1,7 +1,9 @@
 //! Performing the client machine's HTTP exchanges on threads: `std::net::TcpStream` (and
 //! rustls for `https`) through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`].
-//! One thread per exchange (an SSE stream's thread reads its body for as long as it lasts);
-//! its response goes to the session as owned stream events. An exchange is cut by shutting
+//! A waiting caller performs its own exchange up to a JSON answer or an event stream's head;
+//! every other exchange, and the rest of an event stream, runs on a thread of its own (an
+//! SSE stream's thread reads its body for as long as it lasts). Responses go to the session
+//! as owned stream events. An exchange is cut by shutting
 //! its socket down, which ends the blocked read.
 
 use std::io::{self, Read, Write};

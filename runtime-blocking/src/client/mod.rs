@@ -356,7 +356,7 @@ impl Client {
         let slot = Arc::new(Slot::new());
         let params = RawJson::from_serialize(&params);
         let session = &self.inner.session;
-        match session.request(M::NAME, params, opts, on_progress, slot.clone()) {
+        match session.request(M::NAME, params, opts, on_progress, slot.clone(), false) {
             Ok(id) => PendingCall::new(id, slot, session.clone(), decode),
             Err(e) => PendingCall::failed(e),
         }
@@ -380,7 +380,7 @@ impl Client {
         on_progress: Option<ProgressFn>,
     ) -> Result<RawJson, CallError> {
         let slot = Arc::new(Slot::new());
-        self.inner.session.request(method, params, opts, on_progress, slot.clone())?;
+        self.inner.session.request(method, params, opts, on_progress, slot.clone(), true)?;
         slot.wait()
     }
 }

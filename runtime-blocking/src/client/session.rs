@@ -85,6 +85,9 @@ impl Write for Pipe {
     }
 }
 
+/// An exchange to open: its stream, its request, the cell that aborts it.
+type Open = (StreamId, HttpRequest, Arc<AbortCell>);
+
 struct State {
     machine: client::Client,
     handlers: SyncClientHandlers,
@@ -102,7 +105,7 @@ struct State {
     workers: Workers,
     /// Over HTTP: the exchanges under way, and what to open and cut once unlocked.
     exchanges: HashMap<StreamId, Arc<AbortCell>>,
-    to_open: Vec<(StreamId, HttpRequest, Arc<AbortCell>)>,
+    to_open: Vec<Open>,
     to_abort: Vec<Arc<AbortCell>>,
 }
 
@@ -151,7 +154,9 @@ impl Session {
         })
     }
 
-    /// Sends a request; its outcome goes to `slot`. Returns its id.
+    /// Sends a request; its outcome goes to `slot`. Returns its id. A caller that `waits`
+    /// for the outcome anyway performs the request's HTTP exchange itself, up to its head or
+    /// (JSON) its whole answer; one that does not (`start`) returns once it is sent.
     pub(crate) fn request(
         &self,
         method: &'static str,
@@ -159,8 +164,9 @@ impl Session {
         opts: RequestOptions,
         on_progress: Option<ProgressFn>,
         slot: Outcome,
+        waits: bool,
     ) -> Result<RequestId, CallError> {
-        self.drive(Role::WritesHere, |st, now| {
+        self.drive_as(Role::WritesHere, waits, |st, now| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
             st.calls.insert(id.clone(), None, CallSlot(slot), on_progress);
@@ -265,12 +271,19 @@ impl Session {
     /// Locks the machine, runs `f`, drains, unlocks; then delivers outcomes and writes the
     /// frames (or, on the reader, has them written).
     fn drive<T>(&self, role: Role, f: impl FnOnce(&mut State, Instant) -> T) -> T {
+        self.drive_as(role, false, f)
+    }
+
+    /// [`drive`](Self::drive); with `waits`, an HTTP exchange this drive alone opened is
+    /// performed on this thread (see [`perform_http`](Self::perform_http)).
+    fn drive_as<T>(&self, role: Role, waits: bool, f: impl FnOnce(&mut State, Instant) -> T) -> T {
         let mut deliveries = Deliveries::default();
-        let out = link::no_join(|| {
+        let (out, exchanges) = link::no_join(|| {
             let mut st = lock(&self.state);
             let out = f(&mut st, Instant::now());
             self.drain(&mut st, &mut deliveries);
-            out
+            // Taken here, so that this thread performs only what its own drain opened.
+            (out, (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort)))
         });
         for delivery in deliveries.outcomes {
             delivery.deliver();
@@ -282,7 +295,7 @@ impl Session {
             handlers.report_violation(&violation);
         }
         if self.http.is_some() {
-            self.perform_http(role);
+            self.perform_http(exchanges, waits);
         } else {
             self.write(role);
         }
@@ -448,20 +461,16 @@ impl Session {
         }
     }
 
-    /// Opens and cuts the exchanges the last drain asked for (unlocked). A caller's thread
-    /// (`WritesHere`) performs the last one itself, up to its answer when that is one JSON
-    /// body (the caller would only wait for it anyway), and hands an event stream to a thread
-    /// of its own at its head; every other exchange runs on a thread of its own.
-    fn perform_http(&self, role: Role) {
-        let (mut opens, aborts) = {
-            let mut st = lock(&self.state);
-            (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort))
-        };
+    /// Opens and cuts the exchanges a drain asked for (unlocked). A caller that waits for its
+    /// answer anyway performs the one exchange its drain opened itself, up to its answer when
+    /// that is one JSON body, and hands an event stream to a thread of its own at its head;
+    /// every other exchange runs on a thread of its own.
+    fn perform_http(&self, (mut opens, aborts): (Vec<Open>, Vec<Arc<AbortCell>>), waits: bool) {
         for cell in aborts {
             cell.abort();
         }
         let Some(connector) = &self.http else { return };
-        let here = if role == Role::WritesHere { opens.pop() } else { None };
+        let here = if waits && opens.len() == 1 { opens.pop() } else { None };
         for (stream, request, cell) in opens {
             let connector = connector.clone();
             self.elsewhere(stream, cell.clone(), move |emit| {

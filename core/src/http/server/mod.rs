@@ -171,7 +171,8 @@ pub struct RouterEvent<H> {
 /// Calling contract: feed every accepted exchange's head, body chunks, end and failure with
 /// [`handle_input`](Self::handle_input), issue commands to sessions through
 /// [`session_mut`](Self::session_mut), then drain [`poll_output`](Self::poll_output) to
-/// `None` and sleep until [`poll_timeout`](Self::poll_timeout).
+/// `None` and sleep until [`poll_timeout`](Self::poll_timeout). Once the handlers a drain
+/// asked for are started, call [`decide_answers`](Self::decide_answers) (and drain again).
 #[derive(Debug)]
 pub struct Router<H> {
     shared: Arc<Shared<H>>,
@@ -531,7 +532,7 @@ impl<H: Clone> Router<H> {
             slot.answers.remove(&origin);
             self.exchanges.remove(&origin);
             self.wire.json(origin, StatusCode::BAD_REQUEST, headers, join(replies(held)));
-        } else if answer.waiting.is_empty() && !related {
+        } else if answer.waiting.is_empty() && !related && !held.is_empty() {
             slot.answers.remove(&origin);
             self.exchanges.remove(&origin);
             self.wire.json(origin, StatusCode::OK, headers, join(replies(held)));
@@ -722,6 +723,13 @@ impl<H: Clone> Router<H> {
     }
 
     fn end_session(&mut self, id: &SessionId) {
+        // An answer still undecided gets its head first: its stream ends, it is not refused.
+        let (mine, others) =
+            std::mem::take(&mut self.undecided).into_iter().partition(|(s, ..)| s == id);
+        self.undecided = others;
+        for (session, origin, announce) in mine {
+            self.settle(&session, origin, announce);
+        }
         let Some(slot) = self.sessions.remove(id) else { return };
         for carrier in slot.carriers() {
             if self.exchanges.remove(&carrier).is_some() {
