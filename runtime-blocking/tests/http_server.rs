@@ -3,6 +3,8 @@
 
 #[path = "common/http.rs"]
 mod http_common;
+#[path = "../../tests/support/load.rs"]
+mod load;
 
 use http::{Method, StatusCode};
 use http_common::*;
@@ -132,16 +134,8 @@ fn a_head_sent_too_slowly_gets_408_and_does_not_stop_others() {
 #[test]
 fn a_tool_call_is_answered_on_an_sse_stream_however_quick() {
     let server = server();
-    let addr = server.local_addr();
-    let init = raw(addr, Method::POST, "/mcp", POST_HEADERS, &initialize_body());
-    let id = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let headers = [POST_HEADERS, &[("mcp-session-id", id.as_str())]].concat();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = raw(addr, Method::POST, "/mcp", &headers, initialized.to_string().as_bytes());
-    assert_eq!(r.status, StatusCode::ACCEPTED);
-    let (quick, slow) = tool_calls_quick_and_slow();
-    for (body, text) in [(quick, "quick"), (slow, "done after 1 steps")] {
-        let r = raw(addr, Method::POST, "/mcp", &headers, &body);
+    let (quick, slow) = load::quick_and_slow_calls(server.local_addr());
+    for (r, text) in [(quick, "quick"), (slow, "done after 1 steps")] {
         assert_eq!(r.headers["content-type"], "text/event-stream");
         let body = String::from_utf8_lossy(&r.body);
         assert!(body.contains(text), "{body}");

@@ -126,22 +126,17 @@ async fn a_head_sent_byte_by_byte_too_slowly_gets_408_and_does_not_stop_others()
     server.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_done_at_its_first_poll_is_answered_with_json_and_one_that_waits_with_sse() {
     let server = server().await;
-    let init = raw(&server, Method::POST, "/mcp", POST_HEADERS, &initialize_body()).await;
-    let id = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let headers = [POST_HEADERS, &[("mcp-session-id", id.as_str())]].concat();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = raw(&server, Method::POST, "/mcp", &headers, initialized.to_string().as_bytes()).await;
-    assert_eq!(r.status, StatusCode::ACCEPTED);
-    let (quick, waits) = tool_calls_json_and_sse();
-    let r = raw(&server, Method::POST, "/mcp", &headers, &quick).await;
-    assert_eq!(r.headers["content-type"], "application/json");
-    assert_eq!(r.json()["result"]["content"][0]["text"], "quick");
-    let r = raw(&server, Method::POST, "/mcp", &headers, &waits).await;
-    assert_eq!(r.headers["content-type"], "text/event-stream");
-    let body = String::from_utf8_lossy(&r.body);
+    let addr = server.local_addr();
+    let calls = tokio::task::spawn_blocking(move || load::quick_and_slow_calls(addr));
+    let (quick, waits) = calls.await.unwrap();
+    assert_eq!(quick.headers["content-type"], "application/json");
+    let answer: serde_json::Value = serde_json::from_slice(&quick.body).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "quick");
+    assert_eq!(waits.headers["content-type"], "text/event-stream");
+    let body = String::from_utf8_lossy(&waits.body);
     assert!(body.contains("done after 1 steps"), "{body}");
     server.shutdown().await;
 }

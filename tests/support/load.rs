@@ -207,6 +207,21 @@ pub(crate) fn open_session(conn: &mut RawConn) -> String {
     id
 }
 
+/// Opens a session on a new connection, then calls `echo` (answered at once) and `steps`
+/// with one step (20 ms, a progress report and a log line, then its answer); their two
+/// whole answers.
+pub(crate) fn quick_and_slow_calls(addr: SocketAddr) -> (Raw, Raw) {
+    let mut conn = RawConn::connect(addr);
+    let session = open_session(&mut conn);
+    let headers = session_headers(&session);
+    let mut call = |id: u64, name: &str, arguments: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}});
+        conn.exchange(Method::POST, &headers, body.to_string().as_bytes())
+    };
+    (call(2, "echo", json!({"text": "quick"})), call(3, "steps", json!({"n": 1})))
+}
+
 /// [`POST_HEADERS`] with the session's id and the protocol version.
 pub(crate) fn session_headers(session: &str) -> Vec<(&str, &str)> {
     let mut headers = POST_HEADERS.to_vec();

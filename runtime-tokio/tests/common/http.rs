@@ -224,14 +224,3 @@ pub fn initialize_body() -> Vec<u8> {
     }))
     .unwrap()
 }
-
-/// Two `tools/call` bodies: `echo` (done at its first poll) and `steps` with one step (it
-/// waits 20 ms first).
-pub fn tool_calls_json_and_sse() -> (Vec<u8>, Vec<u8>) {
-    let call = |id: u64, name: &str, arguments: Value| {
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}});
-        serde_json::to_vec(&body).unwrap()
-    };
-    (call(2, "echo", json!({"text": "quick"})), call(3, "steps", json!({"n": 1})))
-}
