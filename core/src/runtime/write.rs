@@ -100,9 +100,9 @@ impl WriteQueue {
 
     /// An empty, open queue that keeps the buffer of each large frame once it is written
     /// (at least [`COALESCE_LIMIT`](Self::COALESCE_LIMIT), the largest one only), for
-    /// [`take_spare`](Self::take_spare): a stdio runtime hands it back to its machine (`recycle`) to encode the next large
-    /// message into, instead of freeing a MiB-sized buffer after each and faulting one in
-    /// again for the next.
+    /// [`take_spare`](Self::take_spare): a stdio runtime hands it back to its machine
+    /// (`recycle`) to encode the next large message into, instead of freeing a MiB-sized
+    /// buffer after each and faulting one in again for the next.
     pub fn recycling() -> Self {
         Self { recycling: true, ..Self::default() }
     }

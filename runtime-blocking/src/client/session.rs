@@ -482,10 +482,7 @@ impl Session {
             });
         }
         let Some((stream, request, cell)) = here else { return };
-        let me = self.me.clone();
-        let mut emit = |s: StreamId, event: OwnedEvent| {
-            me.upgrade().is_some_and(|session| session.feed_http(s, event))
-        };
+        let mut emit = Self::emitter(self.me.clone());
         let rest = link::no_join(|| {
             connector::exchange(connector, stream, request, &cell, &mut emit, true)
         });
@@ -512,9 +509,7 @@ impl Session {
         let me = self.me.clone();
         let workers = lock(&self.state).workers.clone();
         let work = move || {
-            let mut emit = |s: StreamId, event: OwnedEvent| {
-                me.upgrade().is_some_and(|session| session.feed_http(s, event))
-            };
+            let mut emit = Self::emitter(me.clone());
             link::no_join(|| job(&mut emit));
             Self::exchange_done(&me, stream, &cell);
         };
@@ -522,6 +517,12 @@ impl Session {
             let failure = TransportFailure::Other(format!("cannot start a thread: {e}"));
             self.feed_http(stream, OwnedEvent::Failed(failure));
         }
+    }
+
+    /// Where an exchange reports its events: the session, while it lives (false once
+    /// nobody wants more).
+    fn emitter(me: Weak<Self>) -> impl FnMut(StreamId, OwnedEvent) -> bool {
+        move |s, event| me.upgrade().is_some_and(|session| session.feed_http(s, event))
     }
 
     /// Exchange `stream` ended, with or without a last event (cut, or nobody wanted the

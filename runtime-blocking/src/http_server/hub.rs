@@ -218,15 +218,12 @@ impl Hub {
 
     /// Performs every router output.
     fn drain(&self, st: &mut State, starts: &mut Vec<Start>) {
-        loop {
-            let asked = starts.len();
-            self.drain_outputs(st, starts);
-            if starts.len() == asked {
-                break;
-            }
+        self.drain_outputs(st, starts);
+        if !starts.is_empty() {
             // Handlers run on threads of their own: the answers they serve are decided now,
             // before any starts (so a quick one does not make the form depend on a race).
             st.router.decide_answers();
+            self.drain_outputs(st, starts);
         }
         let next = st.router.poll_timeout();
         let mut bell = lock(&self.bell);

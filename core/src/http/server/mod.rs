@@ -15,14 +15,15 @@
 //!
 //! A POST that carries requests is answered with one JSON body when every reply is ready at
 //! once, or once the handlers it started have had their first poll (the runtime says so with
-//! [`Router::decide_answers`]) with nothing else to send; otherwise with an SSE stream that carries the replies and everything the
-//! handlers send while serving them (progress, log lines, requests to the client), then
-//! ends. Messages tied to no request go on the session's GET stream (kept, bounded, until
-//! one is open). Every SSE event has an id `<stream>-<seq>` and is kept in the
-//! [`EventStore`]: a client that lost a stream resumes it with `Last-Event-ID` and gets what
-//! it missed, once. A stream written whole stays in the store until the second idle sweep
-//! after (`idle_timeout / 8` apart, at least 1 s): the connection may have broken before its
-//! last bytes arrived. A disconnect is not a cancellation.
+//! [`Router::decide_answers`]) with nothing else to send; otherwise with an SSE stream that
+//! carries the replies and everything the handlers send while serving them (progress, log
+//! lines, requests to the client), then ends. Messages tied to no request go on the
+//! session's GET stream (kept, bounded, until one is open). Every SSE event has an id
+//! `<stream>-<seq>` and is kept in the [`EventStore`]: a client that lost a stream resumes it
+//! with `Last-Event-ID` and gets what it missed, once. A stream written whole stays in the
+//! store until the second idle sweep after (`idle_timeout / 8` apart, at least 1 s): the
+//! connection may have broken before its last bytes arrived. A disconnect is not a
+//! cancellation.
 //!
 //! Streams: the runtime names each exchange it accepts (see [`crate::io`]). For an accepted
 //! exchange, [`StreamEvent::End`] means the request body is complete and
