@@ -66,8 +66,9 @@ struct Http {
     answers: HashMap<StreamId, Answer>,
     events: Vec<RouterEvent<Handler>>,
     version: &'static str,
-    /// Decide answers after each drain, like a runtime whose handlers run in tasks (off: a
-    /// test answers calls first, like a runtime that polls handlers inline).
+    /// Decide answers after each drain, like a runtime that polls handlers where it starts
+    /// them (off: like one whose handlers run on threads, answers decided when clear or
+    /// after `json_wait`).
     decide: bool,
 }
 
@@ -713,14 +714,12 @@ fn a_call_answered_before_the_answer_is_decided_gets_one_json_body() {
         "params":{"name":"echo","arguments":{"text":"x"}}}),
     );
     assert!(!http.answers.contains_key(&call), "undecided: nothing sent yet");
-    // The handler is done at its first poll: its reply is all the POST needs.
+    // The handler is done (on a thread, say) before the POST has waited `json_wait`: its
+    // reply is all the POST needs, so it goes at once, without `decide_answers`.
     let (sid, id, call_params) = http.take_calls()[0].clone();
     let result = app(&"echo", &call_params).unwrap();
     let now = http.now();
     http.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
-    http.pump();
-    assert!(!http.answers.contains_key(&call), "still held until the runtime decides");
-    http.router.decide_answers();
     http.pump();
     let a = http.answer(call);
     assert_eq!(a.status, Some(StatusCode::OK));
@@ -728,6 +727,7 @@ fn a_call_answered_before_the_answer_is_decided_gets_one_json_body() {
     assert_eq!(a.json()["result"]["content"][0]["text"], "x");
     assert!(a.closed);
     assert_eq!(http.router.exchange_count(), 0);
+    assert_eq!(http.router.poll_timeout().map(|t| t > now + Duration::from_secs(1)), Some(true));
 }
 
 #[test]
@@ -755,8 +755,8 @@ fn a_call_that_reports_progress_before_the_decision_is_streamed() {
 }
 
 #[test]
-fn an_answer_left_undecided_is_decided_by_the_next_input() {
-    let mut http = Http::new(config());
+fn an_answer_left_undecided_streams_once_it_has_waited_json_wait() {
+    let mut http = Http::new(config().json_wait(Duration::from_millis(5)));
     let session = http.handshake(json!({}));
     http.decide = false;
     let call = http.post(
@@ -765,9 +765,46 @@ fn an_answer_left_undecided_is_decided_by_the_next_input() {
         "params":{"name":"echo","arguments":{"text":"x"}}}),
     );
     assert!(!http.answers.contains_key(&call));
+    let start = http.now();
+    assert_eq!(http.router.poll_timeout(), Some(start + Duration::from_millis(5)));
+    // Other inputs, on this session too, leave it to its handler for now.
     let ping = http.post(Some(&session), json!({"jsonrpc":"2.0","id":4,"method":"ping"}));
-    assert_eq!(http.answer(call).headers["content-type"], "text/event-stream");
     assert_eq!(http.answer(ping).json()["id"], 4);
+    assert!(!http.answers.contains_key(&call), "a ping does not decide the call's answer");
+    http.clock.advance(Duration::from_millis(4));
+    http.router.handle_input(Input::Timeout(http.now()));
+    http.pump();
+    assert!(!http.answers.contains_key(&call), "not yet due");
+    http.clock.advance(Duration::from_millis(1));
+    http.router.handle_input(Input::Timeout(http.now()));
+    http.pump();
+    let a = http.answer(call);
+    assert_eq!(a.headers["content-type"], "text/event-stream");
+    assert!(!a.closed, "the stream waits for the handler's reply");
+    let (sid, id, call_params) = http.take_calls()[0].clone();
+    let now = http.now();
+    let result = app(&"echo", &call_params).unwrap();
+    http.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
+    http.pump();
+    let a = http.answer(call);
+    assert_eq!(a.messages().last().unwrap()["result"]["content"][0]["text"], "x");
+    assert!(a.closed);
+}
+
+#[test]
+fn a_client_gone_before_its_answer_is_decided_leaves_no_deadline() {
+    let mut http = Http::new(config());
+    let session = http.handshake(json!({}));
+    http.decide = false;
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    let start = http.now();
+    assert_eq!(http.router.poll_timeout(), Some(start + Duration::from_millis(5)));
+    http.drop_stream(call);
+    assert!(http.router.poll_timeout().is_some_and(|t| t > start + Duration::from_secs(1)));
 }
 
 #[test]

@@ -8,7 +8,10 @@ mod load;
 
 use http::{Method, StatusCode};
 use http_common::*;
+use std::time::Duration;
+
 use serde_json::json;
+use zest_blocking::HttpConfig;
 
 #[test]
 fn health_answers_ok() {
@@ -85,7 +88,7 @@ fn bad_requests_get_their_status_and_a_jsonrpc_error() {
 
 #[test]
 fn an_oversized_body_gets_413() {
-    let mut http = zest_blocking::HttpConfig::new();
+    let mut http = HttpConfig::new();
     http.router.max_body = 1024;
     let server = server_with(http);
     let mut body = b"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"pad\":\"".to_vec();
@@ -112,8 +115,8 @@ fn a_foreign_host_gets_403_and_an_unknown_path_404() {
 #[test]
 fn a_head_sent_too_slowly_gets_408_and_does_not_stop_others() {
     use std::io::{Read, Write};
-    let mut http = zest_blocking::HttpConfig::new();
-    http.http1.head_timeout = std::time::Duration::from_millis(300);
+    let mut http = HttpConfig::new();
+    http.http1.head_timeout = Duration::from_millis(300);
     let server = server_with(http);
     // Half a head, then nothing: the connection's own thread waits, nobody else does.
     let mut slow = std::net::TcpStream::connect(server.local_addr()).unwrap();
@@ -121,7 +124,7 @@ fn a_head_sent_too_slowly_gets_408_and_does_not_stop_others() {
     let r = raw(server.local_addr(), Method::GET, "/health", &[], b"");
     assert_eq!(r.status, StatusCode::OK, "served beside the trickling connection");
     // The header-read deadline answers the slow one and closes it.
-    slow.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut answer = Vec::new();
     let _ = slow.read_to_end(&mut answer);
     let answer = String::from_utf8_lossy(&answer);
@@ -132,13 +135,35 @@ fn a_head_sent_too_slowly_gets_408_and_does_not_stop_others() {
 /// Handlers run on threads of their own, so the answer's form is decided before any runs:
 /// an SSE stream, however quick the tool (never a race between the two forms).
 #[test]
-fn a_tool_call_is_answered_on_an_sse_stream_however_quick() {
-    let server = server();
-    let (quick, slow) = load::quick_and_slow_calls(server.local_addr());
-    for (r, text) in [(quick, "quick"), (slow, "done after 1 steps")] {
-        assert_eq!(r.headers["content-type"], "text/event-stream");
-        let body = String::from_utf8_lossy(&r.body);
-        assert!(body.contains(text), "{body}");
-    }
+fn a_tool_done_within_json_wait_is_answered_with_json_and_one_that_reports_with_sse() {
+    // A long wait, so that only what the handlers do decides (not how busy the machine is).
+    let mut config = HttpConfig::new();
+    config.router.json_wait = Duration::from_secs(10);
+    let server = server_with(config);
+    let (quick, reports) = load::quick_and_slow_calls(server.local_addr());
+    assert_eq!(quick.headers["content-type"], "application/json");
+    let answer: serde_json::Value = serde_json::from_slice(&quick.body).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "quick");
+    // `steps` logs a line before it answers: the answer streams from then on.
+    assert_eq!(reports.headers["content-type"], "text/event-stream");
+    let body = String::from_utf8_lossy(&reports.body);
+    assert!(body.contains("did step 1") && body.contains("done after 1 steps"), "{body}");
+    server.shutdown();
+}
+
+#[test]
+fn a_silent_tool_slower_than_json_wait_is_answered_on_an_sse_stream() {
+    let mut config = HttpConfig::new();
+    config.router.json_wait = Duration::from_millis(20);
+    let server = server_with(config);
+    let mut conn = load::RawConn::connect(server.local_addr());
+    let session = load::open_session(&mut conn);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"ms": 500}}});
+    let headers = load::session_headers(&session);
+    let r = conn.exchange(Method::POST, &headers, call.to_string().as_bytes());
+    // `slow` sends nothing before its answer: only the wait's end made this a stream.
+    assert_eq!(r.headers["content-type"], "text/event-stream");
+    assert!(String::from_utf8_lossy(&r.body).contains("slow done"));
     server.shutdown();
 }

@@ -216,20 +216,24 @@ impl Hub {
         lock(&self.state)
     }
 
-    /// Performs every router output.
+    /// Performs every router output. Answers are not decided here: handlers run on threads,
+    /// so the router decides each POST when its answer is clear or after `json_wait`.
     fn drain(&self, st: &mut State, starts: &mut Vec<Start>) {
         self.drain_outputs(st, starts);
-        if !starts.is_empty() {
-            // Handlers run on threads of their own: the answers they serve are decided now,
-            // before any starts (so a quick one does not make the form depend on a race).
-            st.router.decide_answers();
-            self.drain_outputs(st, starts);
-        }
         let next = st.router.poll_timeout();
         let mut bell = lock(&self.bell);
         if next != bell.armed {
+            let sooner = match (next, bell.armed) {
+                (Some(next), Some(armed)) => next < armed,
+                (next, _) => next.is_some(),
+            };
             bell.armed = next;
-            self.rung.notify_all();
+            // A later deadline needs no wake-up: the timer thread, woken at the old one,
+            // finds it not due and sleeps again (a call answered before its `json_wait`
+            // costs the timer thread nothing).
+            if sooner {
+                self.rung.notify_all();
+            }
         }
     }
 

@@ -31,6 +31,7 @@
 //! ([`Transmit::Close`](crate::io::Transmit::Close)) it ignores anything more on it.
 
 mod checks;
+mod decide;
 mod get;
 mod legacy;
 mod store;
@@ -51,6 +52,7 @@ use rand_chacha::ChaCha20Rng;
 pub use store::{EventStore, MemoryEventStore};
 
 use self::checks::LOOPBACK;
+use self::decide::{join, Undecided};
 use self::streams::{Answer, Logical, Mode, Slot, SlotKind, Wire};
 use crate::error::Rejection;
 use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
@@ -106,6 +108,11 @@ pub struct RouterConfig {
     /// Answer every POST with one JSON body, never SSE (messages related to a request then
     /// go on the GET stream). Default off.
     pub json_response: bool,
+    /// How long a POST whose handlers still run waits for them before its answer starts as
+    /// an SSE stream. Answered in time, with nothing but replies to send, it gets one JSON
+    /// body. Runtimes that poll handlers where they start them decide sooner
+    /// ([`Router::decide_answers`]). Default 5 ms.
+    pub json_wait: Duration,
     /// No sessions: each POST is served by a fresh session that ends with it; GET and
     /// DELETE get 405. Default off.
     pub stateless: bool,
@@ -131,6 +138,7 @@ impl RouterConfig {
             idle_timeout: Duration::from_secs(30 * 60),
             max_body: 4 << 20,
             json_response: false,
+            json_wait: Duration::from_millis(5),
             stateless: false,
             retry: Some(Duration::from_secs(1)),
             max_backlog: 64,
@@ -153,6 +161,7 @@ crate::builder::setters!(RouterConfig {
     idle_timeout: Duration,
     max_body: usize,
     json_response: bool,
+    json_wait: Duration,
     stateless: bool,
     retry: Option<Duration>,
     max_backlog: usize,
@@ -188,9 +197,8 @@ pub struct Router<H> {
     /// Sessions whose machine has a deadline.
     timers: HashSet<SessionId>,
     next_sweep: Option<Instant>,
-    /// POSTs that started handlers, whose answer is decided by
-    /// [`decide_answers`](Self::decide_answers): (session, origin, announce the session id).
-    undecided: Vec<(SessionId, StreamId, bool)>,
+    /// POSTs that started handlers, their answer not yet decided (see [`decide`]).
+    undecided: Vec<Undecided>,
     /// Handler calls the sessions asked for so far (tells a POST that started one).
     calls_asked: u64,
 }
@@ -232,8 +240,6 @@ impl<H: Clone> Router<H> {
     /// Feeds one input. Never fails: bad requests are answered with their HTTP status and a
     /// JSON-RPC error body. Then drain [`poll_output`](Self::poll_output).
     pub fn handle_input(&mut self, input: Input<'_>) {
-        // A runtime that did not decide answers after starting handlers does it now.
-        self.decide_answers();
         match input {
             Input::Timeout(now) => self.handle_timeout(now),
             Input::Receive(now, r) => match r.event {
@@ -289,18 +295,6 @@ impl<H: Clone> Router<H> {
         }
     }
 
-    /// Decides how the POSTs that started handlers are answered. Call it once the handlers
-    /// the drained outputs asked for have had their first poll (a runtime that does not poll
-    /// them there and then calls it after draining). A POST whose requests are all answered
-    /// by then, with nothing else to send, gets one JSON body; the others an SSE stream. The
-    /// next [`handle_input`](Self::handle_input) decides any left; drain
-    /// [`poll_output`](Self::poll_output) after.
-    pub fn decide_answers(&mut self) {
-        for (id, origin, announce) in std::mem::take(&mut self.undecided) {
-            self.settle(&id, origin, announce);
-        }
-    }
-
     /// The next effect or event; `None` when drained.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output<RouterEvent<H>>> {
@@ -324,7 +318,7 @@ impl<H: Clone> Router<H> {
             .timers
             .iter()
             .filter_map(|id| self.sessions.get(id).and_then(|s| s.machine.poll_timeout()));
-        machines.chain(self.next_sweep).min()
+        machines.chain(self.next_sweep).chain(self.next_decision()).min()
     }
 
     /// The sessions held now.
@@ -428,6 +422,7 @@ impl<H: Clone> Router<H> {
     /// The client went away from `stream`.
     fn gone(&mut self, now: Instant, stream: StreamId) {
         let Some(Exchange::Carrier(id)) = self.exchanges.remove(&stream) else { return };
+        self.forget_answer(stream);
         let Some(slot) = self.sessions.get_mut(&id) else { return };
         // An answer not yet streamed dies with its POST; its replies have nowhere to go.
         slot.answers.retain(|origin, a| *origin != stream || matches!(a.mode, Mode::Sse));
@@ -476,8 +471,8 @@ impl<H: Clone> Router<H> {
         if self.calls_asked == asked {
             self.settle(&id, stream, announce);
         } else {
-            // Handlers run for it: most answer at their first poll, and then so can the POST.
-            self.undecided.push((id, stream, announce));
+            // Handlers run for it: most answer at once, and then so can the POST.
+            self.hold_answer(now, id, stream, announce);
         }
     }
 
@@ -505,58 +500,6 @@ impl<H: Clone> Router<H> {
             None => Err(Rejection::MissingSession),
             Some(h) => self.known(h),
         }
-    }
-
-    /// Decides how the answer to the POST on `origin` goes out, now that the session has
-    /// handled everything in it that needs no app code.
-    fn settle(&mut self, id: &SessionId, origin: StreamId, announce: bool) {
-        let Some(slot) = self.sessions.get_mut(id) else { return };
-        let primes = slot.primes();
-        let next_stream = slot.next_stream;
-        let Some(answer) = slot.answers.get_mut(&origin) else { return };
-        let Mode::Undecided { held } = &mut answer.mode else { return };
-        let held = std::mem::take(held);
-        let related = held.iter().any(|(_, reply)| !reply);
-        let mut headers = HeaderMap::new();
-        if announce {
-            if let Ok(value) = HeaderValue::from_str(id.as_str()) {
-                headers.insert("mcp-session-id", value);
-            }
-        }
-        if !answer.had_requests && held.is_empty() {
-            slot.answers.remove(&origin);
-            self.exchanges.remove(&origin);
-            self.wire.respond(origin, StatusCode::ACCEPTED, headers);
-            self.wire.close(origin);
-        } else if !answer.had_requests {
-            // Only notifications or responses, and the session refused some: 400 and why.
-            slot.answers.remove(&origin);
-            self.exchanges.remove(&origin);
-            self.wire.json(origin, StatusCode::BAD_REQUEST, headers, join(replies(held)));
-        } else if answer.waiting.is_empty() && !related && !held.is_empty() {
-            slot.answers.remove(&origin);
-            self.exchanges.remove(&origin);
-            self.wire.json(origin, StatusCode::OK, headers, join(replies(held)));
-        } else if self.config.json_response {
-            let (replies, related): (Vec<_>, Vec<_>) = held.into_iter().partition(|(_, r)| *r);
-            answer.mode = Mode::Json { held: replies.into_iter().map(|(j, _)| j).collect() };
-            answer.pending_head = Some(headers);
-            for (json, _) in related {
-                slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
-            }
-        } else {
-            answer.logical.number = next_stream;
-            slot.next_stream += 1;
-            self.wire.open_sse(origin, headers);
-            if primes {
-                answer.logical.prime(&mut self.wire, self.config.retry);
-            }
-            for (json, _) in held {
-                answer.logical.send(id, &json, &mut self.wire);
-            }
-            answer.mode = Mode::Sse;
-        }
-        self.complete(id);
     }
 
     /// Sends what the session produced to the streams its routes name.
@@ -609,6 +552,7 @@ impl<H: Clone> Router<H> {
         if slot.machine.is_closed() {
             return self.end_session(id);
         }
+        self.decide_clear(id);
         self.complete(id);
     }
 
@@ -696,6 +640,7 @@ impl<H: Clone> Router<H> {
                 self.flush(&id);
             }
         }
+        self.decide_due(now);
         if self.next_sweep.is_some_and(|t| t <= now) {
             self.sweep(now);
         }
@@ -725,12 +670,7 @@ impl<H: Clone> Router<H> {
 
     fn end_session(&mut self, id: &SessionId) {
         // An answer still undecided gets its head first: its stream ends, it is not refused.
-        let (mine, others) =
-            std::mem::take(&mut self.undecided).into_iter().partition(|(s, ..)| s == id);
-        self.undecided = others;
-        for (session, origin, announce) in mine {
-            self.settle(&session, origin, announce);
-        }
+        self.decide_all_of(id);
         let Some(slot) = self.sessions.remove(id) else { return };
         for carrier in slot.carriers() {
             if self.exchanges.remove(&carrier).is_some() {
@@ -779,24 +719,4 @@ fn scan(incoming: &Incoming) -> (Vec<RequestId>, bool, bool) {
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
-}
-
-fn replies(held: Vec<(Vec<u8>, bool)>) -> Vec<Vec<u8>> {
-    held.into_iter().filter(|(_, reply)| *reply).map(|(json, _)| json).collect()
-}
-
-/// One JSON body from what a POST's answer held: one message as is, several as an array.
-fn join(mut held: Vec<Vec<u8>>) -> Vec<u8> {
-    if held.len() <= 1 {
-        return held.pop().unwrap_or_default();
-    }
-    let mut body = b"[".to_vec();
-    for (i, json) in held.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(json);
-    }
-    body.push(b']');
-    body
 }

@@ -312,6 +312,17 @@ impl Answer {
         None
     }
 
+    /// Undecided, with every request answered or a message other than a reply to send: its
+    /// form is clear.
+    pub(super) fn is_clear(&self) -> bool {
+        match &self.mode {
+            Mode::Undecided { held } => {
+                self.waiting.is_empty() || held.iter().any(|(_, reply)| !reply)
+            }
+            _ => false,
+        }
+    }
+
     /// A request of the POST was cancelled by the client: no reply will come for it.
     pub(super) fn cancelled(&mut self, id: &RequestId) -> bool {
         let before = self.waiting.len();
