@@ -14,6 +14,7 @@
 //!   (the only timer), has the reader's frames written, and ends the session.
 //! - [`Slot`]: where a blocked thread waits for its one outcome ([`CallSlot`] files one in
 //!   zest-core's calls table).
+//! - [`Signal`]: a condition variable that costs nothing to ring when nobody waits.
 //!
 //! Lock order: machine lock → outbox control → slot. The writer lock is taken only by the
 //! active writer (or, with `try_lock`, by the supervisor at the end) and never while holding
@@ -21,9 +22,10 @@
 
 use std::cell::Cell;
 use std::io::{self, Write};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, WaitTimeoutResult};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use zest_core::runtime::{Outcome, ReplySlot, WriteQueue, WriteStep};
@@ -62,15 +64,58 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A condition variable that makes no wake-up call when nobody waits (a futex wake is a
+/// system call even then). Contract: wait with the guard of the one mutex whose data the
+/// ringer changes, and ring while holding that mutex, after the change.
+#[derive(Default)]
+pub(crate) struct Signal {
+    condvar: Condvar,
+    /// Threads in `wait`; counted under the mutex, so a ringer holding it sees them.
+    waiting: AtomicUsize,
+}
+
+impl Signal {
+    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let guard = self.condvar.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
+    pub(crate) fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: Duration,
+    ) -> (MutexGuard<'a, T>, WaitTimeoutResult) {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let woken =
+            self.condvar.wait_timeout(guard, timeout).unwrap_or_else(PoisonError::into_inner);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        woken
+    }
+
+    pub(crate) fn notify_one(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.condvar.notify_one();
+        }
+    }
+
+    pub(crate) fn notify_all(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.condvar.notify_all();
+        }
+    }
+}
+
 /// One outcome, set once by any thread, taken by the one waiting thread.
 pub(crate) struct Slot<T> {
     value: Mutex<Option<T>>,
-    set: Condvar,
+    set: Signal,
 }
 
 impl<T> Slot<T> {
     pub(crate) fn new() -> Self {
-        Self { value: Mutex::new(None), set: Condvar::new() }
+        Self { value: Mutex::new(None), set: Signal::default() }
     }
 
     /// Sets the outcome unless one is already set.
@@ -89,7 +134,7 @@ impl<T> Slot<T> {
             if let Some(value) = v.take() {
                 return value;
             }
-            v = self.set.wait(v).unwrap_or_else(PoisonError::into_inner);
+            v = self.set.wait(v);
         }
     }
 }

@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -35,7 +35,7 @@ use zest_core::runtime::{Calls, ConnectError, Delivery, OwnedEvent};
 use zest_core::RequestOptions;
 
 use super::connector::{self, AbortCell, Connector};
-use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
+use crate::link::{self, lock, CallSlot, Outbox, Role, Signal, Slot, Wake};
 use crate::workers::Workers;
 
 /// Where one call's outcome is delivered.
@@ -55,7 +55,7 @@ pub(crate) struct Session {
     /// Over HTTP: opens and reuses the connections the machine's exchanges run on.
     http: Option<Arc<Connector>>,
     /// Rung when an exchange ends (the closing supervisor waits for the DELETE).
-    exchange_ended: Condvar,
+    exchange_ended: Signal,
 }
 
 /// Where the machine's frames go: the child's stdin, a writer of the caller's
@@ -150,7 +150,7 @@ impl Session {
             out: Outbox::new(pipe),
             grace,
             http,
-            exchange_ended: Condvar::new(),
+            exchange_ended: Signal::default(),
         })
     }
 
@@ -562,11 +562,7 @@ impl Session {
                 }
                 break;
             }
-            st = self
-                .exchange_ended
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0;
+            st = self.exchange_ended.wait_timeout(st, deadline - now).0;
         }
         drop(st);
         if let Some(connector) = &self.http {

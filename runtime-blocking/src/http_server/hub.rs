@@ -9,7 +9,7 @@
 //! the lock is held, so transmits of one stream keep their order whoever produced them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use zest_core::api::CallError;
@@ -22,7 +22,7 @@ use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use super::conn::{ConnMsg, ToConn};
-use crate::link::{CallSlot, Slot};
+use crate::link::{CallSlot, Signal, Slot};
 use crate::server::{handle_on, Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
 use crate::workers::Workers;
 
@@ -32,9 +32,12 @@ type Handler = SyncHandler<RequestContext>;
 /// The shared server state.
 pub(super) struct Hub {
     state: Mutex<State>,
-    /// The timer thread's wake-up and the shutdown's wait for idle handlers.
+    /// The timer thread's deadline, and the shutdown's wait for idle handlers.
     bell: Mutex<Bell>,
-    rung: Condvar,
+    /// Wakes the timer thread for a deadline sooner than the one it sleeps until.
+    rung: Signal,
+    /// Wakes the shutdown waiting for handlers to finish.
+    idle: Signal,
     keys: CallKeys,
     workers: Workers,
 }
@@ -52,6 +55,8 @@ struct State {
 struct Bell {
     /// The router's next deadline, as the timer thread should see it.
     armed: Option<Instant>,
+    /// When the timer thread wakes next by itself (`None`: it waits to be rung).
+    wakes_at: Option<Instant>,
     /// The timer thread stops.
     stopped: bool,
 }
@@ -62,7 +67,8 @@ impl Hub {
         Arc::new(Self {
             state: Mutex::new(state),
             bell: Mutex::default(),
-            rung: Condvar::new(),
+            rung: Signal::default(),
+            idle: Signal::default(),
             keys: CallKeys::new(),
             workers: Workers::new("zest-http-handler"),
         })
@@ -96,25 +102,29 @@ impl Hub {
                         st.router.handle_input(zest_core::io::Input::Timeout(now));
                     }
                 });
-                // The drain re-armed the bell; make sure a deadline unchanged by it (not yet
-                // due by the router's clock) is looked at again.
-                let next = lock(&self.state).router.poll_timeout();
+                // Re-arm from the router itself (a deadline the drain left as it was may not
+                // be due by the router's clock yet). The state lock, held until the bell is
+                // set, keeps another drain's deadline from landing in between and being lost.
+                let st = self.lock();
                 bell = lock(&self.bell);
-                bell.armed = next;
+                bell.armed = st.router.poll_timeout();
+                drop(st);
                 continue;
             }
+            bell.wakes_at = bell.armed;
             bell = match bell.armed {
                 Some(at) => {
                     let wait = at.saturating_duration_since(Instant::now());
-                    self.rung.wait_timeout(bell, wait).unwrap_or_else(PoisonError::into_inner).0
+                    self.rung.wait_timeout(bell, wait).0
                 }
-                None => self.rung.wait(bell).unwrap_or_else(PoisonError::into_inner),
+                None => self.rung.wait(bell),
             };
         }
     }
 
     pub(super) fn stop_timer(&self) {
-        lock(&self.bell).stopped = true;
+        let mut bell = lock(&self.bell);
+        bell.stopped = true;
         self.rung.notify_all();
     }
 
@@ -129,7 +139,7 @@ impl Hub {
             // count and the wait.
             let bell = lock(&self.bell);
             let slice = (deadline - now).min(Duration::from_millis(50));
-            drop(self.rung.wait_timeout(bell, slice));
+            drop(self.idle.wait_timeout(bell, slice));
         }
     }
 
@@ -222,18 +232,18 @@ impl Hub {
         self.drain_outputs(st, starts);
         let next = st.router.poll_timeout();
         let mut bell = lock(&self.bell);
-        if next != bell.armed {
-            let sooner = match (next, bell.armed) {
-                (Some(next), Some(armed)) => next < armed,
-                (next, _) => next.is_some(),
-            };
-            bell.armed = next;
-            // A later deadline needs no wake-up: the timer thread, woken at the old one,
-            // finds it not due and sleeps again (a call answered before its `json_wait`
-            // costs the timer thread nothing).
-            if sooner {
-                self.rung.notify_all();
-            }
+        bell.armed = next;
+        // Only a deadline sooner than the timer thread's own wake-up needs it woken: woken
+        // at a later one, it finds nothing due and sleeps again (so a call answered before
+        // its `json_wait` costs the timer thread nothing).
+        let sooner = match (next, bell.wakes_at) {
+            (Some(next), Some(wakes)) => next < wakes,
+            (next, None) => next.is_some(),
+            (None, Some(_)) => false,
+        };
+        if sooner {
+            bell.wakes_at = next;
+            self.rung.notify_all();
         }
     }
 
@@ -276,10 +286,10 @@ impl Hub {
         self.ring();
     }
 
-    /// Wakes whoever waits on the bell (the shutdown waiting for idle handlers).
+    /// Wakes the shutdown if it waits for idle handlers.
     fn ring(&self) {
         let _bell = lock(&self.bell);
-        self.rung.notify_all();
+        self.idle.notify_all();
     }
 }
 
