@@ -11,6 +11,7 @@ use http_common::*;
 use std::time::Duration;
 
 use serde_json::json;
+use zest_blocking::core::runtime::OwnedEvent;
 use zest_blocking::HttpConfig;
 
 #[test]
@@ -165,5 +166,35 @@ fn a_silent_tool_slower_than_json_wait_is_answered_on_an_sse_stream() {
     // `slow` sends nothing before its answer: only the wait's end made this a stream.
     assert_eq!(r.headers["content-type"], "text/event-stream");
     assert!(String::from_utf8_lossy(&r.body).contains("slow done"));
+    server.shutdown();
+}
+
+#[test]
+fn a_connection_whose_call_was_cancelled_serves_the_next_request_while_the_handler_runs() {
+    let mut config = HttpConfig::new();
+    // The cancelled handler sleeps on: shutdown waits only this long for it.
+    config.shutdown_grace = Duration::from_millis(100);
+    let server = server_with(config);
+    let mut conn = load::RawConn::connect(server.local_addr());
+    let session = load::open_session(&mut conn);
+    let headers = load::session_headers(&session);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"ms": 60_000}}});
+    conn.send(Method::POST, &headers, call.to_string().as_bytes());
+    let OwnedEvent::Head(head) = conn.next_event() else { panic!("a head first") };
+    assert_eq!(head.headers["content-type"], "text/event-stream");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "test"}});
+    let mut other = load::RawConn::connect(server.local_addr());
+    let r = other.exchange(Method::POST, &headers, cancel.to_string().as_bytes());
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    // The cancelled call's stream ends; its handler sleeps on.
+    while !matches!(conn.next_event(), OwnedEvent::End) {}
+    // The same connection carries the next request at once, not after the handler.
+    let mut conn = conn.patient(Duration::from_secs(10));
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()["id"], 3);
     server.shutdown();
 }

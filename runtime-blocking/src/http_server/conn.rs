@@ -1,39 +1,35 @@
-//! One accepted connection: a reader thread moving socket bytes into a channel, and the
-//! connection's own thread that owns zest-core's
-//! [`ServerConn`](zest_core::runtime::http_server::ServerConn), feeds its exchanges to the hub
-//! and writes the router's transmits for them to the socket. A client that stops reading
-//! blocks only this connection's thread; shutdown cuts it by shutting the socket down.
+//! One accepted connection, served by two threads around zest-core's
+//! [`ServerConn`](zest_core::runtime::http_server::ServerConn):
+//!
+//! - its **reader** reads the socket, feeds the requests to the hub, runs the handler a
+//!   request asks for (the exchange waits for it anyway) and writes what the router sends the
+//!   connection meanwhile: a quick call is read, served and answered on this one thread;
+//! - its **writer** writes what other threads send the connection (a handler on a thread of
+//!   its own, the timer deciding an answer, another connection's request), so a handler
+//!   running on the reader never holds those back. It also keeps the head-read deadline that
+//!   an exchange it ended starts, and closes the connection at shutdown.
+//!
+//! The router's transmits wait in a queue filled under the hub lock (so in the router's
+//! order); whichever of the two threads holds the connection's IO lock writes them. A thread
+//! of this connection queuing for it writes after its hub operation instead of waking the
+//! writer. A client that stops reading blocks only this connection's threads; shutdown
+//! cuts it by shutting the socket down.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
-use zest_core::io::Transmit;
+use zest_core::io::{StreamId, Transmit};
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 
 use super::hub::Hub;
-
-/// What a connection's thread is woken for.
-pub(super) enum ConnMsg {
-    /// Bytes read from the socket.
-    Data(Vec<u8>),
-    /// The client closed its side.
-    End,
-    /// Reading failed.
-    Failed(String),
-    /// A router transmit for the stream this connection carries.
-    Transmit(Transmit),
-    /// The server is shutting down: close when between requests.
-    Stop,
-}
-
-/// What the hub sends a connection.
-pub(super) type ToConn = Sender<ConnMsg>;
+use crate::link::{lock, Signal};
 
 const READ_BUF: usize = 16 * 1024;
 
@@ -43,138 +39,331 @@ pub(super) struct Shared {
     pub(super) hub: Arc<Hub>,
     pub(super) config: Config,
     pub(super) ids: Arc<StreamIds>,
-    /// Set once the server shuts down.
-    pub(super) stop: Arc<AtomicBool>,
 }
 
-/// Starts the threads of one accepted connection, woken through `channel`. `done` runs when
-/// it has ended.
+/// What the hub and the server hold of a connection.
+pub(super) type ToConn = Arc<Conn>;
+
+/// One connection's state, shared by its two threads and the hub.
+pub(super) struct Conn {
+    /// The connection machine and the socket's write half; writes happen under this lock.
+    io: Mutex<Io>,
+    /// What the writer thread is woken for. Lock order: `io`, then `queue`.
+    queue: Mutex<Queue>,
+    rung: Signal,
+    hub: Arc<Hub>,
+    /// Runs once the connection has ended (the last reader calls it).
+    done: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+struct Io {
+    conn: ServerConn,
+    socket: TcpStream,
+    write_failed: bool,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// Router transmits for this connection, in the router's order, not yet applied.
+    transmits: VecDeque<Transmit>,
+    /// The server is shutting down: close when between requests.
+    stop: bool,
+    /// The connection is closed: the writer ends.
+    ended: bool,
+    /// The exchange whose handler the reader is running, and that reader's flag.
+    inline: Option<(StreamId, Retired)>,
+}
+
+/// Set when a reader's exchange ended before its handler returned (cancelled, say) and a
+/// new reader took over the socket (the client may send its next request meanwhile): the
+/// old one ends once its handler returns.
+type Retired = Arc<AtomicBool>;
+
+thread_local! {
+    /// The connection this thread serves (its reader or writer).
+    static SERVING: RefCell<Option<ToConn>> = const { RefCell::new(None) };
+}
+
+/// Starts the threads of one accepted connection; `done` runs once it has ended.
 pub(super) fn spawn(
     shared: &Shared,
     socket: TcpStream,
-    (tx, rx): (ToConn, Receiver<ConnMsg>),
     done: impl FnOnce() + Send + 'static,
-) -> io::Result<()> {
+) -> io::Result<ToConn> {
     // Nagle would hold small SSE events and JSON answers back (DESIGN.md §5).
     let _ = socket.set_nodelay(true);
-    let mut reading = socket.try_clone()?;
-    let reader_tx = tx.clone();
-    thread::Builder::new().name("zest-http-read".into()).spawn(move || {
-        let mut buf = vec![0u8; READ_BUF];
-        loop {
-            let msg = match reading.read(&mut buf) {
-                Ok(0) => ConnMsg::End,
-                Ok(n) => ConnMsg::Data(buf[..n].to_vec()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => ConnMsg::Failed(format!("reading from the client failed: {e}")),
-            };
-            let last = !matches!(msg, ConnMsg::Data(_));
-            if reader_tx.send(msg).is_err() || last {
-                return;
-            }
-        }
-    })?;
-    let Shared { hub, config, ids, stop } = shared.clone();
-    thread::Builder::new().name("zest-http-conn".into()).spawn(move || {
-        serve(&hub, socket, config, ids, &stop, &tx, &rx);
-        done();
-    })?;
-    Ok(())
+    let reading = socket.try_clone()?;
+    let Shared { hub, config, ids } = shared.clone();
+    let io = Io { conn: ServerConn::new(config, Instant::now(), ids), socket, write_failed: false };
+    let conn = Arc::new(Conn {
+        io: Mutex::new(io),
+        queue: Mutex::default(),
+        rung: Signal::default(),
+        hub,
+        done: Mutex::new(Some(Box::new(done))),
+    });
+    let writer = conn.clone();
+    thread::Builder::new().name("zest-http-write".into()).spawn(move || writer.write_loop())?;
+    if let Err(e) = conn.start_reader(reading) {
+        conn.end();
+        return Err(e);
+    }
+    Ok(conn)
 }
 
-/// Serves one connection until it closes, or until shutdown finds it between requests.
-fn serve(
-    hub: &Arc<Hub>,
-    mut socket: TcpStream,
-    config: Config,
-    ids: Arc<StreamIds>,
-    stop: &AtomicBool,
-    tx: &ToConn,
-    rx: &Receiver<ConnMsg>,
-) {
-    let mut conn = ServerConn::new(config, Instant::now(), ids);
-    let mut inputs: Vec<Inbound> = Vec::new();
-    let mut write_failed = false;
-    loop {
-        // Feed the router, then carry out what it sent this connection, until both settle
-        // (an answer ending may release a pipelined request).
+/// Called after every hub operation: on a thread serving a connection, writes what the
+/// router queued for it meanwhile.
+pub(super) fn flush_serving() {
+    let conn = SERVING.with(|s| s.borrow().clone());
+    if let Some(conn) = conn {
+        conn.flush();
+    }
+}
+
+impl Conn {
+    /// Queues a router transmit for this connection (the hub calls it under its lock).
+    pub(super) fn send(self: &Arc<Self>, transmit: Transmit) {
+        let mut queue = lock(&self.queue);
+        queue.transmits.push_back(transmit);
+        let mine = SERVING.with(|s| s.borrow().as_ref().is_some_and(|c| Arc::ptr_eq(c, self)));
+        if !mine {
+            self.rung.notify_one();
+        }
+    }
+
+    /// The server is shutting down: close now if between requests, else once the answer
+    /// under way is written.
+    pub(super) fn stop(&self) {
+        let mut queue = lock(&self.queue);
+        queue.stop = true;
+        self.rung.notify_one();
+    }
+
+    fn start_reader(self: &Arc<Self>, socket: TcpStream) -> io::Result<()> {
+        let reader = self.clone();
+        thread::Builder::new().name("zest-http-conn".into()).spawn(move || {
+            SERVING.with(|s| *s.borrow_mut() = Some(reader.clone()));
+            if reader.read_loop(socket) {
+                reader.finish();
+            }
+            SERVING.with(|s| s.borrow_mut().take());
+        })?;
+        Ok(())
+    }
+
+    /// The reader: reads and serves until the connection is closed (true), or until a new
+    /// reader took over while this one ran a handler (false).
+    fn read_loop(self: &Arc<Self>, mut socket: TcpStream) -> bool {
+        let retired = Retired::default();
+        let mut buf = vec![0u8; READ_BUF];
+        let mut timeout = None;
         loop {
-            inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
-            if !inputs.is_empty() {
-                hub.feed(&inputs, tx);
-                inputs.clear();
+            let deadline = lock(&self.io).conn.poll_timeout();
+            let wanted = deadline.map(|at| until(at, Instant::now()));
+            if wanted != timeout && socket.set_read_timeout(wanted).is_ok() {
+                timeout = wanted;
             }
-            let mut moved = false;
-            while let Ok(msg) = rx.try_recv() {
-                apply(&mut conn, msg);
-                moved = true;
+            let read = socket.read(&mut buf);
+            {
+                let mut io = lock(&self.io);
+                let now = Instant::now();
+                match read {
+                    Ok(0) => io.conn.handle_end(now),
+                    Ok(n) => io.conn.handle_data(now, &buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if is_timeout(&e) => io.conn.handle_timeout(now),
+                    Err(e) => io.conn.handle_failed(format!("reading from the client failed: {e}")),
+                }
             }
-            if !moved {
+            match self.serve(Some(&retired)) {
+                Served::Open => {}
+                Served::Closed => return true,
+                Served::Retired => return false,
+            }
+        }
+    }
+
+    /// The connection has closed: the router hears about an exchange cut short (a no-op
+    /// when none is under way), and `done` runs.
+    fn finish(self: &Arc<Self>) {
+        let inputs = {
+            let mut io = lock(&self.io);
+            io.conn.handle_failed("the connection closed".into());
+            std::iter::from_fn(|| io.conn.poll_inbound()).collect::<Vec<_>>()
+        };
+        if !inputs.is_empty() {
+            let starts = self.hub.feed(&inputs, self);
+            self.hub.spawn(starts);
+        }
+        if let Some(done) = lock(&self.done).take() {
+            done();
+        }
+    }
+
+    /// The writer: writes what other threads queue, keeps the deadlines of the exchanges it
+    /// ends, and closes the connection at shutdown.
+    fn write_loop(self: &Arc<Self>) {
+        SERVING.with(|s| *s.borrow_mut() = Some(self.clone()));
+        self.write_until_ended();
+        SERVING.with(|s| s.borrow_mut().take());
+    }
+
+    fn write_until_ended(self: &Arc<Self>) {
+        // The stop is acted on once here (a connection mid-answer closes when it ends).
+        let mut stop_seen = false;
+        loop {
+            let deadline = lock(&self.io).conn.poll_timeout();
+            {
+                let mut queue = lock(&self.queue);
+                if queue.ended {
+                    break;
+                }
+                let stop_news = queue.stop && !stop_seen;
+                stop_seen = queue.stop;
+                if queue.transmits.is_empty() && !stop_news {
+                    queue = match deadline {
+                        Some(at) => self.rung.wait_timeout(queue, until(at, Instant::now())).0,
+                        None => self.rung.wait(queue),
+                    };
+                    if queue.ended {
+                        break;
+                    }
+                }
+            }
+            {
+                let mut io = lock(&self.io);
+                if io.conn.poll_timeout().is_some_and(|at| at <= Instant::now()) {
+                    io.conn.handle_timeout(Instant::now());
+                }
+            }
+            if !matches!(self.serve(None), Served::Open) {
                 break;
             }
         }
-        while let Some(t) = conn.poll_transmit() {
+    }
+
+    /// Writes what is queued and feeds the hub what came in, until both settle (an answer
+    /// ending may release a pipelined request). A reader (with its flag) runs the handler a
+    /// request asks for itself; the writer hands handlers to threads.
+    fn serve(self: &Arc<Self>, reader: Option<&Retired>) -> Served {
+        loop {
+            self.flush();
+            let (inputs, fed) = {
+                let mut io = lock(&self.io);
+                if lock(&self.queue).stop && io.conn.stream().is_none() && !io.conn.is_closed() {
+                    // Shutting down and between requests: nothing is lost by closing now.
+                    io.conn.handle_failed("the server is shutting down".into());
+                    io.write_out();
+                }
+                if io.conn.is_closed() {
+                    drop(io);
+                    self.end();
+                    return Served::Closed;
+                }
+                let inputs: Vec<Inbound> = std::iter::from_fn(|| io.conn.poll_inbound()).collect();
+                (inputs, io.conn.stream())
+            };
+            if inputs.is_empty() {
+                return Served::Open;
+            }
+            let mut starts = self.hub.feed(&inputs, self);
+            let waits = fed.is_some() && lock(&self.io).conn.stream() == fed;
+            if let Some(retired) = reader.filter(|_| waits && starts.len() == 1) {
+                // The exchange waits for this handler's answer: run it here.
+                let start = starts.pop().expect("one start");
+                let stream = fed.expect("waits for an exchange");
+                lock(&self.queue).inline = Some((stream, retired.clone()));
+                self.hub.run_here(start, || {
+                    let mut queue = lock(&self.queue);
+                    if queue.inline.as_ref().is_some_and(|(_, r)| Arc::ptr_eq(r, retired)) {
+                        queue.inline = None;
+                    }
+                });
+                if retired.load(Ordering::Acquire) {
+                    return Served::Retired;
+                }
+            } else {
+                // Answered already (a legacy POST's 202: the client may send its next request
+                // on this connection), a batch, or on the writer: threads of their own.
+                self.hub.spawn(starts);
+            }
+        }
+    }
+
+    /// Applies the queued transmits and writes what the connection has to send.
+    fn flush(self: &Arc<Self>) {
+        let mut io = lock(&self.io);
+        loop {
+            let batch = std::mem::take(&mut lock(&self.queue).transmits);
+            let now = Instant::now();
+            for transmit in batch {
+                io.conn.handle_transmit(now, transmit);
+            }
+            io.write_out();
+            let mut queue = lock(&self.queue);
+            if queue.transmits.is_empty() {
+                let cut_short =
+                    queue.inline.as_ref().is_some_and(|(s, _)| io.conn.stream() != Some(*s));
+                if cut_short && !io.conn.is_closed() {
+                    // The reader's handler still runs but its exchange is over: a new
+                    // reader serves the connection's next request meanwhile.
+                    let socket = io.socket.try_clone();
+                    if socket.and_then(|s| self.start_reader(s)).is_ok() {
+                        let (_, retired) = queue.inline.take().expect("cut short");
+                        retired.store(true, Ordering::Release);
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    /// Closes the socket (the reader's read returns) and ends the writer.
+    fn end(&self) {
+        let _ = lock(&self.io).socket.shutdown(Shutdown::Both);
+        let mut queue = lock(&self.queue);
+        queue.ended = true;
+        self.rung.notify_one();
+    }
+}
+
+/// How a turn of [`Conn::serve`] left the connection.
+enum Served {
+    Open,
+    Closed,
+    /// A new reader took over while this thread ran a handler.
+    Retired,
+}
+
+impl Io {
+    /// Writes what the connection has to send (a client that stops reading blocks the
+    /// thread writing, holding this connection's IO lock, and nothing else).
+    fn write_out(&mut self) {
+        while let Some(t) = self.conn.poll_transmit() {
             let written = match t {
-                http1::Transmit::Write(bytes) if !write_failed => socket.write_all(&bytes),
+                http1::Transmit::Write(bytes) if !self.write_failed => {
+                    self.socket.write_all(&bytes)
+                }
                 http1::Transmit::Write(_) => Ok(()),
                 http1::Transmit::Close => {
-                    let _ = socket.flush();
-                    let _ = socket.shutdown(Shutdown::Write);
+                    let _ = self.socket.flush();
+                    let _ = self.socket.shutdown(Shutdown::Write);
                     Ok(())
                 }
             };
             if let Err(e) = written {
-                write_failed = true;
-                conn.handle_failed(format!("writing to the client failed: {e}"));
+                self.write_failed = true;
+                self.conn.handle_failed(format!("writing to the client failed: {e}"));
             }
         }
-        if conn.is_closed() {
-            break;
-        }
-        if stop.load(Ordering::Acquire) && conn.stream().is_none() {
-            // Shutting down and between requests: nothing is lost by closing now.
-            conn.handle_failed("the server is shutting down".into());
-            continue;
-        }
-        let msg = match conn.poll_timeout() {
-            Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
-                Ok(msg) => Some(msg),
-                Err(RecvTimeoutError::Timeout) => None,
-                // We hold a sender ourselves.
-                Err(RecvTimeoutError::Disconnected) => break,
-            },
-            None => match rx.recv() {
-                Ok(msg) => Some(msg),
-                Err(_) => break,
-            },
-        };
-        match msg {
-            Some(msg) => apply(&mut conn, msg),
-            None => conn.handle_timeout(Instant::now()),
-        }
-    }
-    // The reader thread ends with the socket.
-    let _ = socket.shutdown(Shutdown::Both);
-    // The router hears about an exchange cut short (a no-op when none is under way).
-    conn.handle_failed("the connection closed".into());
-    inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
-    if !inputs.is_empty() {
-        hub.feed(&inputs, tx);
     }
 }
 
-fn apply(conn: &mut ServerConn, msg: ConnMsg) {
-    match msg {
-        ConnMsg::Data(bytes) => conn.handle_data(Instant::now(), &bytes),
-        ConnMsg::End => conn.handle_end(Instant::now()),
-        ConnMsg::Failed(why) => conn.handle_failed(why),
-        ConnMsg::Transmit(transmit) => conn.handle_transmit(Instant::now(), transmit),
-        // The loop looks at the flag.
-        ConnMsg::Stop => {}
-    }
+/// How long until `at`, at least a millisecond (a zero read timeout means none).
+fn until(at: Instant, now: Instant) -> Duration {
+    at.saturating_duration_since(now).max(Duration::from_millis(1))
 }
 
-/// Creates a connection's channel.
-pub(super) fn channel() -> (ToConn, Receiver<ConnMsg>) {
-    mpsc::channel()
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
 }

@@ -1,12 +1,14 @@
 //! The one [`Router`] every connection of a server feeds, behind a mutex, and what its
-//! outputs set going: transmits to the connection threads that carry their streams, handler
-//! threads for calls, outcomes to handlers waiting on the client.
+//! outputs set going: transmits to the connections that carry their streams, handlers for
+//! calls, outcomes to handlers waiting on the client.
 //!
 //! Whichever thread has an input (a connection with a request's bytes, a handler with its
 //! answer, a report or a request to the client, the timer with a due deadline) locks the
-//! hub, feeds the router, drains it and unlocks; handlers it asked for are then started on
-//! threads of their own. Every transmit goes through its connection's channel, sent while
-//! the lock is held, so transmits of one stream keep their order whoever produced them.
+//! hub, feeds the router, drains it and unlocks. The handler a connection's request asks for
+//! goes back to that connection's reader, which runs it ([`Hub::run_here`]); others run on
+//! threads of their own. Every transmit is queued on its connection while the lock is held,
+//! so transmits of one stream keep their order whoever produced them; a thread serving that
+//! connection writes them after its hub operation, any other wakes the connection's writer.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -21,13 +23,16 @@ use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
 use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
-use super::conn::{ConnMsg, ToConn};
+use super::conn::{self, ToConn};
 use crate::link::{CallSlot, Signal, Slot};
 use crate::server::{handle_on, Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
 use crate::workers::Workers;
 
 /// The router's handler type.
 type Handler = SyncHandler<RequestContext>;
+
+/// What a handler returns.
+type HandlerResult = Result<RawJson, ErrorObject>;
 
 /// The shared server state.
 pub(super) struct Hub {
@@ -74,15 +79,19 @@ impl Hub {
         })
     }
 
-    /// Feeds one connection's inputs; `conn` carries the exchanges they accept.
-    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) {
+    /// Feeds one connection's inputs; `conn` carries the exchanges they accept. Writes what
+    /// the router sent the connection, and returns the handlers it asked for: the caller runs
+    /// them with [`run_here`](Self::run_here) or [`spawn`](Self::spawn).
+    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) -> Vec<Start> {
         let now = Instant::now();
-        self.with(|st| {
+        let ((), starts) = self.locked(|st| {
             for input in inputs {
                 st.dispatch.track(input, conn);
                 input.feed(now, &mut st.router);
             }
         });
+        conn::flush_serving();
+        starts
     }
 
     /// The timer thread: sleeps until the router's next deadline and fires it, until
@@ -187,38 +196,60 @@ impl Hub {
     }
 
     /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
-    /// the handlers the router asked for.
+    /// the handlers the router asked for on threads of their own and, on a thread serving a
+    /// connection, writes what the router sent that connection.
     fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
-        let mut starts = Vec::new();
-        let out = {
-            let mut st = self.lock();
-            let out = f(&mut st);
-            self.drain(&mut st, &mut starts);
-            out
-        };
-        for start in starts {
-            self.start(start);
-        }
+        let (out, starts) = self.locked(f);
+        self.spawn(starts);
+        conn::flush_serving();
         out
     }
 
-    /// Runs a handler on a thread of its own; that thread then feeds the answer.
-    fn start(self: &Arc<Self>, start: Start) {
+    /// Runs `f` on the state under the lock and drains the router; returns what `f` did and
+    /// the handlers the router asked for.
+    fn locked<T>(&self, f: impl FnOnce(&mut State) -> T) -> (T, Vec<Start>) {
+        let mut starts = Vec::new();
+        let mut st = self.lock();
+        let out = f(&mut st);
+        self.drain(&mut st, &mut starts);
+        (out, starts)
+    }
+
+    /// Runs one handler on this thread (a connection's reader, whose exchange waits for
+    /// the answer anyway); `returned` runs once it has returned, before its answer is fed.
+    pub(super) fn run_here(self: &Arc<Self>, start: Start, returned: impl FnOnce()) {
+        let (session, id, result) = self.run(start);
+        returned();
+        self.answer(session, id, result);
+    }
+
+    /// Runs handlers on threads of their own.
+    pub(super) fn spawn(self: &Arc<Self>, starts: Vec<Start>) {
+        for start in starts {
+            let (session, id) = (start.session.clone(), start.id.clone());
+            let hub = self.clone();
+            if let Err(e) = self.workers.run(move || hub.call(start)) {
+                let why = format!("cannot start a handler thread: {e}");
+                self.answer(session, id, Err(internal(&why)));
+            }
+        }
+    }
+
+    /// Calls a handler on this thread and feeds its answer.
+    fn call(self: &Arc<Self>, start: Start) {
+        let (session, id, result) = self.run(start);
+        self.answer(session, id, result);
+    }
+
+    /// Calls a handler on this thread; one that panics is answered with an internal error.
+    fn run(self: &Arc<Self>, start: Start) -> (SessionId, RequestId, HandlerResult) {
         let Start { session, id, handler, call, cancelled, context } = start;
         let feed = HttpFeed { hub: self.clone(), session: session.clone() };
         let link = SessionLink::new(Arc::new(feed), self.handle());
         let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
-        let hub = self.clone();
-        let (s, answer_id) = (session.clone(), id.clone());
-        let spawned = self.workers.run(move || {
-            let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, *call)))
-                .unwrap_or_else(|_| Err(internal("the handler panicked")));
-            drop(ctx);
-            hub.answer(s, answer_id, result);
-        });
-        if let Err(e) = spawned {
-            self.answer(session, id, Err(internal(&format!("cannot start a handler thread: {e}"))));
-        }
+        let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, *call)))
+            .unwrap_or_else(|_| Err(internal("the handler panicked")));
+        (session, id, result)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -251,10 +282,8 @@ impl Hub {
         while let Some(output) = st.router.poll_output() {
             match st.dispatch.route(output) {
                 Step::Nothing => {}
-                Step::Send { conn, transmit } => {
-                    // The connection may be gone; the router hears that from it.
-                    let _ = conn.send(ConnMsg::Transmit(transmit));
-                }
+                // The connection may be gone; the router hears that from it.
+                Step::Send { conn, transmit } => conn.send(transmit),
                 Step::Run { session, id, handler, call, cancelled, context } => {
                     // Filed at once: a cancellation from now on sets the flag and counts it
                     // out of `running`.
@@ -267,12 +296,7 @@ impl Hub {
     }
 
     /// A handler finished.
-    fn answer(
-        self: &Arc<Self>,
-        session: SessionId,
-        id: RequestId,
-        result: Result<RawJson, ErrorObject>,
-    ) {
+    fn answer(self: &Arc<Self>, session: SessionId, id: RequestId, result: HandlerResult) {
         let now = Instant::now();
         self.with(|st| {
             if st.dispatch.finished(&session, &id) {
@@ -294,7 +318,7 @@ impl Hub {
 }
 
 /// A handler the router asked for, started once the lock is released.
-struct Start {
+pub(super) struct Start {
     session: SessionId,
     id: RequestId,
     handler: Handler,

@@ -1,8 +1,9 @@
 //! MCP over HTTP, server side, on threads: a `std::net::TcpListener` accepting on a thread
-//! of its own, two threads per connection (one reads the socket; the other moves HTTP/1.1
-//! bytes through zest-core's connection machine and writes), one [`Router`] (sessions,
-//! Streamable HTTP, legacy HTTP+SSE, `/health`) that every connection feeds, a timer thread
-//! for the router's deadlines, and a thread per running handler.
+//! of its own, two threads per connection (a reader that reads, feeds the router and runs
+//! the handler its request asks for; a writer for what other threads send it: see `conn`),
+//! one [`Router`] (sessions, Streamable HTTP, legacy HTTP+SSE, `/health`) that every
+//! connection feeds, a timer thread for the router's deadlines, and threads for the other
+//! handlers (legacy POSTs, batches).
 //!
 //! The same names and behaviour as zest-tokio's HTTP server: both are the same core halves
 //! ([`ServerConn`](zest_core::runtime::http_server::ServerConn),
@@ -25,7 +26,7 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::StreamIds;
 use zest_core::server::{ListKind, ServerConfig};
 
-use conn::{ConnMsg, ToConn};
+use conn::ToConn;
 use hub::Hub;
 
 use crate::server::{announcing, Registry, ServerHandle};
@@ -256,12 +257,7 @@ fn run(
     stop: &Arc<AtomicBool>,
     grace: Duration,
 ) {
-    let shared = conn::Shared {
-        hub: hub.clone(),
-        config,
-        ids: Arc::new(StreamIds::new()),
-        stop: stop.clone(),
-    };
+    let shared = conn::Shared { hub: hub.clone(), config, ids: Arc::new(StreamIds::new()) };
     let conns = Arc::new(Conns::default());
     let mut next_id = 0u64;
     for accepted in listener.incoming() {
@@ -273,23 +269,22 @@ fn run(
         let Ok(handle) = socket.try_clone() else { continue };
         next_id += 1;
         let id = next_id;
-        let (tx, rx) = conn::channel();
-        lock(&conns.open).insert(id, (tx.clone(), handle));
+        // Filed before its threads start, so that its end (which removes it) comes after.
+        let mut open = lock(&conns.open);
         let ended = conns.clone();
         let done = move || {
             lock(&ended.open).remove(&id);
             ended.changed.notify_all();
         };
-        let started = conn::spawn(&shared, socket, (tx, rx), done);
-        if started.is_err() {
-            // Without threads for it the connection is dropped (closed) at once.
-            lock(&conns.open).remove(&id);
+        // Without threads for it the connection is dropped (closed) at once.
+        if let Ok(conn) = conn::spawn(&shared, socket, done) {
+            open.insert(id, (conn, handle));
         }
     }
     drop(listener);
     // Connections between requests close now; the others once their answer is written.
-    for (tx, _) in lock(&conns.open).values() {
-        let _ = tx.send(ConnMsg::Stop);
+    for (conn, _) in lock(&conns.open).values() {
+        conn.stop();
     }
     hub.wait_idle(Instant::now() + grace);
     hub.close_sessions();
