@@ -914,6 +914,31 @@ fn a_cancelled_call_ends_its_stream() {
 }
 
 #[test]
+fn json_mode_answers_a_post_whose_calls_were_all_cancelled_with_202() {
+    let mut cfg = config();
+    cfg.json_response = true;
+    let mut http = Http::new(cfg);
+    let session = http.handshake(json!({}));
+    let call = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","id":8,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}}),
+    );
+    assert!(!http.answers.contains_key(&call));
+    let cancel = http.post(
+        Some(&session),
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":8,"reason":"enough"}}),
+    );
+    assert_eq!(http.answer(cancel).status, Some(StatusCode::ACCEPTED));
+    let a = http.answer(call);
+    // No reply is due, and an empty `application/json` body would not parse.
+    assert_eq!(a.status, Some(StatusCode::ACCEPTED), "{a:?}");
+    assert!(a.body.is_empty() && a.closed);
+    assert_eq!(http.router.exchange_count(), 0);
+}
+
+#[test]
 fn stateless_sessions_end_with_their_post_even_when_it_is_lost() {
     let mut cfg = config();
     cfg.stateless = true;

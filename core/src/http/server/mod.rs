@@ -576,7 +576,14 @@ impl<H: Clone> Router<H> {
                     let headers = answer.pending_head.take().unwrap_or_default();
                     slot.answers.remove(&origin);
                     self.exchanges.remove(&origin);
-                    self.wire.json(origin, StatusCode::OK, headers, body);
+                    if body.is_empty() {
+                        // Every request was cancelled: no reply is due, and an empty body is
+                        // not JSON.
+                        self.wire.respond(origin, StatusCode::ACCEPTED, headers);
+                        self.wire.close(origin);
+                    } else {
+                        self.wire.json(origin, StatusCode::OK, headers, body);
+                    }
                 }
                 Mode::Sse => match answer.logical.carrier {
                     Some(carrier) => {
