@@ -7,6 +7,8 @@
 //! every round's share. Then the memory of a server in a process of its own (this binary
 //! again): its peak RSS after a run at concurrency 8, and its RSS per idle session with 10,000
 //! idle sessions.
+//! The same binary alone as the raw echo server, after the same run, gives the floor's
+//! peak RSS.
 //! Then, on a fresh server process, three rounds of 1,000 sessions at once making 20 calls each:
 //! calls/s, the sessions held, and its RSS with them open, at its peak and after they are
 //! deleted.
@@ -22,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response};
-use http_bench::{print_header, print_median_round, print_peak, Run, ServerProcess};
+use http_bench::{
+    print_floor_peak, print_header, print_median_round, print_peak, Run, ServerProcess,
+};
 use serde_json::json;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
@@ -45,6 +49,10 @@ fn main() {
     if std::env::var(http_bench::ROLE_ENV).as_deref() == Ok("server") {
         let server = smol::block_on(zest_server());
         return http_bench::serve_until_stdin_ends(server.local_addr(), || server.stats());
+    }
+    if std::env::var(http_bench::ROLE_ENV).as_deref() == Ok(http_bench::FLOOR_ROLE) {
+        let addr = smol::block_on(raw_echo_server());
+        return http_bench::serve_until_stdin_ends(addr, Default::default);
     }
     println!("zest-smol HTTP bench: {CALLS} tools/call echo calls of a 64-char text");
     println!("client and server in one process, smol's global executor, loopback");
@@ -70,6 +78,10 @@ fn main() {
     process.print_idle_sessions();
     print_peak(&process, "the idle sessions");
     drop(process);
+    let floor = ServerProcess::spawn_as(http_bench::FLOOR_ROLE);
+    smol::block_on(raw_run(floor.addr(), 8));
+    print_floor_peak(&floor, "8,000 calls at concurrency 8");
+    drop(floor);
     println!();
     ServerProcess::spawn().print_wide_sessions();
 }

@@ -22,8 +22,12 @@ use crate::load::{self, WIDE_SESSIONS};
 mod proc_status;
 use proc_status::status_kib;
 
-/// Set to `server` when the bench binary is re-executed as the server process.
+/// Set to `server` when the bench binary is re-executed as the server process, to
+/// [`FLOOR_ROLE`] when as the raw echo server whose memory is the floor's.
 pub(crate) const ROLE_ENV: &str = "ZEST_HTTP_BENCH_ROLE";
+
+/// The [`ROLE_ENV`] of the floor's process: the raw echo server alone.
+pub(crate) const FLOOR_ROLE: &str = "floor";
 
 /// Idle sessions opened for the memory-per-session figure.
 pub(crate) const IDLE_SESSIONS: usize = 10_000;
@@ -123,9 +127,14 @@ pub(crate) struct ServerProcess {
 impl ServerProcess {
     /// Starts it and waits (at most 10 s) until it listens.
     pub(crate) fn spawn() -> Self {
+        Self::spawn_as("server")
+    }
+
+    /// Starts the bench binary in `role` ([`ROLE_ENV`]) and waits until it listens.
+    pub(crate) fn spawn_as(role: &str) -> Self {
         let exe = std::env::current_exe().expect("the bench binary's path");
         let mut child = Command::new(exe)
-            .env(ROLE_ENV, "server")
+            .env(ROLE_ENV, role)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -240,6 +249,19 @@ impl Drop for ServerProcess {
 /// the present RSS is made of: pages of files (this bench binary's code, which holds the
 /// clients and the floor too, and libc; clean, shared with other processes) and anonymous
 /// memory (what the server allocated: heap, stacks).
+/// Prints the floor's process's peak RSS after `after`: the raw echo server alone, in this
+/// same binary (the same libraries and binary pages to map), beside which zest's figure is
+/// read.
+pub(crate) fn print_floor_peak(floor: &ServerProcess, after: &str) {
+    println!(
+        "floor process (the raw echo server alone, same binary) peak RSS after {after}: {} KiB \
+         ({} KiB file pages, {} KiB anonymous)",
+        floor.kib("VmHWM"),
+        floor.kib("RssFile"),
+        floor.kib("RssAnon")
+    );
+}
+
 pub(crate) fn print_peak(server: &ServerProcess, after: &str) {
     println!(
         "server process peak RSS after {after}: {} KiB (target ≤ 4096), now {} KiB \

@@ -80,8 +80,19 @@ struct Queue {
 type Retired = Arc<AtomicBool>;
 
 thread_local! {
-    /// The connection this thread serves (its reader or writer).
-    static SERVING: RefCell<Option<ToConn>> = const { RefCell::new(None) };
+    /// The connection this thread serves: its writer, or a reader with its flag (a retired
+    /// reader serves it no more: what it queues is the writer's to write).
+    static SERVING: RefCell<Option<(ToConn, Option<Retired>)>> = const { RefCell::new(None) };
+}
+
+/// The connection this thread serves now, if any.
+fn serving() -> Option<ToConn> {
+    SERVING.with(|s| match &*s.borrow() {
+        Some((conn, retired)) if !retired.as_ref().is_some_and(|r| r.load(Ordering::Acquire)) => {
+            Some(conn.clone())
+        }
+        _ => None,
+    })
 }
 
 /// Starts the threads of one accepted connection; `done` runs once it has ended.
@@ -114,8 +125,7 @@ pub(super) fn spawn(
 /// Called after every hub operation: on a thread serving a connection, writes what the
 /// router queued for it meanwhile.
 pub(super) fn flush_serving() {
-    let conn = SERVING.with(|s| s.borrow().clone());
-    if let Some(conn) = conn {
+    if let Some(conn) = serving() {
         conn.flush();
     }
 }
@@ -125,8 +135,7 @@ impl Conn {
     pub(super) fn send(self: &Arc<Self>, transmit: Transmit) {
         let mut queue = lock(&self.queue);
         queue.transmits.push_back(transmit);
-        let mine = SERVING.with(|s| s.borrow().as_ref().is_some_and(|c| Arc::ptr_eq(c, self)));
-        if !mine {
+        if !serving().is_some_and(|c| Arc::ptr_eq(&c, self)) {
             self.rung.notify_one();
         }
     }
@@ -142,7 +151,6 @@ impl Conn {
     fn start_reader(self: &Arc<Self>, socket: TcpStream) -> io::Result<()> {
         let reader = self.clone();
         thread::Builder::new().name("zest-http-conn".into()).spawn(move || {
-            SERVING.with(|s| *s.borrow_mut() = Some(reader.clone()));
             if reader.read_loop(socket) {
                 reader.finish();
             }
@@ -151,34 +159,34 @@ impl Conn {
         Ok(())
     }
 
-    /// The reader: reads and serves until the connection is closed (true), or until a new
-    /// reader took over while this one ran a handler (false).
+    /// The reader: serves and reads until the connection is closed (true), or until a new
+    /// reader took over while this one ran a handler (false). It serves before its first
+    /// read: a reader that takes over may find a pipelined request waiting.
     fn read_loop(self: &Arc<Self>, mut socket: TcpStream) -> bool {
         let retired = Retired::default();
+        SERVING.with(|s| *s.borrow_mut() = Some((self.clone(), Some(retired.clone()))));
         let mut buf = vec![0u8; READ_BUF];
         let mut timeout = None;
         loop {
+            match self.serve(Some(&retired)) {
+                Served::Open => {}
+                Served::Closed => return true,
+                Served::Retired => return false,
+            }
             let deadline = lock(&self.io).conn.poll_timeout();
             let wanted = deadline.map(|at| until(at, Instant::now()));
             if wanted != timeout && socket.set_read_timeout(wanted).is_ok() {
                 timeout = wanted;
             }
             let read = socket.read(&mut buf);
-            {
-                let mut io = lock(&self.io);
-                let now = Instant::now();
-                match read {
-                    Ok(0) => io.conn.handle_end(now),
-                    Ok(n) => io.conn.handle_data(now, &buf[..n]),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) if is_timeout(&e) => io.conn.handle_timeout(now),
-                    Err(e) => io.conn.handle_failed(format!("reading from the client failed: {e}")),
-                }
-            }
-            match self.serve(Some(&retired)) {
-                Served::Open => {}
-                Served::Closed => return true,
-                Served::Retired => return false,
+            let mut io = lock(&self.io);
+            let now = Instant::now();
+            match read {
+                Ok(0) => io.conn.handle_end(now),
+                Ok(n) => io.conn.handle_data(now, &buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) => io.conn.handle_timeout(now),
+                Err(e) => io.conn.handle_failed(format!("reading from the client failed: {e}")),
             }
         }
     }
@@ -203,7 +211,7 @@ impl Conn {
     /// The writer: writes what other threads queue, keeps the deadlines of the exchanges it
     /// ends, and closes the connection at shutdown.
     fn write_loop(self: &Arc<Self>) {
-        SERVING.with(|s| *s.borrow_mut() = Some(self.clone()));
+        SERVING.with(|s| *s.borrow_mut() = Some((self.clone(), None)));
         self.write_until_ended();
         SERVING.with(|s| s.borrow_mut().take());
     }
@@ -267,12 +275,19 @@ impl Conn {
                 return Served::Open;
             }
             let mut starts = self.hub.feed(&inputs, self);
-            let waits = fed.is_some() && lock(&self.io).conn.stream() == fed;
-            if let Some(retired) = reader.filter(|_| waits && starts.len() == 1) {
+            let inline = reader.filter(|_| starts.len() == 1).filter(|retired| {
+                // Checked and published under the IO lock: an end of the exchange applied
+                // after this sees the handler running and gives the socket a new reader.
+                let io = lock(&self.io);
+                let waits = fed.is_some() && io.conn.stream() == fed;
+                if let Some(stream) = fed.filter(|_| waits) {
+                    lock(&self.queue).inline = Some((stream, (*retired).clone()));
+                }
+                waits
+            });
+            if let Some(retired) = inline {
                 // The exchange waits for this handler's answer: run it here.
                 let start = starts.pop().expect("one start");
-                let stream = fed.expect("waits for an exchange");
-                lock(&self.queue).inline = Some((stream, retired.clone()));
                 self.hub.run_here(start, || {
                     let mut queue = lock(&self.queue);
                     if queue.inline.as_ref().is_some_and(|(_, r)| Arc::ptr_eq(r, retired)) {

@@ -214,6 +214,12 @@ impl Hub {
                 }
             }
         }
+        // A drain that asked for handlers leaves the timer to the decision that follows their
+        // first poll (`start_all`): it clears the `json_wait` deadline of each POST they serve,
+        // which the timer then never needs to see.
+        if !starts.is_empty() {
+            return;
+        }
         let next = st.router.poll_timeout();
         if next != st.armed {
             st.armed = next;
