@@ -625,6 +625,19 @@ fn under_faults_every_request_ends_once_consistently_and_nothing_leaks() {
     QuickCheck::new().tests(150).quickcheck(property as fn(Scenario) -> TestResult);
 }
 
+/// Found by the property above: in JSON mode a POST whose only call was cancelled got 202
+/// (a POST of requests must get JSON or SSE), before that an empty JSON body.
+#[test]
+fn json_mode_a_post_whose_call_was_cancelled_ends_as_the_client_expects() {
+    let faults = LinkFaults(Faults::seeded(7_579_642_409_530_325_229));
+    let ops = vec![Op::Call(30, true), Op::Cancel(134)];
+    let scenario = Scenario { faults, ops, json_response: true, legacy: false, vanish: true };
+    let world = run(&scenario, 3);
+    if let Err(why) = world.check() {
+        panic!("{why}\ntranscript: {:?}", world.pair.transcript());
+    }
+}
+
 /// Disconnects in the middle of SSE events (and latency, and reordering across streams), but
 /// no other fault: every call is resumed until its answer arrives, so each gets exactly its
 /// result, once, and every progress notification sent on its stream, once, in order.

@@ -577,9 +577,10 @@ impl<H: Clone> Router<H> {
                     slot.answers.remove(&origin);
                     self.exchanges.remove(&origin);
                     if body.is_empty() {
-                        // Every request was cancelled: no reply is due, and an empty body is
-                        // not JSON.
-                        self.wire.respond(origin, StatusCode::ACCEPTED, headers);
+                        // Every request was cancelled: no reply is due, an empty body is not
+                        // JSON, and a POST of requests must be answered with JSON or SSE. An
+                        // event stream with no events is the one honest answer left.
+                        self.wire.open_sse(origin, headers);
                         self.wire.close(origin);
                     } else {
                         self.wire.json(origin, StatusCode::OK, headers, body);
