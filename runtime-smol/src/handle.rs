@@ -2,7 +2,7 @@
 //! handler's context ([`RequestContext::server`](zest_core::runtime::RequestContext::server)),
 //! and [`StdioServer`], a stdio session served with one.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use smol::channel::{self, Sender};
@@ -24,14 +24,21 @@ pub type ServerHandle = zest_core::server::ServerHandle<AsyncHandler<RequestCont
 
 /// Where a handle's commands go.
 enum Target {
-    Http(Arc<Hub>),
+    /// Weak: a handle the app keeps does not keep a stopped server's router alive (nor
+    /// does a handler's own context make a cycle through the hub's tasks).
+    Http(Weak<Hub>),
     Stdio(Sender<Command>),
 }
 
 impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
     fn send(&self, command: Broadcast<AsyncHandler<RequestContext>>) {
         match self {
-            Self::Http(hub) => hub.broadcast(Instant::now(), command),
+            Self::Http(hub) => {
+                // Gone once the server is: there is nobody left to tell.
+                if let Some(hub) = hub.upgrade() {
+                    hub.broadcast(Instant::now(), command);
+                }
+            }
             // Err once the session's loop is gone: there is nobody left to tell.
             Self::Stdio(commands) => drop(commands.try_send(Command::Broadcast(command))),
         }
@@ -39,8 +46,8 @@ impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
 }
 
 /// The handle on every session of an HTTP server.
-pub(crate) fn http_handle(hub: Arc<Hub>) -> ServerHandle {
-    ServerHandle::new(Arc::new(Target::Http(hub)))
+pub(crate) fn http_handle(hub: &Arc<Hub>) -> ServerHandle {
+    ServerHandle::new(Arc::new(Target::Http(Arc::downgrade(hub))))
 }
 
 /// The handle on one stdio (or in-memory) session.

@@ -291,3 +291,27 @@ fn http_resource_updates_reach_only_the_subscribed_session_and_logs_reach_all() 
         server.shutdown().await;
     })
 }
+
+#[test]
+fn a_handle_kept_after_its_http_server_stopped_does_not_keep_the_server_alive() {
+    smol::block_on(async {
+        // The registry's one tool holds `alive`: the router holding the registry is gone
+        // once only the test's own count is left.
+        let alive = std::sync::Arc::new(());
+        let held = alive.clone();
+        let registry = Registry::new().tool("echo", "Echoes", move |Text { text }| {
+            let _ = &held;
+            async move { text }
+        });
+        let server = serve_http("127.0.0.1:0", config(), registry).await.unwrap();
+        let handle = server.handle();
+        server.shutdown().await;
+        let deadline = std::time::Instant::now() + HANG;
+        while std::sync::Arc::strong_count(&alive) > 1 {
+            assert!(std::time::Instant::now() < deadline, "the handle keeps the server's router");
+            Timer::after(Duration::from_millis(10)).await;
+        }
+        // Telling a stopped server's sessions something is telling nobody.
+        handle.log(LoggingLevel::Info, json!("after the end"));
+    });
+}

@@ -190,7 +190,7 @@ impl Hub {
     fn start(self: &Arc<Self>, start: Start) {
         let Start { session, id, handler, call, cancelled, context } = start;
         let link = HttpLink { hub: self.clone(), session: session.clone() };
-        let link = SessionLink::http(link, http_handle(self.clone()));
+        let link = SessionLink::http(link, http_handle(self));
         let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
         let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
             Ok(work) => wire::answering(work),

@@ -151,7 +151,7 @@ impl HttpServer {
     /// the registry, report resource updates, log. Sessions declare `listChanged` and
     /// resource `subscribe`, since this handle can always be had.
     pub fn handle(&self) -> ServerHandle {
-        http_handle(self.hub.clone())
+        http_handle(&self.hub)
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a

@@ -120,7 +120,7 @@ impl McpService {
     ///
     /// [`HttpServer::handle`]: crate::HttpServer::handle
     pub fn handle(&self) -> ServerHandle {
-        http_handle(self.inner.hub.clone())
+        http_handle(&self.inner.hub)
     }
 
     /// Ends every session now: their streams close and their ids get 404 from now on (a
