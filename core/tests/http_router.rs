@@ -205,6 +205,15 @@ impl Http {
         session
     }
 
+    /// The app answers the first call it was asked for, as `echo` does; then a pump.
+    fn answer_first_call(&mut self) {
+        let (sid, id, call_params) = self.take_calls()[0].clone();
+        let result = app(&"echo", &call_params).unwrap();
+        let now = self.now();
+        self.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
+        self.pump();
+    }
+
     fn take_calls(&mut self) -> Vec<(SessionId, zest_core::jsonrpc::RequestId, Call)> {
         let mut calls = Vec::new();
         for e in std::mem::take(&mut self.events) {
@@ -214,6 +223,12 @@ impl Http {
         }
         calls
     }
+}
+
+/// `tools/call` of `echo` with the text `x`, request id `id`.
+fn echo_x(id: u64) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":"x"}}})
 }
 
 fn config() -> RouterConfig {
@@ -363,11 +378,7 @@ fn a_dropped_answer_resumes_with_last_event_id_and_nothing_twice() {
 fn a_stream_written_whole_stays_resumable_until_the_second_sweep() {
     let mut http = Http::new(config());
     let session = http.handshake(json!({}));
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":5,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(5));
     let (sid, id, _) = http.take_calls()[0].clone();
     let now = http.now();
     http.router
@@ -388,11 +399,7 @@ fn a_stream_written_whole_stays_resumable_until_the_second_sweep() {
 fn a_resumed_open_stream_carries_what_comes_next() {
     let mut http = Http::new(config());
     let session = http.handshake(json!({}));
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":5,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(5));
     let (sid, id, _) = http.take_calls()[0].clone();
     http.drop_stream(call);
     let resumed = http.get(&session, Some("1-0"));
@@ -687,17 +694,9 @@ fn json_mode_answers_a_slow_call_with_one_body() {
     cfg.json_response = true;
     let mut http = Http::new(cfg);
     let session = http.handshake(json!({}));
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(3));
     assert!(!http.answers.contains_key(&call), "nothing until the reply");
-    let (sid, id, call_params) = http.take_calls()[0].clone();
-    let result = app(&"echo", &call_params).unwrap();
-    let now = http.now();
-    http.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
-    http.pump();
+    http.answer_first_call();
     let a = http.answer(call);
     assert_eq!(a.status, Some(StatusCode::OK));
     assert_eq!(a.json()["result"]["content"][0]["text"], "x");
@@ -708,26 +707,21 @@ fn a_call_answered_before_the_answer_is_decided_gets_one_json_body() {
     let mut http = Http::new(config());
     let session = http.handshake(json!({}));
     http.decide = false;
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(3));
     assert!(!http.answers.contains_key(&call), "undecided: nothing sent yet");
     // The handler is done (on a thread, say) before the POST has waited `json_wait`: its
     // reply is all the POST needs, so it goes at once, without `decide_answers`.
-    let (sid, id, call_params) = http.take_calls()[0].clone();
-    let result = app(&"echo", &call_params).unwrap();
-    let now = http.now();
-    http.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
-    http.pump();
+    http.answer_first_call();
     let a = http.answer(call);
     assert_eq!(a.status, Some(StatusCode::OK));
     assert_eq!(a.headers["content-type"], "application/json");
     assert_eq!(a.json()["result"]["content"][0]["text"], "x");
     assert!(a.closed);
     assert_eq!(http.router.exchange_count(), 0);
-    assert_eq!(http.router.poll_timeout().map(|t| t > now + Duration::from_secs(1)), Some(true));
+    assert_eq!(
+        http.router.poll_timeout().map(|t| t > http.now() + Duration::from_secs(1)),
+        Some(true)
+    );
 }
 
 #[test]
@@ -759,11 +753,7 @@ fn an_answer_left_undecided_streams_once_it_has_waited_json_wait() {
     let mut http = Http::new(config().json_wait(Duration::from_millis(5)));
     let session = http.handshake(json!({}));
     http.decide = false;
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(3));
     assert!(!http.answers.contains_key(&call));
     let start = http.now();
     assert_eq!(http.router.poll_timeout(), Some(start + Duration::from_millis(5)));
@@ -781,11 +771,7 @@ fn an_answer_left_undecided_streams_once_it_has_waited_json_wait() {
     let a = http.answer(call);
     assert_eq!(a.headers["content-type"], "text/event-stream");
     assert!(!a.closed, "the stream waits for the handler's reply");
-    let (sid, id, call_params) = http.take_calls()[0].clone();
-    let now = http.now();
-    let result = app(&"echo", &call_params).unwrap();
-    http.router.session_mut(&sid).unwrap().respond(now, id, Ok(result)).unwrap();
-    http.pump();
+    http.answer_first_call();
     let a = http.answer(call);
     assert_eq!(a.messages().last().unwrap()["result"]["content"][0]["text"], "x");
     assert!(a.closed);
@@ -796,11 +782,7 @@ fn a_client_gone_before_its_answer_is_decided_leaves_no_deadline() {
     let mut http = Http::new(config());
     let session = http.handshake(json!({}));
     http.decide = false;
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(3));
     let start = http.now();
     assert_eq!(http.router.poll_timeout(), Some(start + Duration::from_millis(5)));
     http.drop_stream(call);
@@ -812,11 +794,7 @@ fn a_session_closed_while_an_answer_is_undecided_ends_its_stream_with_a_head() {
     let mut http = Http::new(config());
     let session = http.handshake(json!({}));
     http.decide = false;
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(3));
     let (sid, ..) = http.take_calls()[0].clone();
     let now = http.now();
     http.router.close_session(now, &sid);
@@ -898,11 +876,7 @@ fn a_body_over_the_limit_gets_413() {
 fn a_cancelled_call_ends_its_stream() {
     let mut http = Http::new(config());
     let session = http.handshake(json!({}));
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":8,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(8));
     assert!(!http.answer(call).closed);
     let cancel = http.post(
         Some(&session),
@@ -919,11 +893,7 @@ fn json_mode_answers_a_post_whose_calls_were_all_cancelled_with_an_empty_stream(
     cfg.json_response = true;
     let mut http = Http::new(cfg);
     let session = http.handshake(json!({}));
-    let call = http.post(
-        Some(&session),
-        json!({"jsonrpc":"2.0","id":8,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(Some(&session), echo_x(8));
     assert!(!http.answers.contains_key(&call));
     let cancel = http.post(
         Some(&session),
@@ -945,11 +915,7 @@ fn stateless_sessions_end_with_their_post_even_when_it_is_lost() {
     let mut cfg = config();
     cfg.stateless = true;
     let mut http = Http::new(cfg);
-    let call = http.post(
-        None,
-        json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":"x"}}}),
-    );
+    let call = http.post(None, echo_x(1));
     assert_eq!(http.router.session_count(), 1, "the call waits for the app");
     http.drop_stream(call);
     let (sid, id, _) = http.take_calls()[0].clone();
