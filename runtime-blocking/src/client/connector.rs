@@ -3,12 +3,12 @@
 //! A waiting caller performs its own exchange up to a JSON answer or an event stream's head;
 //! every other exchange, and the rest of an event stream, runs on a thread of its own (an
 //! SSE stream's thread reads its body for as long as it lasts). Responses go to the session
-//! as owned stream events. An exchange is cut by shutting
-//! its socket down, which ends the blocked read.
+//! as owned stream events. An exchange is cut by shutting its socket down, which ends the
+//! blocked read.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -18,6 +18,8 @@ use zest_core::runtime::http_client::{
     Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
 };
 use zest_core::runtime::{ConnectError, OwnedEvent};
+
+use crate::link::lock;
 
 /// A socket, plain or TLS.
 enum Io {
@@ -422,8 +424,4 @@ fn pump(
 /// Whether `event` is the head of an event-stream response.
 fn is_event_stream(event: &OwnedEvent) -> bool {
     matches!(event, OwnedEvent::Head(head) if zest_core::io::is_event_stream(&head.headers))
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -11,12 +11,12 @@
 //! connection writes them after its hub operation, any other wakes the connection's writer.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use zest_core::api::CallError;
 use zest_core::error::{Rejection, UsageError};
-use zest_core::handler::SyncHandler;
+use zest_core::handler::{HandlerResult, SyncHandler};
 use zest_core::http::server::{Router, SessionId};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
@@ -24,15 +24,12 @@ use zest_core::runtime::{CallKeys, CancelFlag, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use super::conn::{self, ToConn};
-use crate::link::{CallSlot, Signal, Slot};
+use crate::link::{lock, CallSlot, Signal, Slot};
 use crate::server::{handle_on, Broadcaster, Feed, RequestContext, ServerHandle, SessionLink};
 use crate::workers::Workers;
 
 /// The router's handler type.
 type Handler = SyncHandler<RequestContext>;
-
-/// What a handler returns.
-type HandlerResult = Result<RawJson, ErrorObject>;
 
 /// The shared server state.
 pub(super) struct Hub {
@@ -242,7 +239,7 @@ impl Hub {
     }
 
     /// Calls a handler on this thread; one that panics is answered with an internal error.
-    fn run(self: &Arc<Self>, start: Start) -> (SessionId, RequestId, HandlerResult) {
+    fn run(self: &Arc<Self>, start: Start) -> (SessionId, RequestId, HandlerResult<RawJson>) {
         let Start { session, id, handler, call, cancelled, context } = start;
         let feed = HttpFeed { hub: self.clone(), session: session.clone() };
         let link = SessionLink::new(Arc::new(feed), self.handle());
@@ -296,7 +293,7 @@ impl Hub {
     }
 
     /// A handler finished.
-    fn answer(self: &Arc<Self>, session: SessionId, id: RequestId, result: HandlerResult) {
+    fn answer(self: &Arc<Self>, session: SessionId, id: RequestId, result: HandlerResult<RawJson>) {
         let now = Instant::now();
         self.with(|st| {
             if st.dispatch.finished(&session, &id) {
@@ -329,10 +326,6 @@ pub(super) struct Start {
 
 fn internal(detail: &str) -> ErrorObject {
     Rejection::Internal(detail.to_owned()).to_jsonrpc()
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Broadcaster for Hub {

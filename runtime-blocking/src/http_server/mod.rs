@@ -29,6 +29,7 @@ use zest_core::server::{ListKind, ServerConfig};
 use conn::ToConn;
 use hub::Hub;
 
+use crate::link::lock;
 use crate::server::{announcing, Registry, ServerHandle};
 
 /// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
@@ -305,8 +306,4 @@ fn run(
             .unwrap_or_else(PoisonError::into_inner)
             .0;
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
