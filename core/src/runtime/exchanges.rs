@@ -26,6 +26,11 @@ type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// The exchanges under way in one session; each can be cut by its stream.
 pub struct Exchanges {
     slots: Vec<Option<Running>>,
+    /// Each slot's waker, made once and handed to every exchange the slot runs: a timer or
+    /// socket that an exchange leaves registered with it, as a pooled connection's read
+    /// timeout does, then sees the same waker in the next exchange and need not register
+    /// again (async-io wakes its reactor thread for every timer registered).
+    wakers: Vec<Waker>,
     free: Vec<usize>,
     /// The exchange cut by each stream's abort, until it reported its end.
     by_stream: HashMap<StreamId, usize>,
@@ -36,7 +41,6 @@ pub struct Exchanges {
 struct Running {
     stream: StreamId,
     work: Work,
-    waker: Waker,
 }
 
 /// The slots whose wakers fired, and the session task to wake for them.
@@ -89,6 +93,7 @@ impl Exchanges {
     pub fn new() -> Self {
         Self {
             slots: Vec::new(),
+            wakers: Vec::new(),
             free: Vec::new(),
             by_stream: HashMap::new(),
             woken: Arc::default(),
@@ -105,11 +110,13 @@ impl Exchanges {
     /// [`poll_reported`](Self::poll_reported), which the session's loop polls anyway.
     pub fn start(&mut self, stream: StreamId, work: impl Future<Output = ()> + Send + 'static) {
         let slot = self.free.pop().unwrap_or_else(|| {
+            let slot = self.slots.len();
             self.slots.push(None);
-            self.slots.len() - 1
+            let woken = self.woken.clone();
+            self.wakers.push(Waker::from(Arc::new(SlotWaker { slot, woken })));
+            slot
         });
-        let waker = Waker::from(Arc::new(SlotWaker { slot, woken: self.woken.clone() }));
-        self.slots[slot] = Some(Running { stream, work: Box::pin(work), waker });
+        self.slots[slot] = Some(Running { stream, work: Box::pin(work) });
         self.by_stream.insert(stream, slot);
         lock(&self.woken.ready).push(slot);
     }
@@ -168,6 +175,7 @@ impl Exchanges {
     /// Drops every exchange and refuses later events.
     pub fn close(&mut self) {
         self.slots.clear();
+        self.wakers.clear();
         self.free.clear();
         self.by_stream.clear();
         self.events.close();
@@ -196,8 +204,7 @@ impl Exchanges {
                 }
                 budget -= 1;
                 let Some(Some(running)) = self.slots.get_mut(slot) else { continue };
-                let waker = running.waker.clone();
-                let mut slot_cx = Context::from_waker(&waker);
+                let mut slot_cx = Context::from_waker(&self.wakers[slot]);
                 if running.work.as_mut().poll(&mut slot_cx).is_ready() {
                     let stream = running.stream;
                     self.slots[slot] = None;

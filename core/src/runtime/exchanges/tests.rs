@@ -159,3 +159,41 @@ fn a_closed_set_drops_its_exchanges_and_refuses_their_events() {
     assert_eq!(dropped.load(Ordering::SeqCst), 1);
     assert!(events.send((StreamId(1), OwnedEvent::End)).is_err());
 }
+
+/// An exchange that keeps the waker it was polled with, then ends.
+async fn keep_waker(kept: Arc<Mutex<Vec<Waker>>>) {
+    std::future::poll_fn(|cx| {
+        lock(&kept).push(cx.waker().clone());
+        Poll::Ready(())
+    })
+    .await;
+}
+
+#[test]
+fn an_exchange_in_a_reused_slot_is_polled_with_the_same_waker_as_the_one_before() {
+    let waker = Waker::from(Arc::new(Task::default()));
+    let mut cx = Context::from_waker(&waker);
+    let mut exchanges = Exchanges::new();
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    for stream in 1..=2 {
+        exchanges.start(StreamId(stream), keep_waker(kept.clone()));
+        assert_eq!(exchanges.poll_reported(&mut cx), Poll::Pending);
+        assert!(exchanges.is_empty());
+    }
+    // A timer the first exchange left registered with its waker (a pooled connection's read
+    // timeout) need not be registered again by the second.
+    let kept = lock(&kept);
+    assert!(kept[1].will_wake(&kept[0]));
+    // Two exchanges at once run in two slots, each with its own waker.
+    let gates = [Arc::new(Gate::default()), Arc::new(Gate::default())];
+    let dropped = Arc::new(AtomicUsize::new(0));
+    for (i, gate) in gates.iter().enumerate() {
+        let stream = StreamId(10 + i as u64);
+        exchanges
+            .start(stream, exchange(exchanges.events(), stream, gate.clone(), dropped.clone()));
+    }
+    assert_eq!(exchanges.poll_reported(&mut cx), Poll::Ready(()));
+    let wakers: Vec<Waker> =
+        gates.iter().map(|g| lock(&g.open).1.clone().expect("waiting")).collect();
+    assert!(!wakers[0].will_wake(&wakers[1]));
+}
