@@ -2,7 +2,7 @@
 //! sessions of 50 calls each with nothing lost or duplicated, 1,000 sessions open and calling
 //! at once with nothing lost or duplicated and nothing held after their DELETEs, a client gone
 //! mid-stream leaving nothing behind, a client trickling its request body not stopping others
-//! being served.
+//! being served, a client that stops reading cut off once what waits for it passes its limit.
 
 #[path = "../../tests/support/load.rs"]
 mod load;
@@ -16,7 +16,7 @@ use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use zest_blocking::core::jsonrpc::{codes, ErrorObject};
 use zest_blocking::core::server::ServerConfig;
-use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
+use zest_blocking::schema::{CallToolParams, CallToolResult, LoggingLevel, Tool};
 use zest_blocking::{
     serve_http_with, Client, ClientApi, ClientOptions, HttpConfig, HttpServer, Registry,
 };
@@ -161,5 +161,25 @@ fn a_trickling_client_does_not_stop_others() {
     let (sent, whole) = trickler.join().unwrap();
     assert_eq!(served, 20 * 5, "the others are served within 30 s");
     assert!(sent < whole, "the others finished while the body was still arriving");
+    server.shutdown();
+}
+
+#[test]
+fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
+    let mut http = HttpConfig::new();
+    http.http1.max_backlog_bytes = 256 * 1024;
+    let server = server_with(http);
+    let addr = server.local_addr();
+    let (mut stalled, session) = load::stalled_listener(addr);
+    let handle = server.handle();
+    let record = json!(load::unread_record());
+    for _ in 0..load::UNREAD_RECORDS {
+        handle.log(LoggingLevel::Info, record.clone());
+    }
+    let read = stalled.read_to_close(Duration::from_secs(20));
+    let sent = load::UNREAD_RECORDS * load::unread_record().len();
+    assert!(read < sent / 2, "the server stopped holding records for it: {read} of {sent} bytes");
+    // Only that connection was cut: the session answers on another.
+    assert_eq!(load::ping(addr, &session), http::StatusCode::OK);
     server.shutdown();
 }

@@ -59,6 +59,19 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         self.failure.is_some() || (self.sink.is_some() && self.queue.is_busy())
     }
 
+    /// True when what waits behind the frame being written is more than `limit` bytes in
+    /// two frames or more (zest-core's [`WriteQueue::is_backlogged`]).
+    pub(crate) fn is_backlogged(&self, limit: usize) -> bool {
+        self.queue.is_backlogged(limit)
+    }
+
+    /// Gives up: what is queued is dropped, and so is the sink (closing it).
+    pub(crate) fn abandon(&mut self) {
+        self.queue.handle_failed();
+        self.sink = None;
+        self.failure = None;
+    }
+
     /// Writes what the sink takes without waiting; the rest is left to
     /// [`progress`](Self::progress), and so is a failure.
     pub(crate) fn try_progress(&mut self) {

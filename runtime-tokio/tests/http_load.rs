@@ -2,7 +2,7 @@
 //! 50 calls each with nothing lost or duplicated, 1,000 sessions open and calling at once with
 //! nothing lost or duplicated and nothing held after their DELETEs, a client gone mid-stream
 //! leaving nothing behind, a client trickling its request body not stopping others being
-//! served.
+//! served, a client that stops reading cut off once what waits for it passes its limit.
 
 #[path = "../../tests/support/load.rs"]
 mod load;
@@ -15,7 +15,7 @@ use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use zest_tokio::core::jsonrpc::{codes, ErrorObject};
 use zest_tokio::core::server::ServerConfig;
-use zest_tokio::schema::{CallToolParams, CallToolResult, Tool};
+use zest_tokio::schema::{CallToolParams, CallToolResult, LoggingLevel, Tool};
 use zest_tokio::{
     serve_http_with, Client, ClientApi, ClientOptions, HttpConfig, HttpServer, Registry,
 };
@@ -156,5 +156,29 @@ async fn a_trickling_client_does_not_stop_others() {
     let (sent, whole) = trickler.await.unwrap();
     assert_eq!(served, Ok(20 * 5), "the others are served within 30 s");
     assert!(sent < whole, "the others finished while the body was still arriving");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
+    let mut http = HttpConfig::new();
+    http.http1.max_backlog_bytes = 256 * 1024;
+    let server = server_with(http).await;
+    let addr = server.local_addr();
+    let (mut stalled, session) =
+        tokio::task::spawn_blocking(move || load::stalled_listener(addr)).await.unwrap();
+    let handle = server.handle();
+    let record = json!(load::unread_record());
+    for _ in 0..load::UNREAD_RECORDS {
+        handle.log(LoggingLevel::Info, record.clone());
+    }
+    let read = tokio::task::spawn_blocking(move || stalled.read_to_close(Duration::from_secs(20)))
+        .await
+        .unwrap();
+    let sent = load::UNREAD_RECORDS * load::unread_record().len();
+    assert!(read < sent / 2, "the server stopped holding records for it: {read} of {sent} bytes");
+    // Only that connection was cut: the session answers on another.
+    let status = tokio::task::spawn_blocking(move || load::ping(addr, &session)).await.unwrap();
+    assert_eq!(status, http::StatusCode::OK);
     server.shutdown().await;
 }

@@ -319,6 +319,61 @@ pub(crate) fn trickle_call(addr: SocketAddr, every: Duration, stop: &AtomicBool)
     (sent, body.len())
 }
 
+/// Log records a test broadcasts to a client that does not read ([`stalled_listener`]).
+pub(crate) const UNREAD_RECORDS: usize = 400;
+
+/// The text of each such record: 400 of them are 25 MiB, more than loopback's socket buffers
+/// hold (a few MiB) plus the test's backlog limit.
+pub(crate) fn unread_record() -> String {
+    "u".repeat(64 * 1024)
+}
+
+/// Opens a session on a new connection and its GET stream, reads the stream's head, then
+/// stops reading: a client that does not take what it is sent. Returns the connection and
+/// the session id.
+pub(crate) fn stalled_listener(addr: SocketAddr) -> (RawConn, String) {
+    let mut conn = RawConn::connect(addr);
+    let session = open_session(&mut conn);
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    conn.send(Method::GET, &headers, b"");
+    match conn.next_event() {
+        OwnedEvent::Head(head) => assert_eq!(head.status, StatusCode::OK, "the GET stream"),
+        other => panic!("the GET stream did not start: {other:?}"),
+    }
+    (conn, session)
+}
+
+impl RawConn {
+    /// Reads what is left on the socket until the server closes the connection; returns how
+    /// many bytes that was. Panics if it is still open after `within`.
+    pub(crate) fn read_to_close(&mut self, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        let mut read = 0;
+        loop {
+            assert!(Instant::now() < deadline, "still open after {within:?} ({read} bytes read)");
+            match self.socket.read(&mut self.buf) {
+                Ok(0) => return read,
+                Ok(n) => read += n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                // Reset: closed with what we had not read yet.
+                Err(_) => return read,
+            }
+        }
+    }
+}
+
+/// Pings session `session` on a new connection; the answer's status.
+pub(crate) fn ping(addr: SocketAddr, session: &str) -> StatusCode {
+    let mut conn = RawConn::connect(addr);
+    let ping = br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+    conn.exchange(Method::POST, &session_headers(session), ping).status
+}
+
 /// Sessions open at once in the wide run (test and bench).
 pub(crate) const WIDE_SESSIONS: usize = 1_000;
 

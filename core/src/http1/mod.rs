@@ -111,6 +111,9 @@ pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 /// Default [`Config::head_timeout`]: 30 s.
 pub const DEFAULT_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default [`Config::max_backlog_bytes`]: 8 MiB.
+pub const DEFAULT_MAX_BACKLOG_BYTES: usize = 8 * 1024 * 1024;
+
 /// Header lines ureq-proto parses in one head; more is [`Error::TooManyHeaders`].
 const MAX_HEADERS: usize = ureq_proto::client::MAX_RESPONSE_HEADERS;
 
@@ -126,6 +129,12 @@ pub struct Config {
     pub max_body_bytes: Option<u64>,
     /// How long a head may take to arrive in whole.
     pub head_timeout: Duration,
+    /// Server side: the most bytes a connection holds for a client that does not take
+    /// them, waiting behind the write under way. Past it, with two frames or more waiting
+    /// (one message is never refused for its size), the runtime closes the connection and
+    /// its exchange fails as if the client had gone: an SSE stream can be resumed from the
+    /// event store. See [`backlog_exceeds`](crate::runtime::backlog_exceeds).
+    pub max_backlog_bytes: usize,
 }
 
 impl Default for Config {
@@ -134,6 +143,7 @@ impl Default for Config {
             max_head_bytes: DEFAULT_MAX_HEAD_BYTES,
             max_body_bytes: Some(DEFAULT_MAX_BODY_BYTES),
             head_timeout: DEFAULT_HEAD_TIMEOUT,
+            max_backlog_bytes: DEFAULT_MAX_BACKLOG_BYTES,
         }
     }
 }

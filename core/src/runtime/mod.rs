@@ -53,4 +53,4 @@ pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::Inbox;
 pub use owned::OwnedEvent;
-pub use write::{WriteEnd, WriteQueue, WriteStep};
+pub use write::{backlog_exceeds, WriteEnd, WriteQueue, WriteStep};

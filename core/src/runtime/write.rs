@@ -76,6 +76,15 @@ pub enum WriteStep {
     Write(Bytes),
 }
 
+/// Whether `frames` frames of `bytes` bytes in all, waiting behind the write under way, are
+/// more than a connection should hold for its peer
+/// ([`http1::Config::max_backlog_bytes`](crate::http1::Config::max_backlog_bytes)): more than
+/// `limit` bytes in two frames or more. A single frame is never too much, however large: it
+/// was produced whole anyway, and a peer that reads gets it.
+pub fn backlog_exceeds(frames: usize, bytes: usize, limit: usize) -> bool {
+    frames >= 2 && bytes > limit
+}
+
 /// How a [`WriteQueue`]'s stream ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -238,6 +247,13 @@ impl WriteQueue {
             filled += 1;
         }
         filled
+    }
+
+    /// True when what waits behind the frame being written is too much for a peer that is
+    /// not reading it ([`backlog_exceeds`] with `limit`).
+    pub fn is_backlogged(&self, limit: usize) -> bool {
+        let front = self.frames.front().map_or(0, Bytes::len);
+        backlog_exceeds(self.frames.len().saturating_sub(1), self.len - front, limit)
     }
 
     /// Unwritten bytes.

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
 use zest_core::io::{StreamId, Transmit};
+use zest_core::runtime::backlog_exceeds;
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 
 use super::hub::Hub;
@@ -52,6 +53,11 @@ pub(super) struct Conn {
     queue: Mutex<Queue>,
     rung: Signal,
     hub: Arc<Hub>,
+    /// The socket again, to cut the connection without the IO lock (whose holder may be
+    /// stuck writing to a client that does not read).
+    cut: TcpStream,
+    /// [`Config::max_backlog_bytes`].
+    backlog_limit: usize,
     /// Runs once the connection has ended (the last reader calls it).
     done: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
@@ -66,6 +72,11 @@ struct Io {
 struct Queue {
     /// Router transmits for this connection, in the router's order, not yet applied.
     transmits: VecDeque<Transmit>,
+    /// The frames among them and their bytes: what waits behind the write under way.
+    waiting: (usize, usize),
+    /// Cut for holding too much for a client that does not read: later transmits are
+    /// dropped.
+    cut: bool,
     /// The server is shutting down: close when between requests.
     stop: bool,
     /// The connection is closed: the writer ends.
@@ -104,13 +115,17 @@ pub(super) fn spawn(
     // Nagle would hold small SSE events and JSON answers back (DESIGN.md §5).
     let _ = socket.set_nodelay(true);
     let reading = socket.try_clone()?;
+    let cut = socket.try_clone()?;
     let Shared { hub, config, ids } = shared.clone();
+    let backlog_limit = config.max_backlog_bytes;
     let io = Io { conn: ServerConn::new(config, Instant::now(), ids), socket, write_failed: false };
     let conn = Arc::new(Conn {
         io: Mutex::new(io),
         queue: Mutex::default(),
         rung: Signal::default(),
         hub,
+        cut,
+        backlog_limit,
         done: Mutex::new(Some(Box::new(done))),
     });
     let writer = conn.clone();
@@ -134,7 +149,22 @@ impl Conn {
     /// Queues a router transmit for this connection (the hub calls it under its lock).
     pub(super) fn send(self: &Arc<Self>, transmit: Transmit) {
         let mut queue = lock(&self.queue);
+        if queue.cut {
+            return;
+        }
+        if let Transmit::Write { bytes, .. } = &transmit {
+            queue.waiting.0 += 1;
+            queue.waiting.1 += bytes.len();
+        }
         queue.transmits.push_back(transmit);
+        let (frames, bytes) = queue.waiting;
+        if backlog_exceeds(frames, bytes, self.backlog_limit) {
+            // The client does not take what it is sent: stop holding it. The write under
+            // way fails, and the connection's exchange with it.
+            queue.transmits.clear();
+            queue.cut = true;
+            let _ = self.cut.shutdown(Shutdown::Both);
+        }
         if !serving().is_some_and(|c| Arc::ptr_eq(&c, self)) {
             self.rung.notify_one();
         }
@@ -309,7 +339,7 @@ impl Conn {
     fn flush(self: &Arc<Self>) {
         let mut io = lock(&self.io);
         loop {
-            let batch = std::mem::take(&mut lock(&self.queue).transmits);
+            let batch = lock(&self.queue).take_transmits();
             let now = Instant::now();
             for transmit in batch {
                 io.conn.handle_transmit(now, transmit);
@@ -339,6 +369,14 @@ impl Conn {
         let mut queue = lock(&self.queue);
         queue.ended = true;
         self.rung.notify_one();
+    }
+}
+
+impl Queue {
+    /// The transmits waiting, oldest first; none wait afterwards.
+    fn take_transmits(&mut self) -> VecDeque<Transmit> {
+        self.waiting = (0, 0);
+        std::mem::take(&mut self.transmits)
     }
 }
 

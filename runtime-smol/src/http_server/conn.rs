@@ -39,6 +39,7 @@ pub(super) async fn serve(
     let mut reader = socket.clone();
     let mut writer = Writer::new(socket);
     let inbox: ToConn = Arc::default();
+    let backlog_limit = config.max_backlog_bytes;
     let mut conn = ServerConn::new(config, Instant::now(), ids);
     let mut buf = vec![0u8; 16 * 1024];
     let mut inputs: Vec<Inbound> = Vec::new();
@@ -71,6 +72,14 @@ pub(super) async fn serve(
             }
         }
         writer.try_progress();
+        if writer.is_backlogged(backlog_limit) {
+            // The client does not take what it is sent: stop holding it for the client.
+            writer.abandon();
+            conn.handle_failed(format!(
+                "the client is not reading: more than {backlog_limit} bytes wait for it"
+            ));
+            continue;
+        }
         if conn.is_closed() && !writer.busy() {
             break;
         }

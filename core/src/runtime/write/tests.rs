@@ -261,3 +261,26 @@ fn a_write_result_is_progress_a_retry_or_the_failure_that_ends_the_stream() {
     );
     assert_eq!(queue.poll_step(), WriteStep::Write(frame("cdef")), "failing is the runtime's");
 }
+
+#[test]
+fn a_backlog_is_what_waits_behind_the_front_frame_in_two_frames_or_more() {
+    let mut queue = WriteQueue::new();
+    // One frame, however large, is never a backlog: a reader gets it.
+    queue.push(Bytes::from(vec![b'x'; 100]));
+    assert!(!queue.is_backlogged(10));
+    // One frame behind it is not either.
+    queue.push(Bytes::from(vec![b'y'; 100]));
+    assert!(!queue.is_backlogged(10));
+    // Two behind it, more than the limit in all, are.
+    queue.push(Bytes::from(vec![b'z'; 100]));
+    assert!(queue.is_backlogged(199));
+    assert!(!queue.is_backlogged(200), "at the limit is still within it");
+    // The front frame partly written counts for nothing.
+    queue.handle_written(50);
+    assert!(queue.is_backlogged(199));
+    // Once the first is written, one frame waits behind the front.
+    queue.handle_written(50);
+    assert!(!queue.is_backlogged(0));
+    assert!(!backlog_exceeds(1, usize::MAX, 0));
+    assert!(backlog_exceeds(2, 11, 10));
+}
