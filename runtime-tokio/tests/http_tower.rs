@@ -1,11 +1,14 @@
 //! zest-tokio's HTTP server as a `tower::Service` (`McpService`, feature `tower`), mounted
 //! at `/mcp` in an axum app beside another route, on 127.0.0.1, driven by zest-tokio's own
 //! HTTP client and by raw requests: handshake, progress on a call's SSE stream, the GET
-//! stream, Origin and body-size refusals, clients that go away mid-stream, DELETE, shutdown.
+//! stream, Origin and body-size refusals, clients that go away mid-stream, a client that does
+//! not read, DELETE, shutdown.
 #![cfg(feature = "tower")]
 
 #[path = "common/http.rs"]
 mod http_common;
+#[path = "../../tests/support/load.rs"]
+mod load;
 
 use std::future::IntoFuture;
 use std::net::SocketAddr;
@@ -315,5 +318,29 @@ async fn shutdown_ends_open_streams_and_refuses_new_requests() {
     let r = raw_at(app.addr, Method::POST, "/mcp", POST_HEADERS, &initialize_body()).await;
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
     drop(client);
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
+    let mut http = HttpConfig::new();
+    http.http1.max_backlog_bytes = 256 * 1024;
+    let app = App::start(http).await;
+    let addr = app.addr;
+    let (mut stalled, session) =
+        tokio::task::spawn_blocking(move || load::stalled_listener(addr)).await.unwrap();
+    let handle = app.mcp.handle();
+    let record = json!(load::unread_record());
+    for _ in 0..load::UNREAD_RECORDS {
+        handle.log(LoggingLevel::Info, record.clone());
+    }
+    let read = tokio::task::spawn_blocking(move || stalled.read_to_close(Duration::from_secs(20)))
+        .await
+        .unwrap();
+    let sent = load::UNREAD_RECORDS * load::unread_record().len();
+    assert!(read < sent / 2, "the service stopped holding records for it: {read} of {sent} bytes");
+    // Only that stream was cut: the session answers on another connection.
+    let status = tokio::task::spawn_blocking(move || load::ping(addr, &session)).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
     app.shutdown().await;
 }

@@ -12,6 +12,9 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
+use super::write::backlog_exceeds;
+use crate::io::Transmit;
+
 /// Items for one task, in the order they were sent, from any thread.
 #[derive(Debug)]
 pub struct Inbox<T> {
@@ -24,11 +27,39 @@ struct State<T> {
     /// The task parked on `poll_recv`, until it is woken or says it is awake.
     parked: Option<Waker>,
     closed: bool,
+    limit: Option<Limit<T>>,
+}
+
+/// What a [`limited`](Inbox::limited) inbox holds, against its limit.
+#[derive(Debug)]
+struct Limit<T> {
+    bytes: usize,
+    weigh: fn(&T) -> usize,
+    /// Items of some weight queued, and their weight.
+    held: (usize, usize),
+    passed: bool,
+}
+
+impl<T> Limit<T> {
+    fn add(&mut self, item: &T) {
+        let w = (self.weigh)(item);
+        if w > 0 {
+            self.held = (self.held.0 + 1, self.held.1 + w);
+        }
+    }
+
+    fn remove(&mut self, item: &T) {
+        let w = (self.weigh)(item);
+        if w > 0 {
+            self.held = (self.held.0 - 1, self.held.1 - w);
+        }
+    }
 }
 
 impl<T> Default for Inbox<T> {
     fn default() -> Self {
-        Self { state: Mutex::new(State { items: VecDeque::new(), parked: None, closed: false }) }
+        let state = State { items: VecDeque::new(), parked: None, closed: false, limit: None };
+        Self { state: Mutex::new(state) }
     }
 }
 
@@ -38,20 +69,39 @@ impl<T> Inbox<T> {
         Self::default()
     }
 
+    /// An inbox for a task that may stop taking items (a response body its HTTP stack does
+    /// not poll while the client does not read): once more than `bytes` of `weigh`ed items
+    /// wait, in two items or more ([`backlog_exceeds`]), it drops them, closes and wakes the
+    /// task, which finds [`passed_limit`](Self::passed_limit) true.
+    pub fn limited(bytes: usize, weigh: fn(&T) -> usize) -> Self {
+        let limit = Limit { bytes, weigh, held: (0, 0), passed: false };
+        let inbox = Self::default();
+        inbox.lock().limit = Some(limit);
+        inbox
+    }
+
+    /// True once a [`limited`](Self::limited) inbox gave up.
+    pub fn passed_limit(&self) -> bool {
+        self.lock().limit.as_ref().is_some_and(|l| l.passed)
+    }
+
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         // No code runs under the lock that could panic halfway: go on with the state.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Queues `item`, waking the task if it is parked. `Err(item)` once the inbox is closed
-    /// (its task is gone).
+    /// (its task is gone, or a limited inbox gave up); an item that takes a limited inbox
+    /// past its limit is dropped with the others.
     pub fn send(&self, item: T) -> Result<(), T> {
         let parked = {
             let mut st = self.lock();
             if st.closed {
                 return Err(item);
             }
-            st.items.push_back(item);
+            if st.admits(&item) {
+                st.items.push_back(item);
+            }
             st.parked.take()
         };
         if let Some(waker) = parked {
@@ -62,13 +112,13 @@ impl<T> Inbox<T> {
 
     /// The next item, without parking.
     pub fn try_recv(&self) -> Option<T> {
-        self.lock().items.pop_front()
+        self.lock().pop()
     }
 
     /// The next item; when there is none, parks the task of `cx` until one is sent.
     pub fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<T> {
         let mut st = self.lock();
-        match st.items.pop_front() {
+        match st.pop() {
             Some(item) => Poll::Ready(item),
             None => {
                 match &mut st.parked {
@@ -100,6 +150,39 @@ impl<T> Inbox<T> {
     /// True when nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.lock().items.is_empty()
+    }
+}
+
+impl<T> State<T> {
+    /// False when `item` takes a limited inbox past its limit: it gives up then.
+    fn admits(&mut self, item: &T) -> bool {
+        let Some(limit) = self.limit.as_mut() else { return true };
+        limit.add(item);
+        let (items, bytes) = limit.held;
+        if !backlog_exceeds(items, bytes, limit.bytes) {
+            return true;
+        }
+        limit.passed = true;
+        self.closed = true;
+        self.items.clear();
+        false
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        let item = self.items.pop_front()?;
+        if let Some(limit) = self.limit.as_mut() {
+            limit.remove(&item);
+        }
+        Some(item)
+    }
+}
+
+/// The bytes a router transmit carries (a [`Transmit::Write`]'s), for
+/// [`Inbox::limited`] and for a runtime counting what waits for a connection.
+pub fn transmit_bytes(transmit: &Transmit) -> usize {
+    match transmit {
+        Transmit::Write { bytes, .. } => bytes.len(),
+        _ => 0,
     }
 }
 
@@ -153,5 +236,40 @@ mod tests {
         assert!(inbox.is_empty());
         assert_eq!(inbox.send("late"), Err("late"));
         assert_eq!(inbox.try_recv(), None);
+    }
+
+    #[test]
+    fn a_limited_inbox_gives_up_past_its_limit_and_wakes_its_task() {
+        let inbox: Inbox<Vec<u8>> = Inbox::limited(10, Vec::len);
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        // One item, however large, is never too much; taken items count no more.
+        inbox.send(vec![0; 100]).unwrap();
+        assert_eq!(inbox.try_recv().map(|v| v.len()), Some(100));
+        inbox.send(vec![0; 6]).unwrap();
+        inbox.send(vec![0; 4]).unwrap();
+        inbox.send(Vec::new()).unwrap();
+        assert!(!inbox.passed_limit(), "10 bytes is within the limit");
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Ready(vec![0; 6]));
+        assert_eq!(inbox.try_recv(), Some(vec![0; 4]));
+        assert_eq!(inbox.try_recv(), Some(Vec::new()));
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Pending);
+        inbox.send(vec![0; 6]).unwrap();
+        assert_eq!(inbox.try_recv(), Some(vec![0; 6]));
+        inbox.send(vec![0; 6]).unwrap();
+        assert!(!inbox.passed_limit());
+        // 11 bytes in two items: it gives up, emptied and closed, and the task woken by the
+        // first of them finds that out.
+        inbox.send(vec![0; 5]).unwrap();
+        assert!(inbox.passed_limit());
+        assert!(inbox.is_empty());
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Pending);
+        assert_eq!(inbox.send(vec![1]), Err(vec![1]));
+        assert_eq!(
+            count.0.load(Ordering::SeqCst),
+            1,
+            "woken once, by the first send it parked for"
+        );
     }
 }

@@ -51,6 +51,6 @@ pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
 pub use exchanges::{ExchangeEvents, Exchanges};
-pub use inbox::Inbox;
+pub use inbox::{transmit_bytes, Inbox};
 pub use owned::OwnedEvent;
 pub use write::{backlog_exceeds, WriteEnd, WriteQueue, WriteStep};

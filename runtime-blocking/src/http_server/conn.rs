@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
 use zest_core::io::{StreamId, Transmit};
-use zest_core::runtime::backlog_exceeds;
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
+use zest_core::runtime::{backlog_exceeds, transmit_bytes};
 
 use super::hub::Hub;
 use crate::link::{lock, Signal};
@@ -152,9 +152,9 @@ impl Conn {
         if queue.cut {
             return;
         }
-        if let Transmit::Write { bytes, .. } = &transmit {
-            queue.waiting.0 += 1;
-            queue.waiting.1 += bytes.len();
+        let bytes = transmit_bytes(&transmit);
+        if bytes > 0 {
+            queue.waiting = (queue.waiting.0 + 1, queue.waiting.1 + bytes);
         }
         queue.transmits.push_back(transmit);
         let (frames, bytes) = queue.waiting;

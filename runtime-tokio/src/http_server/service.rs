@@ -33,7 +33,7 @@ use tokio::task::AbortHandle;
 use zest_core::http::server::Router;
 use zest_core::io::{RequestHead, ResponseHead, StreamId, Transmit, TransportFailure};
 use zest_core::runtime::http_server::{Inbound, StreamIds};
-use zest_core::runtime::OwnedEvent;
+use zest_core::runtime::{transmit_bytes, Inbox, OwnedEvent};
 use zest_core::server::{ListKind, ServerConfig};
 
 use super::hub::{Hub, ToConn};
@@ -49,7 +49,8 @@ use crate::server::{announcing, http_handle, Registry, ServerHandle};
 /// legacy HTTP+SSE at `/sse` and `/messages` and `GET /health` when the service also sees
 /// those paths (e.g. as a `fallback_service`). Host and Origin checks, the body limit (413),
 /// session ids from OS entropy and idle expiry are the router's, as on the listener.
-/// `HttpConfig::http1` does not apply: the HTTP stack reads the requests.
+/// `HttpConfig::http1` applies only for `max_backlog_bytes` (what an SSE body holds for a
+/// client that does not read): the HTTP stack reads the requests.
 ///
 /// Clones share one router: sessions, streams and handlers are the same whichever clone a
 /// request reaches. The router's timers run in a task while a clone (or a response body)
@@ -87,6 +88,8 @@ struct Inner {
     stopping: AtomicBool,
     grace: Duration,
     timer: AbortHandle,
+    /// `http1.max_backlog_bytes`: what an SSE body holds for a client that does not read.
+    backlog_limit: usize,
 }
 
 impl McpService {
@@ -106,6 +109,7 @@ impl McpService {
             stopping: AtomicBool::new(false),
             grace: http.shutdown_grace,
             timer,
+            backlog_limit: http.http1.max_backlog_bytes,
         };
         Self { inner: Arc::new(inner) }
     }
@@ -281,6 +285,12 @@ impl Body for McpBody {
                 if exchange.finished {
                     return Poll::Ready(None);
                 }
+                if exchange.inbox.passed_limit() {
+                    // The HTTP stack stopped polling this body: its client does not read.
+                    let why = "the client is not reading: too much waits for it";
+                    exchange.fail(why);
+                    return Poll::Ready(Some(Err(io::Error::other(why))));
+                }
                 match ready!(exchange.inbox.poll_recv(cx)) {
                     Transmit::Write { bytes, .. } => {
                         return Poll::Ready(Some(Ok(Frame::data(bytes))));
@@ -341,7 +351,9 @@ impl Exchange {
     /// Accepts `head` as a new exchange.
     fn open(inner: Arc<Inner>, head: RequestHead) -> Self {
         let stream = inner.ids.next();
-        let mut exchange = Self { inner, stream, inbox: Arc::default(), finished: false };
+        // Limited: hyper polls an SSE body only as its client reads.
+        let inbox = Arc::new(Inbox::limited(inner.backlog_limit, transmit_bytes));
+        let mut exchange = Self { inner, stream, inbox, finished: false };
         exchange.feed(OwnedEvent::Accept(Box::new(head)));
         exchange
     }
