@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use zest_blocking::core::jsonrpc::{codes, ErrorObject};
+use zest_blocking::core::runtime::http_server::LISTEN_BACKLOG;
 use zest_blocking::core::server::ServerConfig;
 use zest_blocking::schema::{CallToolParams, CallToolResult, LoggingLevel, Tool};
 use zest_blocking::{
@@ -181,5 +182,12 @@ fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     assert!(read < sent / 2, "the server stopped holding records for it: {read} of {sent} bytes");
     // Only that connection was cut: the session answers on another.
     assert_eq!(load::ping(addr, &session), http::StatusCode::OK);
+    server.shutdown();
+}
+
+#[test]
+fn the_listener_lets_a_burst_of_connections_wait() {
+    let server = server_with(HttpConfig::new());
+    load::assert_listen_backlog(server.local_addr(), LISTEN_BACKLOG);
     server.shutdown();
 }

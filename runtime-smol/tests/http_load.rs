@@ -17,6 +17,7 @@ use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use smol::Timer;
 use zest_smol::core::jsonrpc::{codes, ErrorObject};
+use zest_smol::core::runtime::http_server::LISTEN_BACKLOG;
 use zest_smol::core::server::ServerConfig;
 use zest_smol::schema::{CallToolParams, CallToolResult, LoggingLevel, Tool};
 use zest_smol::{
@@ -190,6 +191,15 @@ fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
         assert!(read < sent / 2, "the server stopped holding records for it: {read} of {sent}");
         // Only that connection was cut: the session answers on another.
         assert_eq!(load::ping(addr, &session), http::StatusCode::OK);
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn the_listener_lets_a_burst_of_connections_wait() {
+    run(60, async {
+        let server = server_with(HttpConfig::new()).await;
+        load::assert_listen_backlog(server.local_addr(), LISTEN_BACKLOG);
         server.shutdown().await;
     });
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::{json, Value};
 use zest_tokio::core::jsonrpc::{codes, ErrorObject};
+use zest_tokio::core::runtime::http_server::LISTEN_BACKLOG;
 use zest_tokio::core::server::ServerConfig;
 use zest_tokio::schema::{CallToolParams, CallToolResult, LoggingLevel, Tool};
 use zest_tokio::{
@@ -180,5 +181,12 @@ async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     // Only that connection was cut: the session answers on another.
     let status = tokio::task::spawn_blocking(move || load::ping(addr, &session)).await.unwrap();
     assert_eq!(status, http::StatusCode::OK);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_listener_lets_a_burst_of_connections_wait() {
+    let server = server_with(HttpConfig::new()).await;
+    load::assert_listen_backlog(server.local_addr(), LISTEN_BACKLOG);
     server.shutdown().await;
 }

@@ -598,3 +598,41 @@ pub(crate) fn raise_fd_limit(needed: u64) -> u64 {
     assert_eq!(rc, 0, "setrlimit: {}", std::io::Error::last_os_error());
     limit.rlim_cur
 }
+
+/// The backlog of the socket that listens on `addr` in this process (the server under test
+/// runs in it), from the `TCP_INFO` Linux reports for a listening socket; `None` if no
+/// socket of this process listens there.
+pub(crate) fn listen_backlog(addr: SocketAddr) -> Option<u32> {
+    use std::os::fd::FromRawFd;
+    const TCP_LISTEN: u8 = 10;
+    let fds = std::fs::read_dir("/proc/self/fd").expect("this process's descriptors");
+    for fd in fds.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
+        // SAFETY: the descriptor stays open (ManuallyDrop never closes it) and is only
+        // asked for its address; for one that is no socket, that fails.
+        let socket = std::mem::ManuallyDrop::new(unsafe { std::net::TcpListener::from_raw_fd(fd) });
+        if socket.local_addr().ok() != Some(addr) {
+            continue;
+        }
+        // SAFETY: `tcp_info` is plain integers, for which all-zero bytes are valid.
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+        let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
+        let info_ptr = std::ptr::addr_of_mut!(info).cast();
+        // SAFETY: getsockopt writes at most `len` bytes into `info`, which outlives the call.
+        let rc =
+            unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, info_ptr, &mut len) };
+        if rc == 0 && info.tcpi_state == TCP_LISTEN {
+            // For a listening socket, Linux reports its backlog as `tcpi_sacked`.
+            return Some(info.tcpi_sacked);
+        }
+    }
+    None
+}
+
+/// Asserts that the socket listening on `addr` in this process has the backlog `wanted`, as
+/// far as `net.core.somaxconn` allows.
+pub(crate) fn assert_listen_backlog(addr: SocketAddr, wanted: i32) {
+    let cap = std::fs::read_to_string("/proc/sys/net/core/somaxconn").expect("somaxconn");
+    let cap: u32 = cap.trim().parse().expect("a number");
+    let wanted = u32::try_from(wanted).expect("positive").min(cap);
+    assert_eq!(listen_backlog(addr), Some(wanted), "the backlog of the socket on {addr}");
+}

@@ -35,6 +35,12 @@ mod dispatch;
 
 pub use dispatch::{Dispatch, ServerStats, Step};
 
+/// How many connections a server's listener lets wait to be accepted (Linux caps it at
+/// `net.core.somaxconn`). std binds with 128: a burst of clients connecting at once, as in
+/// the 1,000-session bench, overflowed it, and each connection dropped there waited for its
+/// SYN to be sent again, a second later. Runtimes set it right after binding.
+pub const LISTEN_BACKLOG: i32 = 1024;
+
 use super::OwnedEvent;
 use crate::error::Rejection;
 use crate::http::server::Router;

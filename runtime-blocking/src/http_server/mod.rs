@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use zest_core::http::server::{Router, RouterConfig};
 use zest_core::http1;
 pub use zest_core::runtime::http_server::ServerStats;
-use zest_core::runtime::http_server::StreamIds;
+use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
 use conn::ToConn;
@@ -80,7 +80,8 @@ pub fn router_config() -> RouterConfig {
 
 /// Serves MCP over HTTP on `addr` (`"127.0.0.1:8080"`; port 0 picks a free one) with every
 /// [`HttpConfig`] default: Streamable HTTP at `/mcp`, legacy HTTP+SSE at `/sse` and
-/// `/messages`, `GET /health`. Returns once the listener is bound; the server runs on
+/// `/messages`, `GET /health`. The listener lets [`LISTEN_BACKLOG`] connections wait to be
+/// accepted (std's 128 drops bursts). Returns once the listener is bound; the server runs on
 /// threads of its own until [`HttpServer::shutdown`].
 pub fn serve_http(
     addr: impl ToSocketAddrs,
@@ -97,7 +98,9 @@ pub fn serve_http_with(
     http: HttpConfig,
     registry: Registry,
 ) -> io::Result<HttpServer> {
-    HttpServer::start(TcpListener::bind(addr)?, config, http, registry)
+    let listener = TcpListener::bind(addr)?;
+    rustix::net::listen(&listener, LISTEN_BACKLOG)?;
+    HttpServer::start(listener, config, http, registry)
 }
 
 /// A running HTTP server. [`shutdown`](Self::shutdown) stops it and waits until it has
@@ -127,7 +130,7 @@ struct Conns {
 }
 
 impl HttpServer {
-    /// Serves on an already bound listener.
+    /// Serves on an already bound listener (its backlog is left as it is).
     pub fn start(
         listener: TcpListener,
         config: ServerConfig,

@@ -18,7 +18,7 @@ use smol::{Task, Timer};
 use zest_core::http::server::{Router, RouterConfig};
 use zest_core::http1;
 pub use zest_core::runtime::http_server::ServerStats;
-use zest_core::runtime::http_server::StreamIds;
+use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
 pub(crate) use hub::{HttpLink, Hub};
@@ -74,7 +74,8 @@ pub fn router_config() -> RouterConfig {
 
 /// Serves MCP over HTTP on `addr` (`"127.0.0.1:8080"`; port 0 picks a free one) with every
 /// [`HttpConfig`] default: Streamable HTTP at `/mcp`, legacy HTTP+SSE at `/sse` and
-/// `/messages`, `GET /health`. Returns once the listener is bound; the server runs in tasks
+/// `/messages`, `GET /health`. The listener lets [`LISTEN_BACKLOG`] connections wait to be
+/// accepted (std's 128 drops bursts). Returns once the listener is bound; the server runs in tasks
 /// on smol's global executor (so under any executor) until [`HttpServer::shutdown`].
 pub async fn serve_http(
     addr: impl AsyncToSocketAddrs,
@@ -92,6 +93,7 @@ pub async fn serve_http_with(
     registry: Registry,
 ) -> io::Result<HttpServer> {
     let listener = TcpListener::bind(addr).await?;
+    rustix::net::listen(&listener, LISTEN_BACKLOG)?;
     Ok(HttpServer::start(listener, config, http, registry))
 }
 
@@ -108,7 +110,7 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Serves on an already bound listener.
+    /// Serves on an already bound listener (its backlog is left as it is).
     pub fn start(
         listener: TcpListener,
         config: ServerConfig,
