@@ -165,22 +165,13 @@ async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     let mut http = HttpConfig::new();
     http.http1.max_backlog_bytes = 256 * 1024;
     let server = server_with(http).await;
-    let addr = server.local_addr();
-    let (mut stalled, session) =
-        tokio::task::spawn_blocking(move || load::stalled_listener(addr)).await.unwrap();
-    let handle = server.handle();
-    let record = json!(load::unread_record());
-    for _ in 0..load::UNREAD_RECORDS {
-        handle.log(LoggingLevel::Info, record.clone());
-    }
-    let read = tokio::task::spawn_blocking(move || stalled.read_to_close(Duration::from_secs(20)))
-        .await
-        .unwrap();
-    let sent = load::UNREAD_RECORDS * load::unread_record().len();
-    assert!(read < sent / 2, "the server stopped holding records for it: {read} of {sent} bytes");
-    // Only that connection was cut: the session answers on another.
-    let status = tokio::task::spawn_blocking(move || load::ping(addr, &session)).await.unwrap();
-    assert_eq!(status, http::StatusCode::OK);
+    let (addr, handle) = (server.local_addr(), server.handle());
+    let log = move |record| handle.log(LoggingLevel::Info, record);
+    tokio::task::spawn_blocking(move || {
+        load::assert_a_client_that_does_not_read_is_cut_off(addr, log)
+    })
+    .await
+    .unwrap();
     server.shutdown().await;
 }
 

@@ -319,13 +319,25 @@ pub(crate) fn trickle_call(addr: SocketAddr, every: Duration, stop: &AtomicBool)
     (sent, body.len())
 }
 
-/// Log records a test broadcasts to a client that does not read ([`stalled_listener`]).
-pub(crate) const UNREAD_RECORDS: usize = 400;
-
-/// The text of each such record: 400 of them are 25 MiB, more than loopback's socket buffers
-/// hold (a few MiB) plus the test's backlog limit.
-pub(crate) fn unread_record() -> String {
-    "u".repeat(64 * 1024)
+/// A client opens its session's GET stream and stops reading it while `broadcast` is called
+/// 400 times with a 64 KiB log record (25 MiB in all: more than loopback's socket buffers,
+/// a few MiB, and the server's backlog limit, which the test sets far lower). Asserts that
+/// the server closes that connection having sent less than half of it, and that the session
+/// still answers on another connection.
+pub(crate) fn assert_a_client_that_does_not_read_is_cut_off(
+    addr: SocketAddr,
+    broadcast: impl Fn(Value),
+) {
+    const RECORDS: usize = 400;
+    let (mut stalled, session) = stalled_listener(addr);
+    let text = "u".repeat(64 * 1024);
+    for _ in 0..RECORDS {
+        broadcast(json!(text));
+    }
+    let read = stalled.read_to_close(Duration::from_secs(20));
+    let sent = RECORDS * text.len();
+    assert!(read < sent / 2, "the server stopped holding records for it: {read} of {sent} bytes");
+    assert_eq!(ping(addr, &session), StatusCode::OK, "only that connection was cut");
 }
 
 /// Opens a session on a new connection and its GET stream, reads the stream's head, then
