@@ -215,6 +215,17 @@ pub enum StdioTransmit {
 }
 
 impl Transmit {
+    /// The stream it acts on.
+    pub fn stream(&self) -> StreamId {
+        match self {
+            Self::Abort { stream }
+            | Self::Close { stream }
+            | Self::Http { stream, .. }
+            | Self::Respond { stream, .. }
+            | Self::Write { stream, .. } => *stream,
+        }
+    }
+
     /// Narrows this transmit to what a stdio pipe can do. `Err` names why not; a runtime
     /// feeds it back as [`StreamEvent::Failed`] once it has drained the outputs, which ends
     /// the session with that reason.

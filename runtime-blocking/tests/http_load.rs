@@ -168,7 +168,7 @@ fn a_trickling_client_does_not_stop_others() {
 #[test]
 fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     let mut http = HttpConfig::new();
-    http.http1.max_backlog_bytes = 256 * 1024;
+    http.http1.max_backlog_bytes = 1024 * 1024;
     let server = server_with(http);
     let handle = server.handle();
     load::assert_a_client_that_does_not_read_is_cut_off(server.local_addr(), |record| {

@@ -175,7 +175,7 @@ fn a_trickling_client_does_not_stop_others() {
 fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     run(60, async {
         let mut http = HttpConfig::new();
-        http.http1.max_backlog_bytes = 256 * 1024;
+        http.http1.max_backlog_bytes = 1024 * 1024;
         let server = server_with(http).await;
         // The server runs on smol's global executor threads: the raw std-socket driver may
         // block this one.

@@ -59,8 +59,8 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         self.failure.is_some() || (self.sink.is_some() && self.queue.is_busy())
     }
 
-    /// True when what waits behind the frame being written is more than `limit` bytes in
-    /// two frames or more (zest-core's [`WriteQueue::is_backlogged`]).
+    /// True when more than `limit` bytes wait unwritten besides the largest frame among
+    /// them (zest-core's [`WriteQueue::is_backlogged`]).
     pub(crate) fn is_backlogged(&self, limit: usize) -> bool {
         self.queue.is_backlogged(limit)
     }

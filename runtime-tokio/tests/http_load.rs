@@ -163,7 +163,7 @@ async fn a_trickling_client_does_not_stop_others() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     let mut http = HttpConfig::new();
-    http.http1.max_backlog_bytes = 256 * 1024;
+    http.http1.max_backlog_bytes = 1024 * 1024;
     let server = server_with(http).await;
     let (addr, handle) = (server.local_addr(), server.handle());
     let log = move |record| handle.log(LoggingLevel::Info, record);

@@ -324,7 +324,7 @@ async fn shutdown_ends_open_streams_and_refuses_new_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     let mut http = HttpConfig::new();
-    http.http1.max_backlog_bytes = 256 * 1024;
+    http.http1.max_backlog_bytes = 1024 * 1024;
     let app = App::start(http).await;
     let (addr, handle) = (app.addr, app.mcp.handle());
     let log = move |record| handle.log(LoggingLevel::Info, record);

@@ -320,19 +320,32 @@ pub(crate) fn trickle_call(addr: SocketAddr, every: Duration, stop: &AtomicBool)
 }
 
 /// A client opens its session's GET stream and stops reading it while `broadcast` is called
-/// 400 times with a 64 KiB log record (25 MiB in all: more than loopback's socket buffers,
-/// a few MiB, and the server's backlog limit, which the test sets far lower). Asserts that
-/// the server closes that connection having sent less than half of it, and that the session
-/// still answers on another connection.
+/// 3,000 times with an 8 KiB log record (24 MiB in all: more than loopback's socket buffers,
+/// a few MiB, and the server's backlog limit, which the test sets to 1 MiB, above the 64
+/// records a new GET stream gets at once). Asserts that the stream is detached while the
+/// client still does not read (a new GET stream of the session is accepted), that the server
+/// closes that connection having sent less than half of it, and that the session still
+/// answers on another connection.
 pub(crate) fn assert_a_client_that_does_not_read_is_cut_off(
     addr: SocketAddr,
     broadcast: impl Fn(Value),
 ) {
-    const RECORDS: usize = 400;
+    const RECORDS: usize = 3_000;
     let (mut stalled, session) = stalled_listener(addr);
-    let text = "u".repeat(64 * 1024);
+    let text = "u".repeat(8 * 1024);
     for _ in 0..RECORDS {
         broadcast(json!(text));
+    }
+    // While that client still does not read, its stream is detached: the session may open
+    // its GET stream anew (one that is still attached is refused with 409).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = open_get_stream(addr, &session);
+        if status == StatusCode::OK {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the stalled stream is still attached: {status}");
+        thread::sleep(Duration::from_millis(20));
     }
     let read = stalled.read_to_close(Duration::from_secs(20));
     let sent = RECORDS * text.len();
@@ -376,6 +389,22 @@ impl RawConn {
                 Err(_) => return read,
             }
         }
+    }
+}
+
+/// Opens session `session`'s GET stream on a new connection; the answer's status (the stream
+/// is dropped at once).
+pub(crate) fn open_get_stream(addr: SocketAddr, session: &str) -> StatusCode {
+    let mut conn = RawConn::connect(addr);
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    conn.send(Method::GET, &headers, b"");
+    match conn.next_event() {
+        OwnedEvent::Head(head) => head.status,
+        other => panic!("no answer to the GET: {other:?}"),
     }
 }
 
@@ -615,21 +644,18 @@ pub(crate) fn raise_fd_limit(needed: u64) -> u64 {
 /// runs in it), from the `TCP_INFO` Linux reports for a listening socket; `None` if no
 /// socket of this process listens there.
 pub(crate) fn listen_backlog(addr: SocketAddr) -> Option<u32> {
-    use std::os::fd::FromRawFd;
     const TCP_LISTEN: u8 = 10;
     let fds = std::fs::read_dir("/proc/self/fd").expect("this process's descriptors");
     for fd in fds.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
-        // SAFETY: the descriptor stays open (ManuallyDrop never closes it) and is only
-        // asked for its address; for one that is no socket, that fails.
-        let socket = std::mem::ManuallyDrop::new(unsafe { std::net::TcpListener::from_raw_fd(fd) });
-        if socket.local_addr().ok() != Some(addr) {
+        if local_addr(fd) != Some(addr) {
             continue;
         }
         // SAFETY: `tcp_info` is plain integers, for which all-zero bytes are valid.
         let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
         let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
         let info_ptr = std::ptr::addr_of_mut!(info).cast();
-        // SAFETY: getsockopt writes at most `len` bytes into `info`, which outlives the call.
+        // SAFETY: getsockopt writes at most `len` bytes into `info`, which outlives the call;
+        // a descriptor closed meanwhile (by another test thread) only makes it fail.
         let rc =
             unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, info_ptr, &mut len) };
         if rc == 0 && info.tcpi_state == TCP_LISTEN {
@@ -638,6 +664,36 @@ pub(crate) fn listen_backlog(addr: SocketAddr) -> Option<u32> {
         }
     }
     None
+}
+
+/// The address descriptor `fd` is bound to, if it is an IP socket.
+fn local_addr(fd: i32) -> Option<SocketAddr> {
+    // SAFETY: `sockaddr_storage` is plain integers, for which all-zero bytes are valid.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    let ptr = std::ptr::addr_of_mut!(storage).cast();
+    // SAFETY: getsockname writes at most `len` bytes into `storage`, which outlives the call;
+    // on a descriptor that is no socket (or closed meanwhile) it fails.
+    if unsafe { libc::getsockname(fd, ptr, &mut len) } != 0 {
+        return None;
+    }
+    match i32::from(storage.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a `sockaddr_in`, which it can hold.
+            let v4: libc::sockaddr_in =
+                unsafe { std::ptr::addr_of!(storage).cast::<libc::sockaddr_in>().read() };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr));
+            Some(SocketAddr::from((ip, u16::from_be(v4.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a `sockaddr_in6`, which it can hold.
+            let v6: libc::sockaddr_in6 =
+                unsafe { std::ptr::addr_of!(storage).cast::<libc::sockaddr_in6>().read() };
+            let ip = std::net::Ipv6Addr::from(v6.sin6_addr.s6_addr);
+            Some(SocketAddr::from((ip, u16::from_be(v6.sin6_port))))
+        }
+        _ => None,
+    }
 }
 
 /// Asserts that the socket listening on `addr` in this process has the backlog `wanted`, as

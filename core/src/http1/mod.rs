@@ -130,10 +130,12 @@ pub struct Config {
     /// How long a head may take to arrive in whole.
     pub head_timeout: Duration,
     /// Server side: the most bytes a connection holds for a client that does not take
-    /// them, waiting behind the write under way. Past it, with two frames or more waiting
-    /// (one message is never refused for its size), the runtime closes the connection and
-    /// its exchange fails as if the client had gone: an SSE stream can be resumed from the
-    /// event store. See [`backlog_exceeds`](crate::runtime::backlog_exceeds).
+    /// them, besides the largest message among them (one message is never refused for its
+    /// size). Past it the runtime closes the connection and its exchange fails as if the
+    /// client had gone: an SSE stream can be resumed from the event store. Keep it above
+    /// what the router sends a stream at once: a resumption's replay (the event store's
+    /// capacity) and a new GET stream's backlog (`RouterConfig::max_backlog` messages). See
+    /// [`backlog_exceeds`](crate::runtime::backlog_exceeds).
     pub max_backlog_bytes: usize,
 }
 

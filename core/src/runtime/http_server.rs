@@ -161,14 +161,11 @@ impl ServerConn {
     /// Performs one router transmit. Only transmits for [`stream`](Self::stream) belong here;
     /// others (for an exchange this connection already finished) are dropped.
     pub fn handle_transmit(&mut self, now: Instant, transmit: Transmit) {
-        let stream = match &transmit {
-            Transmit::Abort { stream }
-            | Transmit::Close { stream }
-            | Transmit::Respond { stream, .. }
-            | Transmit::Write { stream, .. } => *stream,
-            // A client-side effect; a router never emits it.
-            Transmit::Http { .. } => return,
-        };
+        // A client-side effect; a router never emits it.
+        if matches!(transmit, Transmit::Http { .. }) {
+            return;
+        }
+        let stream = transmit.stream();
         let Some(exchange) = self.exchange.as_mut().filter(|e| e.stream == stream) else {
             return;
         };

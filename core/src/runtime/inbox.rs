@@ -35,7 +35,7 @@ struct State<T> {
 struct Limit<T> {
     bytes: usize,
     weigh: fn(&T) -> usize,
-    /// Items of some weight queued, and their weight.
+    /// The weight queued, and the largest item's since the inbox was last empty.
     held: (usize, usize),
     passed: bool,
 }
@@ -43,16 +43,12 @@ struct Limit<T> {
 impl<T> Limit<T> {
     fn add(&mut self, item: &T) {
         let w = (self.weigh)(item);
-        if w > 0 {
-            self.held = (self.held.0 + 1, self.held.1 + w);
-        }
+        self.held = (self.held.0 + w, self.held.1.max(w));
     }
 
-    fn remove(&mut self, item: &T) {
+    fn remove(&mut self, item: &T, now_empty: bool) {
         let w = (self.weigh)(item);
-        if w > 0 {
-            self.held = (self.held.0 - 1, self.held.1 - w);
-        }
+        self.held = if now_empty { (0, 0) } else { (self.held.0 - w, self.held.1) };
     }
 }
 
@@ -71,8 +67,9 @@ impl<T> Inbox<T> {
 
     /// An inbox for a task that may stop taking items (a response body its HTTP stack does
     /// not poll while the client does not read): once more than `bytes` of `weigh`ed items
-    /// wait, in two items or more ([`backlog_exceeds`]), it drops them, closes and wakes the
-    /// task, which finds [`passed_limit`](Self::passed_limit) true.
+    /// wait besides the largest ([`backlog_exceeds`]), it drops them and closes: the send
+    /// that took it there and later ones fail, and
+    /// [`passed_limit`](Self::passed_limit) is true.
     pub fn limited(bytes: usize, weigh: fn(&T) -> usize) -> Self {
         let limit = Limit { bytes, weigh, held: (0, 0), passed: false };
         let inbox = Self::default();
@@ -91,23 +88,25 @@ impl<T> Inbox<T> {
     }
 
     /// Queues `item`, waking the task if it is parked. `Err(item)` once the inbox is closed
-    /// (its task is gone, or a limited inbox gave up); an item that takes a limited inbox
-    /// past its limit is dropped with the others.
+    /// (its task is gone), or when `item` takes a limited inbox past its limit (it closes).
     pub fn send(&self, item: T) -> Result<(), T> {
-        let parked = {
+        let (parked, sent) = {
             let mut st = self.lock();
             if st.closed {
                 return Err(item);
             }
-            if st.admits(&item) {
+            let sent = if st.admits(&item) {
                 st.items.push_back(item);
-            }
-            st.parked.take()
+                Ok(())
+            } else {
+                Err(item)
+            };
+            (st.parked.take(), sent)
         };
         if let Some(waker) = parked {
             waker.wake();
         }
-        Ok(())
+        sent
     }
 
     /// The next item, without parking.
@@ -158,8 +157,8 @@ impl<T> State<T> {
     fn admits(&mut self, item: &T) -> bool {
         let Some(limit) = self.limit.as_mut() else { return true };
         limit.add(item);
-        let (items, bytes) = limit.held;
-        if !backlog_exceeds(items, bytes, limit.bytes) {
+        let (bytes, largest) = limit.held;
+        if !backlog_exceeds(bytes, largest, limit.bytes) {
             return true;
         }
         limit.passed = true;
@@ -171,7 +170,7 @@ impl<T> State<T> {
     fn pop(&mut self) -> Option<T> {
         let item = self.items.pop_front()?;
         if let Some(limit) = self.limit.as_mut() {
-            limit.remove(&item);
+            limit.remove(&item, self.items.is_empty());
         }
         Some(item)
     }
@@ -244,32 +243,32 @@ mod tests {
         let count = Arc::new(Count(AtomicUsize::new(0)));
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
-        // One item, however large, is never too much; taken items count no more.
+        // One item, however large, is never too much, nor small ones beside it.
         inbox.send(vec![0; 100]).unwrap();
-        assert_eq!(inbox.try_recv().map(|v| v.len()), Some(100));
         inbox.send(vec![0; 6]).unwrap();
         inbox.send(vec![0; 4]).unwrap();
-        inbox.send(Vec::new()).unwrap();
-        assert!(!inbox.passed_limit(), "10 bytes is within the limit");
-        assert_eq!(inbox.poll_recv(&mut cx), Poll::Ready(vec![0; 6]));
+        assert!(!inbox.passed_limit(), "10 bytes besides the largest is within the limit");
+        // Taken items count no more; once empty, the largest is forgotten.
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Ready(vec![0; 100]));
+        assert_eq!(inbox.try_recv(), Some(vec![0; 6]));
         assert_eq!(inbox.try_recv(), Some(vec![0; 4]));
-        assert_eq!(inbox.try_recv(), Some(Vec::new()));
         assert_eq!(inbox.poll_recv(&mut cx), Poll::Pending);
         inbox.send(vec![0; 6]).unwrap();
-        assert_eq!(inbox.try_recv(), Some(vec![0; 6]));
         inbox.send(vec![0; 6]).unwrap();
-        assert!(!inbox.passed_limit());
-        // 11 bytes in two items: it gives up, emptied and closed, and the task woken by the
-        // first of them finds that out.
+        assert_eq!(count.0.load(Ordering::SeqCst), 1, "the first send woke the parked task");
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Ready(vec![0; 6]));
         inbox.send(vec![0; 5]).unwrap();
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Ready(vec![0; 6]));
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Ready(vec![0; 5]));
+        assert_eq!(inbox.poll_recv(&mut cx), Poll::Pending);
+        // 6 + 5 + 6 is 11 besides the largest: that send fails, and the inbox is emptied and
+        // closed (a task parked then is woken to find out).
+        inbox.send(vec![0; 6]).unwrap();
+        inbox.send(vec![0; 5]).unwrap();
+        assert_eq!(inbox.send(vec![0; 6]), Err(vec![0; 6]));
         assert!(inbox.passed_limit());
         assert!(inbox.is_empty());
-        assert_eq!(inbox.poll_recv(&mut cx), Poll::Pending);
         assert_eq!(inbox.send(vec![1]), Err(vec![1]));
-        assert_eq!(
-            count.0.load(Ordering::SeqCst),
-            1,
-            "woken once, by the first send it parked for"
-        );
+        assert_eq!(count.0.load(Ordering::SeqCst), 2, "woken once per park");
     }
 }

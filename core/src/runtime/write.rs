@@ -34,6 +34,8 @@ pub struct WriteQueue {
     frames: VecDeque<Bytes>,
     /// Unwritten bytes across `frames`.
     len: usize,
+    /// The largest frame queued since the queue was last empty.
+    largest: usize,
     /// Where small frames are joined into one write (its memory is reused once written).
     scratch: BytesMut,
     /// Bytes were written since the sink was last flushed.
@@ -76,13 +78,14 @@ pub enum WriteStep {
     Write(Bytes),
 }
 
-/// Whether `frames` frames of `bytes` bytes in all, waiting behind the write under way, are
-/// more than a connection should hold for its peer
+/// Whether `bytes` waiting for a peer, the largest message among them `largest` bytes, are
+/// more than a connection should hold for it
 /// ([`http1::Config::max_backlog_bytes`](crate::http1::Config::max_backlog_bytes)): more than
-/// `limit` bytes in two frames or more. A single frame is never too much, however large: it
-/// was produced whole anyway, and a peer that reads gets it.
-pub fn backlog_exceeds(frames: usize, bytes: usize, limit: usize) -> bool {
-    frames >= 2 && bytes > limit
+/// `limit` bytes besides that largest message. One message is never too much, however large
+/// (it was produced whole anyway, and a peer that reads gets it), nor is a burst of small
+/// ones beside it; what piles up while the peer does not read is.
+pub fn backlog_exceeds(bytes: usize, largest: usize, limit: usize) -> bool {
+    bytes.saturating_sub(largest) > limit
 }
 
 /// How a [`WriteQueue`]'s stream ended.
@@ -128,6 +131,7 @@ impl WriteQueue {
     pub fn push(&mut self, frame: Bytes) {
         if self.phase == Phase::Open && !frame.is_empty() {
             self.len += frame.len();
+            self.largest = self.largest.max(frame.len());
             self.frames.push_back(frame);
         }
     }
@@ -171,6 +175,9 @@ impl WriteQueue {
     pub fn handle_written(&mut self, n: usize) {
         let mut n = n.min(self.len);
         self.len -= n;
+        if self.len == 0 {
+            self.largest = 0;
+        }
         self.unflushed |= n > 0;
         while n > 0 {
             let Some(front) = self.frames.front_mut() else { break };
@@ -249,11 +256,11 @@ impl WriteQueue {
         filled
     }
 
-    /// True when what waits behind the frame being written is too much for a peer that is
-    /// not reading it ([`backlog_exceeds`] with `limit`).
+    /// True when what waits unwritten is too much for a peer that is not reading it
+    /// ([`backlog_exceeds`] with `limit`; the largest frame is the largest queued since the
+    /// queue was last empty).
     pub fn is_backlogged(&self, limit: usize) -> bool {
-        let front = self.frames.front().map_or(0, Bytes::len);
-        backlog_exceeds(self.frames.len().saturating_sub(1), self.len - front, limit)
+        backlog_exceeds(self.len, self.largest, limit)
     }
 
     /// Unwritten bytes.
@@ -300,6 +307,7 @@ impl WriteQueue {
         }
         self.frames.clear();
         self.len = 0;
+        self.largest = 0;
         self.unflushed = false;
         self.deadline = None;
     }

@@ -72,7 +72,7 @@ struct Io {
 struct Queue {
     /// Router transmits for this connection, in the router's order, not yet applied.
     transmits: VecDeque<Transmit>,
-    /// The frames among them and their bytes: what waits behind the write under way.
+    /// The bytes they carry, and the largest one's since the queue was last empty.
     waiting: (usize, usize),
     /// Cut for holding too much for a client that does not read: later transmits are
     /// dropped.
@@ -152,15 +152,14 @@ impl Conn {
         if queue.cut {
             return;
         }
-        let bytes = transmit_bytes(&transmit);
-        if bytes > 0 {
-            queue.waiting = (queue.waiting.0 + 1, queue.waiting.1 + bytes);
-        }
+        let (bytes, largest) = queue.waiting;
+        let size = transmit_bytes(&transmit);
+        queue.waiting = (bytes + size, largest.max(size));
         queue.transmits.push_back(transmit);
-        let (frames, bytes) = queue.waiting;
-        if backlog_exceeds(frames, bytes, self.backlog_limit) {
-            // The client does not take what it is sent: stop holding it. The write under
-            // way fails, and the connection's exchange with it.
+        let (bytes, largest) = queue.waiting;
+        if backlog_exceeds(bytes, largest, self.backlog_limit) {
+            // The client does not take what it is sent (the thread writing to it is stuck):
+            // stop holding it. That write fails, and the connection's exchange with it.
             queue.transmits.clear();
             queue.cut = true;
             let _ = self.cut.shutdown(Shutdown::Both);

@@ -23,10 +23,10 @@ use zest_core::api::CallError;
 use zest_core::error::{Rejection, UsageError};
 use zest_core::handler::AsyncHandler;
 use zest_core::http::server::{Router, SessionId};
-use zest_core::io::Transmit;
+use zest_core::io::{StreamId, Transmit, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
-use zest_core::runtime::{CallKeys, CancelFlag, Inbox, PeerCall, Report};
+use zest_core::runtime::{CallKeys, CancelFlag, Inbox, OwnedEvent, PeerCall, Report};
 use zest_core::server::{Broadcast, Call, CallContext, ListKind};
 
 use crate::calls::{self, CatchUnwind, Reply};
@@ -198,20 +198,21 @@ impl Hub {
 
     /// Performs every router output.
     fn drain(self: &Arc<Self>, st: &mut State, starts: &mut Vec<Start>) {
-        while let Some(output) = st.router.poll_output() {
-            match st.dispatch.route(output) {
-                Step::Nothing => {}
-                Step::Send { conn, transmit } => {
-                    // The connection may be gone; the router hears that from it.
-                    let _ = conn.send(transmit);
-                }
-                Step::Run { session, id, handler, call, cancelled, context } => {
-                    starts.push(Start { session, id, handler, call, cancelled, context });
-                }
-                Step::Stop(tasks) => {
-                    tasks.iter().for_each(AbortHandle::abort);
-                    self.maybe_idle(st);
-                }
+        let mut cut: Vec<(StreamId, ToConn)> = Vec::new();
+        loop {
+            self.drain_once(st, starts, &mut cut);
+            if cut.is_empty() {
+                break;
+            }
+            // An SSE body its HTTP stack stopped polling gave up past its limit (the tower
+            // service; its client does not read): its exchange fails now, not when the stack
+            // polls it again.
+            let now = Instant::now();
+            for (stream, conn) in cut.drain(..) {
+                let failure = TransportFailure::Reset("the client is not reading".into());
+                let input = Inbound { stream, event: OwnedEvent::Failed(failure) };
+                st.dispatch.track(&input, &conn);
+                input.feed(now, &mut st.router);
             }
         }
         // A drain that asked for handlers leaves the timer to the decision that follows their
@@ -224,6 +225,36 @@ impl Hub {
         if next != st.armed {
             st.armed = next;
             self.timer.notify_one();
+        }
+    }
+
+    /// Performs the router's outputs until there are none.
+    fn drain_once(
+        self: &Arc<Self>,
+        st: &mut State,
+        starts: &mut Vec<Start>,
+        cut: &mut Vec<(StreamId, ToConn)>,
+    ) {
+        while let Some(output) = st.router.poll_output() {
+            match st.dispatch.route(output) {
+                Step::Nothing => {}
+                Step::Send { conn, transmit } => {
+                    // The connection may be gone; the router hears that from it.
+                    if let Err(transmit) = conn.send(transmit) {
+                        let stream = transmit.stream();
+                        if conn.passed_limit() && !cut.iter().any(|(s, _)| *s == stream) {
+                            cut.push((stream, conn));
+                        }
+                    }
+                }
+                Step::Run { session, id, handler, call, cancelled, context } => {
+                    starts.push(Start { session, id, handler, call, cancelled, context });
+                }
+                Step::Stop(tasks) => {
+                    tasks.iter().for_each(AbortHandle::abort);
+                    self.maybe_idle(st);
+                }
+            }
         }
     }
 

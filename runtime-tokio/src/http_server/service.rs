@@ -285,17 +285,13 @@ impl Body for McpBody {
                 if exchange.finished {
                     return Poll::Ready(None);
                 }
-                if exchange.inbox.passed_limit() {
-                    // The HTTP stack stopped polling this body: its client does not read.
-                    let why = "the client is not reading: too much waits for it";
-                    exchange.fail(why);
-                    return Poll::Ready(Some(Err(io::Error::other(why))));
-                }
-                match ready!(exchange.inbox.poll_recv(cx)) {
+                match ready!(exchange.poll_recv(cx)) {
                     Transmit::Write { bytes, .. } => {
                         return Poll::Ready(Some(Ok(Frame::data(bytes))));
                     }
                     Transmit::Close { .. } => exchange.ended(),
+                    // The router's, or the inbox's when it gave up: the HTTP stack stopped
+                    // polling this body (its client does not read) and too much waited.
                     Transmit::Abort { .. } => {
                         exchange.ended();
                         let error = io::Error::new(
@@ -360,7 +356,19 @@ impl Exchange {
 
     /// The router's next transmit for this exchange.
     async fn recv(&self) -> Transmit {
-        poll_fn(|cx| self.inbox.poll_recv(cx)).await
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The router's next transmit, or an `Abort` once the inbox gave up past its limit (the
+    /// hub then failed the exchange). Checked after parking: a give-up before it is seen
+    /// here, one after it wakes the task.
+    fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Transmit> {
+        match self.inbox.poll_recv(cx) {
+            Poll::Pending if self.inbox.passed_limit() => {
+                Poll::Ready(Transmit::Abort { stream: self.stream })
+            }
+            polled => polled,
+        }
     }
 
     fn feed(&mut self, event: OwnedEvent) {

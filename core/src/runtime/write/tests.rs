@@ -263,24 +263,28 @@ fn a_write_result_is_progress_a_retry_or_the_failure_that_ends_the_stream() {
 }
 
 #[test]
-fn a_backlog_is_what_waits_behind_the_front_frame_in_two_frames_or_more() {
+fn a_backlog_is_what_waits_besides_its_largest_frame() {
     let mut queue = WriteQueue::new();
-    // One frame, however large, is never a backlog: a reader gets it.
-    queue.push(Bytes::from(vec![b'x'; 100]));
+    // One frame, however large, is never a backlog: a reader gets it. Nor are small ones
+    // beside it (an SSE stream's priming event and a log line before a large result).
+    queue.push(Bytes::from(vec![b'x'; 10]));
+    queue.push(Bytes::from(vec![b'y'; 1000]));
+    queue.push(Bytes::from(vec![b'z'; 10]));
+    assert!(!queue.is_backlogged(20));
+    assert!(queue.is_backlogged(19));
+    // What piles up beside it while nothing is written is.
+    queue.push(Bytes::from(vec![b'w'; 500]));
+    assert!(queue.is_backlogged(519));
+    assert!(!queue.is_backlogged(520), "at the limit is still within it");
+    // Written bytes count no more; the largest is still the largest seen meanwhile.
+    queue.handle_written(510);
+    assert!(queue.is_backlogged(9));
     assert!(!queue.is_backlogged(10));
-    // One frame behind it is not either.
-    queue.push(Bytes::from(vec![b'y'; 100]));
-    assert!(!queue.is_backlogged(10));
-    // Two behind it, more than the limit in all, are.
-    queue.push(Bytes::from(vec![b'z'; 100]));
-    assert!(queue.is_backlogged(199));
-    assert!(!queue.is_backlogged(200), "at the limit is still within it");
-    // The front frame partly written counts for nothing.
-    queue.handle_written(50);
-    assert!(queue.is_backlogged(199));
-    // Once the first is written, one frame waits behind the front.
-    queue.handle_written(50);
-    assert!(!queue.is_backlogged(0));
-    assert!(!backlog_exceeds(1, usize::MAX, 0));
-    assert!(backlog_exceeds(2, 11, 10));
+    // Once everything is written, the next burst is weighed on its own.
+    queue.handle_written(usize::MAX);
+    queue.push(Bytes::from(vec![b'v'; 100]));
+    queue.push(Bytes::from(vec![b'u'; 60]));
+    assert!(queue.is_backlogged(59));
+    assert!(!backlog_exceeds(1000, 1000, 0));
+    assert!(backlog_exceeds(1011, 1000, 10));
 }
