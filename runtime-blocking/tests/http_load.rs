@@ -2,7 +2,8 @@
 //! sessions of 50 calls each with nothing lost or duplicated, 1,000 sessions open and calling
 //! at once with nothing lost or duplicated and nothing held after their DELETEs, a client gone
 //! mid-stream leaving nothing behind, a client trickling its request body not stopping others
-//! being served, a client that stops reading cut off once what waits for it passes its limit.
+//! being served, a client that stops reading cut off once what waits for it passes its
+//! limit, one that reads a large answer beside small messages not cut, the listen backlog.
 
 #[path = "../../tests/support/load.rs"]
 mod load;
@@ -25,7 +26,8 @@ use zest_blocking::{
 /// Every text `echo` was called with, across this binary's tests.
 static LEDGER: Ledger = Ledger::new();
 
-/// `echo {text}` (recorded in [`LEDGER`]) and `steps {n}` (a progress report every 20 ms).
+/// `echo {text}` (recorded in [`LEDGER`]), `steps {n}` (a progress report every 20 ms) and
+/// `loud {n}` (a log line, then [`load::loud_text`]).
 fn registry() -> Registry {
     let mut r = Registry::default();
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
@@ -43,6 +45,13 @@ fn registry() -> Registry {
             report.map_err(|e| ErrorObject::new(codes::INTERNAL_ERROR, e.to_string()))?;
         }
         Ok(CallToolResult::text(format!("done after {n} steps")))
+    });
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    r.raw_tool(Tool::new("loud", "Logs a line, then answers n bytes", schema), |ctx, p| {
+        let n = arg(&p, "n").as_u64().unwrap_or(0) as usize;
+        let logged = ctx.log(LoggingLevel::Info, json!("answering"));
+        logged.map_err(|e| ErrorObject::new(codes::INTERNAL_ERROR, e.to_string()))?;
+        Ok(CallToolResult::text(load::loud_text(n)))
     });
     r
 }
@@ -181,5 +190,14 @@ fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
 fn the_listener_lets_a_burst_of_connections_wait() {
     let server = server_with(HttpConfig::new());
     load::assert_listen_backlog(server.local_addr(), LISTEN_BACKLOG);
+    server.shutdown();
+}
+
+#[test]
+fn a_large_answer_beside_small_messages_is_not_cut() {
+    let mut http = HttpConfig::new();
+    http.http1.max_backlog_bytes = 64 * 1024;
+    let server = server_with(http);
+    load::assert_a_large_answer_beside_small_messages_is_not_cut(server.local_addr());
     server.shutdown();
 }

@@ -2,7 +2,8 @@
 //! 50 calls each with nothing lost or duplicated, 1,000 sessions open and calling at once with
 //! nothing lost or duplicated and nothing held after their DELETEs, a client gone mid-stream
 //! leaving nothing behind, a client trickling its request body not stopping others being
-//! served, a client that stops reading cut off once what waits for it passes its limit.
+//! served, a client that stops reading cut off once what waits for it passes its limit, one that
+//! reads a large answer beside small messages not cut, the listen backlog.
 
 #[path = "../../tests/support/load.rs"]
 mod load;
@@ -24,7 +25,8 @@ use zest_tokio::{
 /// Every text `echo` was called with, across this binary's tests.
 static LEDGER: Ledger = Ledger::new();
 
-/// `echo {text}` (recorded in [`LEDGER`]) and `steps {n}` (a progress report every 20 ms).
+/// `echo {text}` (recorded in [`LEDGER`]), `steps {n}` (a progress report every 20 ms) and
+/// `loud {n}` (a log line, then [`load::loud_text`]).
 fn registry() -> Registry {
     let mut r = Registry::default();
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
@@ -43,6 +45,16 @@ fn registry() -> Registry {
         }
         Ok(CallToolResult::text(format!("done after {n} steps")))
     });
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    r.raw_tool(
+        Tool::new("loud", "Logs a line, then answers n bytes", schema),
+        |ctx, p| async move {
+            let n = arg(&p, "n").as_u64().unwrap_or(0) as usize;
+            let logged = ctx.log(LoggingLevel::Info, json!("answering")).await;
+            logged.map_err(|e| ErrorObject::new(codes::INTERNAL_ERROR, e.to_string()))?;
+            Ok(CallToolResult::text(load::loud_text(n)))
+        },
+    );
     r
 }
 
@@ -179,5 +191,19 @@ async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
 async fn the_listener_lets_a_burst_of_connections_wait() {
     let server = server_with(HttpConfig::new()).await;
     load::assert_listen_backlog(server.local_addr(), LISTEN_BACKLOG);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_answer_beside_small_messages_is_not_cut() {
+    let mut http = HttpConfig::new();
+    http.http1.max_backlog_bytes = 64 * 1024;
+    let server = server_with(http).await;
+    let addr = server.local_addr();
+    tokio::task::spawn_blocking(move || {
+        load::assert_a_large_answer_beside_small_messages_is_not_cut(addr)
+    })
+    .await
+    .unwrap();
     server.shutdown().await;
 }

@@ -335,3 +335,28 @@ async fn a_client_that_does_not_read_is_cut_off_once_its_backlog_is_full() {
     .unwrap();
     app.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_answer_beside_small_messages_is_not_cut() {
+    let mut http = HttpConfig::new();
+    http.http1.max_backlog_bytes = 64 * 1024;
+    let app = App::start(http).await;
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    app.mcp.change_registry(&[ListKind::Tools], |r| {
+        r.raw_tool(
+            Tool::new("loud", "Logs a line, then answers n bytes", schema),
+            |ctx, p| async move {
+                let n = p.arguments.as_ref().and_then(|a| a.get("n")).and_then(|n| n.as_u64());
+                let _ = ctx.log(LoggingLevel::Info, json!("answering")).await;
+                Ok(CallToolResult::text(load::loud_text(n.unwrap_or(0) as usize)))
+            },
+        );
+    });
+    let addr = app.addr;
+    tokio::task::spawn_blocking(move || {
+        load::assert_a_large_answer_beside_small_messages_is_not_cut(addr)
+    })
+    .await
+    .unwrap();
+    app.shutdown().await;
+}

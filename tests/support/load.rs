@@ -392,6 +392,27 @@ impl RawConn {
     }
 }
 
+/// The answer of the test servers' `loud {n}` tool: `n` bytes.
+pub(crate) fn loud_text(n: usize) -> String {
+    "l".repeat(n)
+}
+
+/// Calls `loud` for a 1 MiB answer, which the server sends right behind the log line on the
+/// call's SSE stream, and reads it whole: a server whose backlog limit (set far lower by the
+/// test) is passed by one large message beside small ones must not cut a client that reads.
+pub(crate) fn assert_a_large_answer_beside_small_messages_is_not_cut(addr: SocketAddr) {
+    const N: usize = 1024 * 1024;
+    let mut conn = RawConn::connect(addr);
+    let session = open_session(&mut conn);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "loud", "arguments": {"n": N}}});
+    let r = conn.exchange(Method::POST, &session_headers(&session), call.to_string().as_bytes());
+    assert_eq!(r.status, StatusCode::OK);
+    let body = String::from_utf8_lossy(&r.body);
+    assert!(body.contains("notifications/message"), "the log line came first");
+    assert!(body.contains(&loud_text(N)), "the whole answer came ({} bytes)", r.body.len());
+}
+
 /// Opens session `session`'s GET stream on a new connection; the answer's status (the stream
 /// is dropped at once).
 pub(crate) fn open_get_stream(addr: SocketAddr, session: &str) -> StatusCode {
