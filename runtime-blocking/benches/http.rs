@@ -48,6 +48,10 @@ fn main() {
     if std::env::var(http_bench::ROLE_ENV).as_deref() == Ok(http_bench::FLOOR_ROLE) {
         return http_bench::serve_until_stdin_ends(raw_echo_server(), Default::default);
     }
+    if let Ok(url) = std::env::var(http_bench::DRIVE_ENV) {
+        zest_run(&url, 8);
+        return;
+    }
     println!("zest-blocking HTTP bench: {CALLS} tools/call echo calls of a 64-char text");
     println!("client and server in one process, std threads, loopback");
     println!();

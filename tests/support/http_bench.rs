@@ -26,6 +26,11 @@ use proc_status::status_kib;
 /// [`FLOOR_ROLE`] when as the raw echo server whose memory is the floor's.
 pub(crate) const ROLE_ENV: &str = "ZEST_HTTP_BENCH_ROLE";
 
+/// Set to a server's MCP URL, the bench only drives that server (in a process of another
+/// binary) through the calls [`print_peak`] follows, 8,000 at concurrency 8, and exits:
+/// scripts/measure-rss reads that server's peak RSS.
+pub(crate) const DRIVE_ENV: &str = "ZEST_HTTP_BENCH_DRIVE";
+
 /// The [`ROLE_ENV`] of the floor's process: the raw echo server alone.
 pub(crate) const FLOOR_ROLE: &str = "floor";
 
