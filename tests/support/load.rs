@@ -359,20 +359,25 @@ pub(crate) fn assert_a_client_that_does_not_read_is_cut_off(
 pub(crate) fn stalled_listener(addr: SocketAddr) -> (RawConn, String) {
     let mut conn = RawConn::connect(addr);
     let session = open_session(&mut conn);
-    let headers = [
-        ("accept", "text/event-stream"),
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
-    conn.send(Method::GET, &headers, b"");
-    match conn.next_event() {
-        OwnedEvent::Head(head) => assert_eq!(head.status, StatusCode::OK, "the GET stream"),
-        other => panic!("the GET stream did not start: {other:?}"),
-    }
+    assert_eq!(conn.open_get_stream(&session), StatusCode::OK, "the GET stream");
     (conn, session)
 }
 
 impl RawConn {
+    /// Sends session `session`'s GET stream request and reads the answer's head; its status.
+    pub(crate) fn open_get_stream(&mut self, session: &str) -> StatusCode {
+        let headers = [
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", session),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        self.send(Method::GET, &headers, b"");
+        match self.next_event() {
+            OwnedEvent::Head(head) => head.status,
+            other => panic!("no answer to the GET: {other:?}"),
+        }
+    }
+
     /// Reads what is left on the socket until the server closes the connection; returns how
     /// many bytes that was. Panics if it is still open after `within`.
     pub(crate) fn read_to_close(&mut self, within: Duration) -> usize {
@@ -416,17 +421,7 @@ pub(crate) fn assert_a_large_answer_beside_small_messages_is_not_cut(addr: Socke
 /// Opens session `session`'s GET stream on a new connection; the answer's status (the stream
 /// is dropped at once).
 pub(crate) fn open_get_stream(addr: SocketAddr, session: &str) -> StatusCode {
-    let mut conn = RawConn::connect(addr);
-    let headers = [
-        ("accept", "text/event-stream"),
-        ("mcp-session-id", session),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
-    conn.send(Method::GET, &headers, b"");
-    match conn.next_event() {
-        OwnedEvent::Head(head) => head.status,
-        other => panic!("no answer to the GET: {other:?}"),
-    }
+    RawConn::connect(addr).open_get_stream(session)
 }
 
 /// Pings session `session` on a new connection; the answer's status.
