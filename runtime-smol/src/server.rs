@@ -3,7 +3,6 @@
 //! by the driver; one that does not finish then runs on as its own task, dropped if the call
 //! is cancelled.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future as _;
 use std::pin::Pin;
@@ -15,14 +14,14 @@ use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::{future, Executor, Task};
 use zest_core::api::CallError;
-use zest_core::error::{CloseReason, RequestError, UsageError};
+use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, Calls, CancelFlag, Link, PeerCall, Report};
-use zest_core::server::{Broadcast, Event, Server, ServerConfig};
+use zest_core::runtime::{CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep};
+use zest_core::server::{Broadcast, Server, ServerConfig};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Outgoing, ReplyTx, Submit};
@@ -107,9 +106,8 @@ where
     let driver = Driver {
         core: Server::new(config, registry, Instant::now()),
         executor: &executor,
+        dispatch: SessionDispatch::new(link.closed.clone()),
         link,
-        calls: Calls::new(),
-        running: HashMap::new(),
         writer: Writer::recycling(writer),
     };
     executor.run(driver.run(reader, queue)).await
@@ -135,10 +133,9 @@ struct Driver<'e, W> {
     executor: &'e Executor<'static>,
     /// What every handler's context holds; its `closed` is set once the session closes.
     link: StdioLink,
-    /// Handlers' requests to the client.
-    calls: Calls<ReplyTx>,
-    /// Running handler tasks by the client's request id; dropping one cancels it.
-    running: HashMap<RequestId, (Task<()>, CancelFlag)>,
+    /// Running handler tasks (dropping one cancels it) and handlers' requests to the client;
+    /// records the close reason in `link.closed`.
+    dispatch: SessionDispatch<AsyncHandler<RequestContext>, Task<()>, ReplyTx>,
     writer: Writer<W>,
 }
 
@@ -169,7 +166,6 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
             if let Some(reason) = self.drain() {
                 // Requests, progress and logs from handlers still running fail at once.
                 wire::close_queue(&queue);
-                self.running.clear();
                 self.writer.finish(Instant::now() + FINAL_FLUSH_LIMIT).await;
                 return reason;
             }
@@ -233,10 +229,10 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                 let Outgoing { key, method, params, opts, on_progress, reply } = out;
                 let core = &mut self.core;
                 let send = || core.request(now, Some(&related), method, params, opts);
-                self.calls.start(Some(key), reply, on_progress, send);
+                self.dispatch.start(Some(key), reply, on_progress, send);
             }
             Command::Cancel(key) => {
-                if let Some(id) = self.calls.abandon(key) {
+                if let Some(id) = self.dispatch.abandon(key) {
                     let _ = self.core.cancel(now, &id, None);
                 }
             }
@@ -244,7 +240,7 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                 let _ = reply.try_send(report.apply(now, &mut self.core));
             }
             Command::Respond { id, result } => {
-                self.running.remove(&id);
+                self.dispatch.finished(&id);
                 // Err only when the client cancelled meanwhile: nothing to send.
                 let _ = self.core.respond(now, id, result);
             }
@@ -264,50 +260,12 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                         Ok(StdioTransmit::Close) => self.writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(Event::Call { id, handler, call, context, .. }) => {
-                        let cancelled = CancelFlag::new();
-                        let link = SessionLink::stdio(self.link.clone());
-                        let ctx = RequestContext::new(id.clone(), cancelled.clone(), link)
-                            .with_session(context);
-                        let mut answer = wire::answering(handler.run(ctx, call));
-                        // Most handlers finish in their first poll: those are answered in this
-                        // drain, with no task, no command and no wake-up. The others become a
-                        // task, which the executor polls again (with its own waker) at once.
-                        let mut cx = Context::from_waker(Waker::noop());
-                        if let Poll::Ready(outcome) = Pin::new(&mut answer).poll(&mut cx) {
-                            // Err only if the client cancelled meanwhile: nothing to send.
-                            let _ = self.core.respond(Instant::now(), id, wire::answer_of(outcome));
-                            continue;
-                        }
-                        let commands = self.link.commands.clone();
-                        let task_id = id.clone();
-                        let task = self.executor.spawn(async move {
-                            let result = wire::answer_of(answer.await);
-                            let _ = commands.try_send(Command::Respond { id: task_id, result });
-                        });
-                        self.running.insert(id, (task, cancelled));
-                    }
-                    Output::Event(Event::Cancelled { id }) => {
-                        if let Some((task, cancelled)) = self.running.remove(&id) {
-                            cancelled.cancel();
-                            drop(task);
+                    Output::Event(event) => {
+                        self.dispatch.route(event);
+                        while let Some(step) = self.dispatch.poll_step() {
+                            closed = closed.or(self.perform(step));
                         }
                     }
-                    Output::Event(Event::Response { id, result }) => {
-                        // `Closed` follows these: record it first (see the client driver).
-                        if let Err(RequestError::Closed(reason)) = &result {
-                            let _ = self.link.closed.set(reason.clone());
-                        }
-                        self.calls.complete(&id, result);
-                    }
-                    Output::Event(Event::Progress { id, progress }) => {
-                        self.calls.progress(&id, progress);
-                    }
-                    Output::Event(Event::Closed(reason)) => {
-                        let _ = self.link.closed.set(reason.clone());
-                        closed = Some(reason);
-                    }
-                    Output::Event(_) => {}
                 }
             }
             let Some(failure) = unsupported.take() else { break };
@@ -317,7 +275,43 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
         }
         closed
     }
+
+    /// Performs one step of the session's dispatch; the close reason for `Closed`.
+    fn perform(&mut self, step: Step) -> Option<CloseReason> {
+        match step {
+            SessionStep::Run { id, handler, call, cancelled, context } => {
+                let link = SessionLink::stdio(self.link.clone());
+                let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
+                let mut answer = wire::answering(handler.run(ctx, *call));
+                // Most handlers finish in their first poll: those are answered in this drain,
+                // with no task, no command and no wake-up. The others become a task, which the
+                // executor polls again (with its own waker) at once.
+                let mut cx = Context::from_waker(Waker::noop());
+                if let Poll::Ready(outcome) = Pin::new(&mut answer).poll(&mut cx) {
+                    self.dispatch.finished(&id);
+                    // Err only if the client cancelled meanwhile: nothing to send.
+                    let _ = self.core.respond(Instant::now(), id, wire::answer_of(outcome));
+                    return None;
+                }
+                let commands = self.link.commands.clone();
+                let task_id = id.clone();
+                let task = self.executor.spawn(async move {
+                    let result = wire::answer_of(answer.await);
+                    let _ = commands.try_send(Command::Respond { id: task_id, result });
+                });
+                // A task whose call was cancelled meanwhile is dropped, which cancels it.
+                drop(self.dispatch.started(id, task));
+            }
+            SessionStep::Stop(task) => drop(task),
+            SessionStep::Deliver(delivery) => delivery.deliver(),
+            SessionStep::Closed(reason) => return Some(reason),
+        }
+        None
+    }
 }
+
+/// A step of this session's dispatch.
+type Step = SessionStep<AsyncHandler<RequestContext>, Task<()>, ReplyTx>;
 
 /// What a handler gets: its request's id, cancellation, progress, logging, and requests to
 /// the client ([`PeerApi`](crate::PeerApi): sampling, elicitation, roots); zest-core's

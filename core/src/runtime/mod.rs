@@ -16,6 +16,11 @@
 //! - [`RequestContext`]: what a server handler gets, with the same methods on every runtime;
 //!   the runtime supplies only the [`Link`] that carries a handler's [`Report`]s and
 //!   [`PeerCall`]s to its session's loop.
+//! - [`ClientDispatch`]: what a client session's loop does with each event of its machine,
+//!   as [`ClientStep`]s (hand over an outcome, start or stop a client handler, queue a
+//!   notification), every event matched once, here.
+//! - [`SessionDispatch`]: the same for one server session on one stream (stdio, in
+//!   memory): which handler runs for which call, and its requests to the client.
 //! - [`ConnectError`]: why spawning a stdio server (or reaching an HTTP one) and shaking
 //!   hands with it failed.
 //! - [`http_server`]: one accepted HTTP/1.1 connection between a socket and the
@@ -33,6 +38,7 @@
 //! arguments, and a runtime's future types appear only as an associated type of [`Link`].
 
 mod calls;
+mod client_dispatch;
 mod connect;
 mod context;
 mod exchanges;
@@ -40,6 +46,9 @@ pub mod http_client;
 pub mod http_server;
 mod inbox;
 mod owned;
+mod session_dispatch;
+#[cfg(test)]
+mod test_reply;
 mod write;
 
 /// How many unread server notifications a client session keeps (every runtime's
@@ -48,9 +57,11 @@ mod write;
 pub const NOTIFICATION_QUEUE: usize = 1024;
 
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
+pub use client_dispatch::{ClientDispatch, ClientStep};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
 pub use owned::OwnedEvent;
+pub use session_dispatch::{SessionDispatch, SessionStep};
 pub use write::{backlog_exceeds, WriteEnd, WriteQueue, WriteStep};

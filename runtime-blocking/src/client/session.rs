@@ -31,7 +31,7 @@ use zest_core::io::{
     TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{Calls, ConnectError, Delivery, OwnedEvent};
+use zest_core::runtime::{ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent};
 use zest_core::RequestOptions;
 
 use super::connector::{self, AbortCell, Connector};
@@ -48,7 +48,7 @@ pub(crate) struct Session {
     me: Weak<Self>,
     /// Why the session ended, once it has; set under the machine lock before any caller
     /// learns of a failure.
-    close_reason: OnceLock<CloseReason>,
+    close_reason: Arc<OnceLock<CloseReason>>,
     state: Mutex<State>,
     out: Arc<Outbox<Pipe>>,
     grace: Duration,
@@ -94,8 +94,9 @@ struct State {
     /// Dropped once the session closes, so readers of notifications see the end.
     notifications: Option<SyncSender<ServerNotification>>,
     ready: Option<ReadySlot>,
-    /// Our requests in flight.
-    calls: Calls<CallSlot>,
+    /// Our requests in flight; records the close reason. Handler threads cannot be
+    /// stopped: a cancelled one's answer is refused by the machine.
+    dispatch: ClientDispatch<CallSlot, ()>,
     /// Why writing to the child failed, and until when we wait for its stdout to end so the
     /// answers it wrote are not lost.
     broken: Option<(String, Instant)>,
@@ -129,12 +130,13 @@ impl Session {
         ready: ReadySlot,
         grace: Duration,
     ) -> Arc<Self> {
+        let close_reason = Arc::new(OnceLock::new());
         let state = State {
             machine,
             handlers,
             notifications: Some(notifications),
             ready: Some(ready),
-            calls: Calls::new(),
+            dispatch: ClientDispatch::new(close_reason.clone()),
             broken: None,
             pending: Vec::new(),
             closed: false,
@@ -145,7 +147,7 @@ impl Session {
         };
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
-            close_reason: OnceLock::new(),
+            close_reason,
             state: Mutex::new(state),
             out: Outbox::new(pipe),
             grace,
@@ -169,7 +171,7 @@ impl Session {
         self.drive_as(Role::WritesHere, waits, |st, now| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
-            st.calls.insert(id.clone(), None, CallSlot(slot), on_progress);
+            st.dispatch.insert(id.clone(), None, CallSlot(slot), on_progress);
             Ok(id)
         })
     }
@@ -341,7 +343,6 @@ impl Session {
                         Ok(StdioTransmit::Close) => close = true,
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(Event::Closed(reason)) => self.closed(st, &reason, deliveries),
                     Output::Event(event) => self.event(st, event, deliveries),
                 }
             }
@@ -363,29 +364,34 @@ impl Session {
         });
     }
 
+    /// Routes one event and performs its steps; outcomes and violations wait in
+    /// `deliveries` for the lock to be released.
     fn event(&self, st: &mut State, event: Event, deliveries: &mut Deliveries) {
-        match event {
-            Event::Ready(negotiated) => {
-                if let Some(ready) = st.ready.take() {
-                    deliveries.ready = Some((ready, Ok(*negotiated)));
+        st.dispatch.route(event);
+        while let Some(step) = st.dispatch.poll_step() {
+            match step {
+                ClientStep::Connected(result) => {
+                    if let Some(ready) = st.ready.take() {
+                        deliveries.ready = Some((ready, result.map(|negotiated| *negotiated)));
+                    }
+                }
+                ClientStep::Deliver(delivery) => deliveries.outcomes.push(delivery),
+                ClientStep::Serve { id, request } => self.serve_request(st, id, request),
+                // A thread cannot be stopped; the machine refuses its late answer.
+                ClientStep::Stop(()) => {}
+                ClientStep::Notify(n) => {
+                    // A full queue means nobody reads notifications; dropping beats blocking.
+                    if let Some(notifications) = &st.notifications {
+                        let _ = notifications.try_send(n);
+                    }
+                }
+                ClientStep::Violation(v) => deliveries.violations.push((st.handlers.clone(), v)),
+                ClientStep::Closed(_) => {
+                    st.closed = true;
+                    st.notifications = None;
+                    self.out.set_closed();
                 }
             }
-            Event::Response { id, result } => {
-                deliveries.outcomes.extend(st.calls.settle(&id, result));
-            }
-            Event::Progress { id, progress } => {
-                // A callback that panics gets no more reports; the call goes on.
-                st.calls.progress(&id, progress);
-            }
-            Event::Request { id, request } => self.serve_request(st, id, request),
-            Event::Notification(n) => {
-                // A full queue means nobody reads notifications; dropping beats blocking.
-                if let Some(notifications) = &st.notifications {
-                    let _ = notifications.try_send(n);
-                }
-            }
-            Event::Violation(v) => deliveries.violations.push((st.handlers.clone(), v)),
-            _ => {}
         }
     }
 
@@ -408,19 +414,6 @@ impl Session {
             let result = Err(internal(&format!("cannot start a handler thread: {e}")));
             let _ = st.machine.respond(Instant::now(), id, result);
         }
-    }
-
-    fn closed(&self, st: &mut State, reason: &CloseReason, deliveries: &mut Deliveries) {
-        st.closed = true;
-        let _ = self.close_reason.set(reason.clone());
-        st.notifications = None;
-        if let Some(ready) = st.ready.take() {
-            let error = ConnectError::from_close(reason.clone(), None);
-            deliveries.ready = Some((ready, Err(error)));
-        }
-        // The machine has already answered every request; this only covers a broken promise.
-        deliveries.outcomes.extend(st.calls.close(reason));
-        self.out.set_closed();
     }
 }
 

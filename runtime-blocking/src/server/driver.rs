@@ -9,7 +9,6 @@
 //!   reader queued written on a worker thread (the reader never writes), and returns once the
 //!   session has closed and its last frames are written (or 5 s have passed).
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Weak};
@@ -23,8 +22,8 @@ use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{Calls, CancelFlag, Delivery, PeerCall, Report};
-use zest_core::server::{Broadcast, Call, CallContext, Event, Server};
+use zest_core::runtime::{CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep};
+use zest_core::server::{Broadcast, Call, CallContext, Server};
 
 use super::context::{Feed, SessionLink};
 use super::{handle_on, Broadcaster, RequestContext};
@@ -42,10 +41,9 @@ pub(crate) struct ServerSession<W> {
 
 struct State {
     machine: Server<SyncHandler<RequestContext>>,
-    /// The cancellation flag of each call whose handler is running.
-    running: HashMap<RequestId, CancelFlag>,
-    /// Handler threads waiting for the client's answer to our requests.
-    calls: Calls<CallSlot>,
+    /// Calls whose handler runs (a thread cannot be stopped: a cancelled one sees its flag)
+    /// and handler threads waiting for the client's answer to our requests.
+    dispatch: SessionDispatch<SyncHandler<RequestContext>, (), CallSlot>,
     /// Frames drained but not yet queued in the outbox.
     pending: Vec<Bytes>,
     closed: Option<CloseReason>,
@@ -56,8 +54,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     pub(crate) fn new(machine: Server<SyncHandler<RequestContext>>, writer: W) -> Arc<Self> {
         let state = State {
             machine,
-            running: HashMap::new(),
-            calls: Calls::new(),
+            dispatch: SessionDispatch::new(Arc::default()),
             pending: Vec::new(),
             closed: None,
             workers: Workers::new("zest-handler"),
@@ -154,28 +151,22 @@ impl<W: Write + Send + 'static> ServerSession<W> {
                         Ok(StdioTransmit::Close) => close = true,
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(Event::Closed(reason)) => {
-                        for (_, flag) in st.running.drain() {
-                            flag.cancel();
-                        }
-                        // The machine has already answered each of our requests; this covers a
-                        // broken promise.
-                        answered.extend(st.calls.close(&reason));
-                        st.closed = Some(reason);
-                        self.out.set_closed();
-                    }
-                    Output::Event(Event::Call { id, handler, call, context, .. }) => {
-                        self.run_handler(st, id, handler, call, context);
-                    }
-                    Output::Event(Event::Cancelled { id }) => {
-                        if let Some(flag) = st.running.remove(&id) {
-                            flag.cancel();
+                    Output::Event(event) => {
+                        st.dispatch.route(event);
+                        while let Some(step) = st.dispatch.poll_step() {
+                            match step {
+                                SessionStep::Run { id, handler, call, cancelled, context } => {
+                                    self.run_handler(st, id, handler, *call, cancelled, context);
+                                }
+                                SessionStep::Stop(()) => {}
+                                SessionStep::Deliver(delivery) => answered.push(delivery),
+                                SessionStep::Closed(reason) => {
+                                    st.closed = Some(reason);
+                                    self.out.set_closed();
+                                }
+                            }
                         }
                     }
-                    Output::Event(Event::Response { id, result }) => {
-                        answered.extend(st.calls.settle(&id, result));
-                    }
-                    Output::Event(_) => {}
                 }
             }
             let Some(failure) = unsupported.take() else { break };
@@ -199,10 +190,10 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         id: RequestId,
         handler: SyncHandler<RequestContext>,
         call: Call,
+        cancelled: CancelFlag,
         context: CallContext,
     ) {
         let Some(me) = self.me.upgrade() else { return };
-        let cancelled = CancelFlag::new();
         let server = handle_on(self.me.clone() as _);
         let link = SessionLink::new(me.clone(), server);
         let ctx = RequestContext::new(id.clone(), cancelled.clone(), link).with_session(context);
@@ -212,19 +203,15 @@ impl<W: Write + Send + 'static> ServerSession<W> {
                 .unwrap_or_else(|_| Err(internal("the handler panicked")));
             drop(ctx);
             me.drive(Role::WritesHere, |st, now| {
-                st.running.remove(&done_id);
+                st.dispatch.finished(&done_id);
                 // Err: the client cancelled it or the session closed; nothing to send.
                 let _ = st.machine.respond(now, done_id, result);
             });
         });
-        match spawned {
-            Ok(()) => {
-                st.running.insert(id, cancelled);
-            }
-            Err(e) => {
-                let result = Err(internal(&format!("cannot start a handler thread: {e}")));
-                let _ = st.machine.respond(Instant::now(), id, result);
-            }
+        if let Err(e) = spawned {
+            st.dispatch.finished(&id);
+            let result = Err(internal(&format!("cannot start a handler thread: {e}")));
+            let _ = st.machine.respond(Instant::now(), id, result);
         }
     }
 }
@@ -236,12 +223,11 @@ impl<W: Write + Send + 'static> Feed for ServerSession<W> {
 
     fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
         let slot = Arc::new(Slot::new());
+        // A request the machine refuses is answered at once, in the slot.
         self.drive(Role::WritesHere, |st, now| {
-            let id = call.send(now, &mut st.machine)?;
-            st.calls.insert(id, None, CallSlot(slot.clone()), None);
-            Ok(())
-        })
-        .map_err(CallError::Usage)?;
+            let State { machine, dispatch, .. } = st;
+            dispatch.start(None, CallSlot(slot.clone()), None, || call.send(now, machine));
+        });
         slot.wait()
     }
 }

@@ -8,7 +8,6 @@
 //!             reap it, wake close() waiters
 //! ```
 
-use std::collections::HashMap;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,13 +17,12 @@ use smol::future;
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
-use zest_core::error::RequestError;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, Calls};
+use zest_core::runtime::{CallKey, ClientDispatch, ClientStep};
 
 mod http;
 
@@ -64,13 +62,9 @@ pub(super) struct Driver {
     pub(super) done: Sender<()>,
 }
 
-/// The requests under way, both ways; the same over stdio and HTTP.
-#[derive(Default)]
-pub(super) struct Book {
-    calls: Calls<ReplyTx>,
-    /// Server requests being answered by client handlers, by the server's request id.
-    serving: HashMap<RequestId, Task<()>>,
-}
+/// The requests under way, both ways, and why the session ended; the same over stdio and
+/// HTTP. A handler task is stopped by dropping it.
+pub(super) type Book = ClientDispatch<ReplyTx, Task<()>>;
 
 /// What changes while the stdio loop runs.
 struct Session<W> {
@@ -93,7 +87,7 @@ impl Driver {
     pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
         let Spawned { supervisor, stdin, mut stdout } = spawned;
         let mut session =
-            Session { book: Book::default(), writer: Writer::recycling(stdin), stdin_broken: None };
+            Session { book: self.book(), writer: Writer::recycling(stdin), stdin_broken: None };
         self.drive(&mut session, &mut stdout, &commands).await;
         // Calls queued or made from now on fail at once; handler tasks are cancelled; what is
         // queued is written and stdin closed (within the first grace period: dropping the
@@ -118,17 +112,19 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let mut session = Session {
-            book: Book::default(),
-            writer: Writer::recycling(writer),
-            stdin_broken: None,
-        };
+        let mut session =
+            Session { book: self.book(), writer: Writer::recycling(writer), stdin_broken: None };
         self.drive(&mut session, &mut reader, &commands).await;
         wire::close_queue(&commands);
         let Session { mut writer, .. } = session;
         writer.finish(Instant::now() + self.grace).await;
         drop(reader);
         self.record_exit(Ok(ExitStatus::default()));
+    }
+
+    /// The session's bookkeeping, recording its close reason where the handles read it.
+    pub(super) fn book(&self) -> Book {
+        ClientDispatch::new(self.shared.closed.clone())
     }
 
     /// Stores how the session ended for `close()`, then wakes its waiters.
@@ -228,10 +224,10 @@ impl Driver {
             Command::Call(out) => {
                 let Outgoing { key, method, params, opts, on_progress, reply } = out;
                 let send = || self.core.request(now, method, params, opts);
-                s.calls.start(Some(key), reply, on_progress, send);
+                s.start(Some(key), reply, on_progress, send);
             }
             Command::Cancel(key) => {
-                if let Some(id) = s.calls.abandon(key) {
+                if let Some(id) = s.abandon(key) {
                     let _ = self.core.cancel(now, &id, None);
                 }
             }
@@ -239,7 +235,7 @@ impl Driver {
             // Err only once the session is closed; nobody is left to tell.
             Command::RootsChanged => drop(self.core.roots_changed(now)),
             Command::Respond { id, result } => {
-                s.serving.remove(&id);
+                s.answered(&id);
                 // Err only if the server cancelled the request meanwhile: nothing to send.
                 let _ = self.core.respond(now, id, result);
             }
@@ -270,50 +266,38 @@ impl Driver {
         closed
     }
 
-    /// Routes one event; true for `Closed`.
+    /// Routes one event and performs its steps; true once the session is closed.
     pub(super) fn handle_event(&mut self, s: &mut Book, event: Event) -> bool {
-        match event {
-            Event::Ready(negotiated) => {
-                if let Some(ready) = self.ready.take() {
-                    let _ = ready.try_send(*negotiated);
+        s.route(event);
+        let mut closed = false;
+        while let Some(step) = s.poll_step() {
+            match step {
+                ClientStep::Connected(Ok(negotiated)) => {
+                    if let Some(ready) = self.ready.take() {
+                        let _ = ready.try_send(*negotiated);
+                    }
                 }
-            }
-            Event::Response { id, result } => {
-                // `Closed` follows these: record it first, so that a caller that sees the
-                // failure also sees `close_reason()`.
-                if let Err(RequestError::Closed(reason)) = &result {
-                    let _ = self.shared.closed.set(reason.clone());
+                // Dropping `ready` tells the handle, which reads the reason recorded here
+                // and, for a child, waits for its exit status.
+                ClientStep::Connected(Err(_)) => self.ready = None,
+                ClientStep::Deliver(delivery) => delivery.deliver(),
+                ClientStep::Serve { id, request } => {
+                    let answer = self.handlers.run(request);
+                    let commands = self.commands.clone();
+                    let task_id = id.clone();
+                    let task = smol::spawn(async move {
+                        let result = wire::answer(answer).await;
+                        let _ = commands.try_send(Command::Respond { id: task_id, result });
+                    });
+                    s.serving(id, task);
                 }
-                s.calls.complete(&id, result);
-            }
-            Event::Progress { id, progress } => {
-                s.calls.progress(&id, progress);
-            }
-            Event::Request { id, request } => {
-                let answer = self.handlers.run(request);
-                let commands = self.commands.clone();
-                let task_id = id.clone();
-                let task = smol::spawn(async move {
-                    let result = wire::answer(answer).await;
-                    let _ = commands.try_send(Command::Respond { id: task_id, result });
-                });
-                s.serving.insert(id, task);
-            }
-            Event::Cancelled { id } => {
-                s.serving.remove(&id);
-            }
-            Event::Notification(n) => {
+                ClientStep::Stop(task) => drop(task),
                 // A full queue means nobody reads notifications; dropping is documented.
-                let _ = self.notifications.try_send(n);
+                ClientStep::Notify(n) => drop(self.notifications.try_send(n)),
+                ClientStep::Violation(v) => self.handlers.report_violation(&v),
+                ClientStep::Closed(_) => closed = true,
             }
-            Event::Closed(reason) => {
-                let _ = self.shared.closed.set(reason);
-                self.ready = None;
-                return true;
-            }
-            Event::Violation(v) => self.handlers.report_violation(&v),
-            _ => {}
         }
-        false
+        closed
     }
 }

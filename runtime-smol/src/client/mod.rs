@@ -52,7 +52,7 @@ struct Inner {
 /// What the driver leaves behind for the handles.
 struct Shared {
     /// Set once, when the machine reports `Closed`.
-    closed: OnceLock<CloseReason>,
+    closed: Arc<OnceLock<CloseReason>>,
     /// The child's exit, once reaped.
     exit: Mutex<Option<Result<ExitStatus, (io::ErrorKind, String)>>>,
     /// Closes (never carries a message) when the driver has reaped the child and ended.
@@ -221,7 +221,7 @@ impl Starting {
         let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_QUEUE);
         let (done_tx, done_rx) = channel::bounded(1);
         let shared =
-            Arc::new(Shared { closed: OnceLock::new(), exit: Mutex::new(None), done: done_rx });
+            Arc::new(Shared { closed: Arc::default(), exit: Mutex::new(None), done: done_rx });
         let roots = handlers.root_list();
         let driver = Driver {
             core,

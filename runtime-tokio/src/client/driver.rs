@@ -1,7 +1,6 @@
 //! The one loop of a client session: drain the core's outputs, then wait for stdout bytes, a
 //! command, a handler's answer or the core's deadline, and feed exactly one of them back.
 
-use std::collections::HashMap;
 use std::io;
 use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
@@ -12,13 +11,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use zest_core::api::ProgressFn;
 use zest_core::client::{self as core, Event, Negotiated, ServerNotification};
-use zest_core::error::{CloseReason, RequestError};
+use zest_core::error::CloseReason;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, Calls, ConnectError};
+use zest_core::runtime::{CallKey, ClientDispatch, ClientStep, ConnectError};
 use zest_core::RequestOptions;
 
 mod http;
@@ -56,14 +55,13 @@ type Answer = (RequestId, Result<RawJson, ErrorObject>);
 pub(super) struct Driver {
     core: core::Client,
     handlers: AsyncClientHandlers,
-    calls: Calls<Reply>,
-    serving: HashMap<RequestId, AbortHandle>,
+    /// Calls and handler tasks in flight; records why the session ended, for
+    /// [`Client::close_reason`](super::Client::close_reason).
+    dispatch: ClientDispatch<Reply, AbortHandle>,
     answers: mpsc::UnboundedSender<Answer>,
     answer_rx: Option<mpsc::UnboundedReceiver<Answer>>,
     notifications: async_channel::Sender<ServerNotification>,
     ready: Option<oneshot::Sender<Result<Negotiated, ConnectError>>>,
-    /// Why the session ended, for [`Client::close_reason`](super::Client::close_reason).
-    closed: Arc<OnceLock<CloseReason>>,
 }
 
 impl Driver {
@@ -79,13 +77,11 @@ impl Driver {
         Self {
             core,
             handlers,
-            calls: Calls::new(),
-            serving: HashMap::new(),
+            dispatch: ClientDispatch::new(closed),
             answers,
             answer_rx: Some(answer_rx),
             notifications,
             ready: Some(ready),
-            closed,
         }
     }
 
@@ -101,7 +97,7 @@ impl Driver {
         let Pipes { stdin, mut stdout } = pipes;
         let mut writer = Writer::recycling(stdin);
         self.serve(&mut stdout, &mut writer, &mut commands, grace).await;
-        self.wind_down(&mut commands);
+        Self::wind_down(&mut commands);
         // stdout stays open until the child is gone, so that its last writes cannot fail.
         let status = child.shutdown(grace, writer.finish(Instant::now() + grace)).await;
         drop(stdout);
@@ -123,7 +119,7 @@ impl Driver {
     {
         let mut writer = Writer::recycling(writer);
         self.serve(&mut reader, &mut writer, &mut commands, grace).await;
-        self.wind_down(&mut commands);
+        Self::wind_down(&mut commands);
         writer.finish(Instant::now() + grace).await;
         drop(reader);
         exit.send_replace(Some(Ok(ExitStatus::default())));
@@ -192,7 +188,7 @@ impl Driver {
                     }
                 },
                 Some((id, result)) = answers.recv() => {
-                    self.serving.remove(&id);
+                    self.dispatch.answered(&id);
                     // Err only if the session closed meanwhile; then nobody awaits the answer.
                     let _ = self.core.respond(Instant::now(), id, result);
                 }
@@ -213,14 +209,11 @@ impl Driver {
         }
     }
 
-    /// After the loop: calls made from now on fail at once, queued ones fail as their replies
-    /// drop, and the client handlers still running are stopped.
-    fn wind_down(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
+    /// After the loop (the handler tasks were stopped on `Closed`): calls made from now on
+    /// fail at once, and queued ones fail as their replies drop.
+    fn wind_down(commands: &mut mpsc::UnboundedReceiver<Command>) {
         commands.close();
         while commands.try_recv().is_ok() {}
-        for (_, task) in self.serving.drain() {
-            task.abort();
-        }
     }
 
     fn feed(&mut self, now: Instant, event: StreamEvent<'_>) {
@@ -234,10 +227,10 @@ impl Driver {
             Command::Request { key, method, params, opts, on_progress, reply } => {
                 let core = &mut self.core;
                 let send = || core.request(now, method, Some(params), opts);
-                self.calls.start(Some(key), reply, on_progress, send);
+                self.dispatch.start(Some(key), reply, on_progress, send);
             }
             Command::Cancel { key } => {
-                if let Some(id) = self.calls.abandon(key) {
+                if let Some(id) = self.dispatch.abandon(key) {
                     // Err only if the outcome was already decided; nothing to cancel then.
                     let _ = self.core.cancel(now, &id, Some("the caller stopped waiting"));
                 }
@@ -272,58 +265,38 @@ impl Driver {
         closed
     }
 
-    /// Routes one event; true for `Closed`.
+    /// Routes one event and performs its steps; true once the session is closed.
     fn dispatch(&mut self, event: Event) -> bool {
-        match event {
-            Event::Ready(negotiated) => {
-                if let Some(ready) = self.ready.take() {
-                    // If `spawn` was abandoned, dropping the handle side ends the session.
-                    let _ = ready.send(Ok(*negotiated));
+        self.dispatch.route(event);
+        let mut closed = false;
+        while let Some(step) = self.dispatch.poll_step() {
+            match step {
+                ClientStep::Connected(result) => {
+                    if let Some(ready) = self.ready.take() {
+                        // If `spawn` was abandoned, dropping the handle side ends the session.
+                        let _ = ready.send(result.map(|negotiated| *negotiated));
+                    }
                 }
-            }
-            Event::Response { id, result } => {
-                // `Closed` follows these: record it first, so that a caller that sees the
-                // failure also sees `close_reason()`.
-                if let Err(RequestError::Closed(reason)) = &result {
-                    let _ = self.closed.set(reason.clone());
+                ClientStep::Deliver(delivery) => delivery.deliver(),
+                ClientStep::Serve { id, request } => {
+                    let answers = self.answers.clone();
+                    let work = CatchUnwind(self.handlers.run(request));
+                    let key = id.clone();
+                    let task = tokio::spawn(async move {
+                        // The driver may be gone; then the answer has nowhere to go.
+                        let _ = answers.send((key, work.await));
+                    });
+                    self.dispatch.serving(id, task.abort_handle());
                 }
-                self.calls.complete(&id, result);
-            }
-            Event::Progress { id, progress } => {
-                self.calls.progress(&id, progress);
-            }
-            Event::Request { id, request } => {
-                let answers = self.answers.clone();
-                let work = CatchUnwind(self.handlers.run(request));
-                let key = id.clone();
-                let task = tokio::spawn(async move {
-                    // The driver may be gone; then the answer has nowhere to go.
-                    let _ = answers.send((key, work.await));
-                });
-                self.serving.insert(id, task.abort_handle());
-            }
-            Event::Cancelled { id } => {
-                if let Some(task) = self.serving.remove(&id) {
-                    task.abort();
-                }
-            }
-            Event::Notification(note) => {
+                ClientStep::Stop(task) => task.abort(),
                 // Full: nobody keeps up, and the newest is dropped (documented on
                 // `Client::notifications`); the session never waits for a reader.
-                let _ = self.notifications.try_send(note);
+                ClientStep::Notify(note) => drop(self.notifications.try_send(note)),
+                ClientStep::Violation(v) => self.handlers.report_violation(&v),
+                ClientStep::Closed(_) => closed = true,
             }
-            Event::Closed(reason) => {
-                let _ = self.closed.set(reason.clone());
-                if let Some(ready) = self.ready.take() {
-                    let _ = ready.send(Err(ConnectError::from_close(reason, None)));
-                }
-                return true;
-            }
-            // A violation leaves the session usable; the core already answered if needed.
-            Event::Violation(v) => self.handlers.report_violation(&v),
-            _ => {}
         }
-        false
+        closed
     }
 }
 

@@ -2,7 +2,6 @@
 //! to handler tasks), then wait for input bytes, a command from a handler or the core's
 //! deadline, and feed exactly one of them back.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -18,8 +17,8 @@ use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, CallKeys, Calls, CancelFlag, PeerCall, Report};
-use zest_core::server::{Broadcast, Event, Server, ServerConfig};
+use zest_core::runtime::{CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep};
+use zest_core::server::{Broadcast, Server, ServerConfig};
 
 use super::{handle, Registry, RequestContext, ServerHandle, SessionLink};
 use crate::calls::{CatchUnwind, Reply};
@@ -42,20 +41,14 @@ pub(super) enum Command {
     Broadcast(Broadcast<AsyncHandler<RequestContext>>),
 }
 
-/// A handler task in flight.
-struct Running {
-    task: AbortHandle,
-    cancelled: CancelFlag,
-}
-
 pub(super) struct Driver {
     core: Server<AsyncHandler<RequestContext>>,
     link: SessionLink,
     /// Where handler tasks send their answers (the sending end of `commands`).
     answers: mpsc::UnboundedSender<Command>,
     commands: mpsc::UnboundedReceiver<Command>,
-    running: HashMap<RequestId, Running>,
-    calls: Calls<Reply>,
+    /// Handler tasks and requests to the client in flight.
+    dispatch: SessionDispatch<AsyncHandler<RequestContext>, AbortHandle, Reply>,
     /// True on a current-thread runtime: handlers get their first poll in the driver.
     inline_first_poll: bool,
 }
@@ -68,8 +61,7 @@ impl Driver {
             link: SessionLink::stdio(tx.clone(), Arc::new(CallKeys::new())),
             answers: tx,
             commands,
-            running: HashMap::new(),
-            calls: Calls::new(),
+            dispatch: SessionDispatch::new(Arc::default()),
             inline_first_poll: tokio::runtime::Handle::try_current()
                 .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
         }
@@ -80,8 +72,8 @@ impl Driver {
         handle::stdio_handle(self.answers.clone())
     }
 
-    /// Serves until the core reports `Closed`; then stops every handler, flushes what is
-    /// left to write and returns the reason.
+    /// Serves until the core reports `Closed` (which stops every handler), then flushes what
+    /// is left to write and returns the reason.
     pub(super) async fn run<R, W>(mut self, mut reader: R, sink: W) -> CloseReason
     where
         R: AsyncRead + Unpin,
@@ -130,10 +122,6 @@ impl Driver {
                 }
             }
         };
-        for (_, running) in self.running.drain() {
-            running.cancelled.cancel();
-            running.task.abort();
-        }
         writer.finish(Instant::now() + FINAL_FLUSH_LIMIT).await;
         reason
     }
@@ -147,7 +135,7 @@ impl Driver {
         // Each `reply` may have been dropped by an aborted handler; then nobody waits.
         match command {
             Command::Answer { id, result } => {
-                self.running.remove(&id);
+                self.dispatch.finished(&id);
                 // Err only if the session closed meanwhile; the answer has nowhere to go.
                 let _ = self.core.respond(now, id, result);
             }
@@ -156,11 +144,11 @@ impl Driver {
             }
             Command::Request { key, call, reply } => {
                 let core = &mut self.core;
-                self.calls.start(Some(key), reply, None, || call.send(now, core));
+                self.dispatch.start(Some(key), reply, None, || call.send(now, core));
             }
             Command::Broadcast(command) => command.apply(now, &mut self.core),
             Command::Cancel { key } => {
-                if let Some(id) = self.calls.abandon(key) {
+                if let Some(id) = self.dispatch.abandon(key) {
                     // Err only if the outcome was already decided; nothing to cancel then.
                     let _ = self.core.cancel(now, &id, Some("the handler stopped waiting"));
                 }
@@ -181,49 +169,12 @@ impl Driver {
                         Ok(StdioTransmit::Close) => writer.close(),
                         Err(failure) => unsupported = Some(failure),
                     },
-                    Output::Event(Event::Call { id, handler, call, context, .. }) => {
-                        let cancelled = CancelFlag::new();
-                        let ctx =
-                            RequestContext::new(id.clone(), cancelled.clone(), self.link.clone())
-                                .with_session(context);
-                        let mut work = CatchUnwind(handler.run(ctx, call));
-                        // On a current-thread runtime, where a task would not run in parallel
-                        // anyway, a handler that is done at once is answered here, without a
-                        // task: its answer is written in this same drain. One that is not moves,
-                        // polled once, into a task of its own, whose first poll registers its
-                        // waker.
-                        let mut cx = Context::from_waker(Waker::noop());
-                        let done = match self.inline_first_poll {
-                            true => Pin::new(&mut work).poll(&mut cx),
-                            false => Poll::Pending,
-                        };
-                        if let Poll::Ready(result) = done {
-                            // Err only if the session closed meanwhile; nobody awaits the answer.
-                            let _ = self.core.respond(Instant::now(), id, result);
-                            continue;
-                        }
-                        let link = self.answers.clone();
-                        let answer_id = id.clone();
-                        let task = tokio::spawn(async move {
-                            let result = work.await;
-                            // The driver may be gone; then the answer has nowhere to go.
-                            let _ = link.send(Command::Answer { id: answer_id, result });
-                        });
-                        self.running.insert(id, Running { task: task.abort_handle(), cancelled });
-                    }
-                    Output::Event(Event::Cancelled { id }) => {
-                        if let Some(running) = self.running.remove(&id) {
-                            running.cancelled.cancel();
-                            running.task.abort();
+                    Output::Event(event) => {
+                        self.dispatch.route(event);
+                        while let Some(step) = self.dispatch.poll_step() {
+                            closed = closed.or(self.perform(step));
                         }
                     }
-                    Output::Event(Event::Response { id, result }) => {
-                        self.calls.complete(&id, result);
-                    }
-                    Output::Event(Event::Closed(reason)) => closed = Some(reason),
-                    // Progress on our requests has no taker; lifecycle events, notifications and
-                    // violations (already answered) need nothing from the runtime.
-                    Output::Event(_) => {}
                 }
             }
             let Some(failure) = unsupported.take() else { break };
@@ -233,4 +184,47 @@ impl Driver {
         }
         closed
     }
+
+    /// Performs one step of the session's dispatch; the close reason for `Closed`.
+    fn perform(&mut self, step: Step) -> Option<CloseReason> {
+        match step {
+            SessionStep::Run { id, handler, call, cancelled, context } => {
+                let ctx = RequestContext::new(id.clone(), cancelled, self.link.clone())
+                    .with_session(context);
+                let mut work = CatchUnwind(handler.run(ctx, *call));
+                // On a current-thread runtime, where a task would not run in parallel anyway,
+                // a handler that is done at once is answered here, without a task: its answer
+                // is written in this same drain. One that is not moves, polled once, into a
+                // task of its own, whose first poll registers its waker.
+                let mut cx = Context::from_waker(Waker::noop());
+                let done = match self.inline_first_poll {
+                    true => Pin::new(&mut work).poll(&mut cx),
+                    false => Poll::Pending,
+                };
+                if let Poll::Ready(result) = done {
+                    self.dispatch.finished(&id);
+                    // Err only if the session closed meanwhile; nobody awaits the answer.
+                    let _ = self.core.respond(Instant::now(), id, result);
+                    return None;
+                }
+                let link = self.answers.clone();
+                let answer_id = id.clone();
+                let task = tokio::spawn(async move {
+                    let result = work.await;
+                    // The driver may be gone; then the answer has nowhere to go.
+                    let _ = link.send(Command::Answer { id: answer_id, result });
+                });
+                if let Some(late) = self.dispatch.started(id, task.abort_handle()) {
+                    late.abort();
+                }
+            }
+            SessionStep::Stop(task) => task.abort(),
+            SessionStep::Deliver(delivery) => delivery.deliver(),
+            SessionStep::Closed(reason) => return Some(reason),
+        }
+        None
+    }
 }
+
+/// A step of this session's dispatch.
+type Step = SessionStep<AsyncHandler<RequestContext>, AbortHandle, Reply>;

@@ -42,7 +42,7 @@ impl Driver {
         connector: Arc<Connector>,
         commands: Receiver<Command>,
     ) {
-        let mut book = Book::default();
+        let mut book = self.book();
         let mut exchanges = Exchanges::default();
         let mut alarm = Alarm::default();
         loop {

@@ -61,7 +61,7 @@ impl Driver {
                     }
                 },
                 Some((id, result)) = answers.recv() => {
-                    self.serving.remove(&id);
+                    self.dispatch.answered(&id);
                     // Err only if the session closed meanwhile; then nobody awaits the answer.
                     let _ = self.core.respond(Instant::now(), id, result);
                 }
@@ -70,11 +70,7 @@ impl Driver {
                 }
             }
         }
-        commands.close();
-        while commands.try_recv().is_ok() {}
-        for (_, task) in self.serving.drain() {
-            task.abort();
-        }
+        Self::wind_down(&mut commands);
         // What the machine sent last (the DELETE that ends the session) may finish; the rest
         // is dropped, connections with it.
         let finished = poll_fn(|cx| exchanges.poll_finished(cx));
