@@ -43,6 +43,22 @@ struct Confirm {
     ok: bool,
 }
 
+/// A stdio MCP server (for `python3 -c`) whose `tools/list` always names the same next
+/// cursor: a client that follows cursors blindly never ends.
+const LOOPING_CURSOR: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "looping", "version": "1"}}
+    else:
+        result = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": "again"}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
 /// Shared state of the registry (`with_state` / `State<S>`).
 struct Prefix(&'static str);
 
@@ -63,7 +79,7 @@ macro_rules! runtime_contract {
 
             use serde_json::json;
             use $rt::core::client::ClientConfig;
-            use $rt::core::error::CloseReason;
+            use $rt::core::error::{CloseReason, RequestError};
             use $rt::core::handler::$Handlers;
             use $rt::schema::{
                 CallToolResult, CompleteResult, ContentBlock, CreateMessageResult, ElicitResult,
@@ -255,6 +271,16 @@ macro_rules! runtime_contract {
                     .shutdown_grace(Duration::from_secs(1));
                 let spawned = Client::spawn(command, options()) $($aw)*;
                 assert!(matches!(spawned, Err(ConnectError::Spawn { .. })), "{spawned:?}");
+
+                // A server whose cursor repeats: every runtime refuses it with one error.
+                let command = StdioCommand::new("python3").arg("-c").arg(super::LOOPING_CURSOR);
+                let looping = Client::spawn(command, options()) $($aw)* .expect("python3 serves");
+                let refused = looping.list_all_tools() $($aw)*;
+                let Err(CallError::Request(RequestError::InvalidResult(why))) = refused else {
+                    panic!("expected an invalid result, got {refused:?}")
+                };
+                assert_eq!(why, r#"tools/list gave the cursor "again" a second time"#);
+                looping.close() $($aw)* .expect("the server exits");
 
                 // Streams that end at once: the client fails its handshake, the server returns.
                 let over = Client::over($empty, $sink, options()) $($aw)*;

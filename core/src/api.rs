@@ -5,6 +5,10 @@
 //! `Result` in zest-blocking. [`PeerApi`] is the same idea for a server handler asking the
 //! client (sampling, elicitation, roots).
 
+mod pages;
+
+pub use pages::PageWalk;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
-use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
+use zest_core::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
 use zest_core::client::{self as machine, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::handler::{replace_roots, Roots, SyncClientHandlers};
@@ -21,7 +21,6 @@ use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::ConnectError;
 use zest_core::schema::methods::Method;
-use zest_core::schema::PaginatedParams;
 use zest_core::schema::Root;
 use zest_core::RequestOptions;
 
@@ -409,19 +408,11 @@ impl ClientApi for Client {
         M::Item: 'static,
         M::Result: 'static,
     {
-        let mut items = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.request::<M>(PaginatedParams { cursor, ..Default::default() })?;
-            let (mut page_items, next) = M::split(page);
-            items.append(&mut page_items);
-            match next {
-                Some(next) => cursor = Some(next),
-                None => return Ok(items),
-            }
+        let mut walk = PageWalk::<M>::new();
+        while let Some(params) = walk.next_params() {
+            walk.page(self.call_raw(M::NAME, params, RequestOptions::default(), None)?)?;
         }
-        let detail = format!("the server's cursors did not end after {MAX_PAGES} pages");
-        Err(CallError::Request(RequestError::InvalidResult(detail)))
+        walk.items()
     }
 
     fn fail<T: 'static>(&self, error: CallError) -> Result<T, CallError> {

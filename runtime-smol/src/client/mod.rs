@@ -12,15 +12,14 @@ use std::time::{Duration, Instant};
 
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
-use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
+use zest_core::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
 use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
-use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKey, ConnectError, NOTIFICATION_QUEUE};
 use zest_core::schema::methods::Method;
-use zest_core::schema::{PaginatedParams, Root};
+use zest_core::schema::Root;
 use zest_core::RequestOptions;
 
 use crate::call::{self, Outgoing, Submit};
@@ -318,28 +317,13 @@ impl ClientApi for Client {
         M::Item: 'static,
         M::Result: 'static,
     {
-        // Pages are kept raw until the end: the future must be `Send` and `M::Item` need not be.
         Box::pin(async move {
-            let mut pages = Vec::new();
-            let mut cursor = None;
-            for _ in 0..MAX_PAGES {
-                let params =
-                    RawJson::from_serialize(&PaginatedParams { cursor, ..Default::default() });
-                let page =
-                    call::call_raw(&*self.inner, M::NAME, params, RequestOptions::default(), None)
-                        .await?;
-                let next = M::split(call::decode::<M::Result>(&page)?).1;
-                pages.push(page);
-                match next {
-                    Some(next) => cursor = Some(next),
-                    None => break,
-                }
+            let mut walk = PageWalk::<M>::new();
+            while let Some(params) = walk.next_params() {
+                let opts = RequestOptions::default();
+                walk.page(call::call_raw(&*self.inner, M::NAME, params, opts, None).await?)?;
             }
-            let mut items = Vec::new();
-            for page in &pages {
-                items.extend(M::split(call::decode::<M::Result>(page)?).0);
-            }
-            Ok(items)
+            walk.items()
         })
     }
 

@@ -13,16 +13,16 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
-use zest_core::api::{CallError, ClientApi, Paged, ProgressFn, MAX_PAGES};
+use zest_core::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
 use zest_core::client::{decode_result, Negotiated, ServerNotification};
-use zest_core::error::{CloseReason, RequestError, UsageError};
+use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::{CallKeys, ConnectError, NOTIFICATION_QUEUE};
 use zest_core::schema::methods::Method;
-use zest_core::schema::{PaginatedParams, Root};
+use zest_core::schema::Root;
 use zest_core::RequestOptions;
 
 use crate::calls;
@@ -293,26 +293,11 @@ impl ClientApi for Client {
         M::Result: 'static,
     {
         Box::pin(async move {
-            // Pages are kept raw across awaits (typed items need not be `Send`) and decoded
-            // once the last page is in.
-            let mut pages = Vec::new();
-            let mut cursor = None;
-            for _ in 0..MAX_PAGES {
-                let params =
-                    RawJson::from_serialize(&PaginatedParams { cursor, ..Default::default() });
-                let raw = self.call(M::NAME, params, RequestOptions::default(), None).await?;
-                cursor = M::split(decode_result::<M>(Ok(raw.clone()))?).1;
-                pages.push(raw);
-                if cursor.is_none() {
-                    let mut items = Vec::new();
-                    for raw in pages {
-                        items.extend(M::split(decode_result::<M>(Ok(raw))?).0);
-                    }
-                    return Ok(items);
-                }
+            let mut walk = PageWalk::<M>::new();
+            while let Some(params) = walk.next_params() {
+                walk.page(self.call(M::NAME, params, RequestOptions::default(), None).await?)?;
             }
-            let why = format!("{} still had more pages after {MAX_PAGES}", M::NAME);
-            Err(CallError::Request(RequestError::InvalidResult(why)))
+            walk.items()
         })
     }
 
