@@ -8,7 +8,7 @@ use std::future::Future as _;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
@@ -20,7 +20,9 @@ use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep};
+use zest_core::runtime::{
+    CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+};
 use zest_core::server::{Broadcast, Server, ServerConfig};
 use zest_core::RequestOptions;
 
@@ -34,9 +36,6 @@ use crate::writer::Writer;
 /// `Deserialize + JsonSchema` type), a [`RequestContext`] and `State<S>` in any order (see
 /// [`zest_core::handler::typed`]).
 pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
-
-/// How long the last frames may take to reach the client once the session is over.
-const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
 /// Serves one MCP session on this process's stdin and stdout until stdin ends; returns why
 /// the session ended. Stdout carries only protocol frames; log to stderr.

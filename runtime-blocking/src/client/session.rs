@@ -31,7 +31,9 @@ use zest_core::io::{
     TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent};
+use zest_core::runtime::{
+    ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent, HTTP_CLOSE_GRACE,
+};
 use zest_core::RequestOptions;
 
 use super::connector::{self, AbortCell, Connector};
@@ -417,9 +419,6 @@ impl Session {
     }
 }
 
-/// How long the last exchanges of a closing HTTP session (its DELETE) may take.
-const CLOSE_GRACE: Duration = Duration::from_secs(2);
-
 /// Over HTTP: exchanges (on the caller's thread or threads of their own) instead of frames
 /// on a pipe.
 impl Session {
@@ -531,7 +530,7 @@ impl Session {
     }
 
     /// The supervisor of an HTTP session: feeds due deadlines and the close asked for, then
-    /// lets the last exchanges (the DELETE) finish, within [`CLOSE_GRACE`].
+    /// lets the last exchanges (the DELETE) finish, within [`HTTP_CLOSE_GRACE`].
     pub(crate) fn supervise_http(&self) -> std::process::ExitStatus {
         loop {
             match self.out.next() {
@@ -545,7 +544,7 @@ impl Session {
                 Wake::Closed => break,
             }
         }
-        let deadline = Instant::now() + CLOSE_GRACE;
+        let deadline = Instant::now() + HTTP_CLOSE_GRACE;
         let mut st = lock(&self.state);
         while !st.exchanges.is_empty() {
             let now = Instant::now();

@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use zest_core::api::CallError;
@@ -22,16 +22,15 @@ use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep};
+use zest_core::runtime::{
+    CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+};
 use zest_core::server::{Broadcast, Call, CallContext, Server};
 
 use super::context::{Feed, SessionLink};
 use super::{handle_on, Broadcaster, RequestContext};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
-
-/// How long the last frames may take to reach the client once the session is over.
-const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
 pub(crate) struct ServerSession<W> {
     me: Weak<Self>,

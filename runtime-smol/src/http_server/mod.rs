@@ -26,9 +26,7 @@ pub(crate) use hub::{HttpLink, Hub};
 use crate::handle::{announcing, http_handle, ServerHandle};
 use crate::server::Registry;
 
-/// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
-/// connections to finish their answers, before it cuts them.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+pub use zest_core::runtime::DEFAULT_SHUTDOWN_GRACE;
 
 /// How an HTTP server serves, besides the MCP [`ServerConfig`]: the router's settings
 /// (endpoint paths, allowed hosts and origins, limits, JSON or stateless modes) and the

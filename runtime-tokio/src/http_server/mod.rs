@@ -27,9 +27,7 @@ pub use service::{McpBody, McpService};
 
 use crate::server::{announcing, http_handle, Registry, ServerHandle};
 
-/// How long [`HttpServer::shutdown`] waits for handlers still running, and then for
-/// connections to finish their answers, before it cuts them.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+pub use zest_core::runtime::DEFAULT_SHUTDOWN_GRACE;
 
 /// How an HTTP server serves, besides the MCP [`ServerConfig`]: the router's settings
 /// (endpoint paths, allowed hosts and origins, limits, JSON or stateless modes) and the

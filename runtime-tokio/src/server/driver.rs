@@ -17,15 +17,14 @@ use zest_core::io::{
     Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep};
+use zest_core::runtime::{
+    CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+};
 use zest_core::server::{Broadcast, Server, ServerConfig};
 
 use super::{handle, Registry, RequestContext, ServerHandle, SessionLink};
 use crate::calls::{CatchUnwind, Reply};
 use crate::writer::Writer;
-
-/// How long the last frames may take to reach the client once the session is over.
-const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
 /// What handler tasks and their contexts ask of the driver.
 pub(super) enum Command {

@@ -8,26 +8,23 @@
 //!         race { exchanges report | command | poll_timeout } ─▶ feed one }
 //!           (Transmit::Http: start an exchange; Transmit::Abort: drop it)
 //!  on Closed: later calls fail at once, handler tasks are cancelled, the last exchanges
-//!             (the DELETE) get CLOSE_GRACE, then close() waiters wake
+//!             (the DELETE) get HTTP_CLOSE_GRACE, then close() waiters wake
 //! ```
 
 use std::future::poll_fn;
 use std::process::ExitStatus;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use smol::channel::Receiver;
 use smol::future::FutureExt as _;
 use smol::Timer;
 use zest_core::io::{Input, Output, Transmit};
-use zest_core::runtime::Exchanges;
+use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Book, Command, Driver};
 use crate::client::connector::{self, Connector};
 use crate::wire::{self, Alarm};
-
-/// How long the last exchanges of a closing session (its DELETE) may take.
-const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 enum Wake {
     Reported,
@@ -93,7 +90,7 @@ impl Driver {
         // deadline the rest is dropped, connections with it.
         poll_fn(|cx| exchanges.poll_finished(cx))
             .or(async {
-                Timer::after(CLOSE_GRACE).await;
+                Timer::after(HTTP_CLOSE_GRACE).await;
             })
             .await;
         exchanges.close();

@@ -10,13 +10,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 use zest_core::io::{Input, Output, Transmit};
-use zest_core::runtime::Exchanges;
+use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Command, Driver, Exit};
 use crate::client::connector::{self, Connector};
-
-/// How long the last exchanges of a closing session (its DELETE) may take.
-const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 impl Driver {
     /// Runs the session to its end, lets its DELETE go out, and records the end.
@@ -74,7 +71,7 @@ impl Driver {
         // What the machine sent last (the DELETE that ends the session) may finish; the rest
         // is dropped, connections with it.
         let finished = poll_fn(|cx| exchanges.poll_finished(cx));
-        let _ = tokio::time::timeout(CLOSE_GRACE, finished).await;
+        let _ = tokio::time::timeout(HTTP_CLOSE_GRACE, finished).await;
         exchanges.close();
         connector.clear();
         exit.send_replace(Some(Ok(ExitStatus::default())));
