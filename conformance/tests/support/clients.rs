@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use zest_core::api::ClientApi;
 use zest_core::client::ServerNotification;
+use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::schema::{
     CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
     LoggingMessageParams, ReadResourceResult, SamplingContent,
@@ -22,8 +23,12 @@ pub const LIMIT: Duration = Duration::from_secs(30);
 pub trait Peer: Sized {
     /// `tokio`, `smol` or `blocking`.
     const RUNTIME: &'static str;
+    /// Connects to `endpoint` (Streamable HTTP unless it says otherwise) and initializes.
+    fn connect_to(endpoint: HttpEndpoint) -> Self;
     /// Connects to the Streamable HTTP endpoint at `url` and initializes.
-    fn connect(url: &str) -> Self;
+    fn connect(url: &str) -> Self {
+        Self::connect_to(HttpEndpoint::new(url))
+    }
     /// The `serverInfo.name` the handshake settled.
     fn server_name(&self) -> String;
     /// `tools/call`, which must succeed at the protocol level.
@@ -92,7 +97,7 @@ impl Tokio {
 impl Peer for Tokio {
     const RUNTIME: &'static str = "tokio";
 
-    fn connect(url: &str) -> Self {
+    fn connect_to(endpoint: HttpEndpoint) -> Self {
         use zest_tokio::core::handler::AsyncClientHandlers;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -104,10 +109,10 @@ impl Peer for Tokio {
         let options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
         let client = rt
             .block_on(async {
-                tokio::time::timeout(LIMIT, zest_tokio::Client::connect(url, options)).await
+                tokio::time::timeout(LIMIT, zest_tokio::Client::connect_to(endpoint, options)).await
             })
             .expect("connects within 30 s")
-            .unwrap_or_else(|e| panic!("the tokio client connects to {url}: {e}"));
+            .unwrap_or_else(|e| panic!("the tokio client connects: {e}"));
         let notes = client.notifications();
         Self { rt, client, notes }
     }
@@ -169,12 +174,12 @@ fn smol_wait<T>(fut: impl std::future::Future<Output = T>) -> T {
 impl Peer for Smol {
     const RUNTIME: &'static str = "smol";
 
-    fn connect(url: &str) -> Self {
+    fn connect_to(endpoint: HttpEndpoint) -> Self {
         let handlers = zest_smol::AsyncClientHandlers::default()
             .on_sampling(|p| async move { Ok(canned(&p)) });
         let options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
-        let client = smol_wait(zest_smol::Client::connect(url, options))
-            .unwrap_or_else(|e| panic!("the smol client connects to {url}: {e}"));
+        let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))
+            .unwrap_or_else(|e| panic!("the smol client connects: {e}"));
         let notes = client.notifications();
         Self { client, notes }
     }
@@ -225,12 +230,12 @@ pub struct Blocking(zest_blocking::Client);
 impl Peer for Blocking {
     const RUNTIME: &'static str = "blocking";
 
-    fn connect(url: &str) -> Self {
+    fn connect_to(endpoint: HttpEndpoint) -> Self {
         use zest_blocking::core::handler::SyncClientHandlers;
         let handlers = SyncClientHandlers::default().on_sampling(|p| Ok(canned(&p)));
         let options = zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
-        let client = zest_blocking::Client::connect(url, options)
-            .unwrap_or_else(|e| panic!("the blocking client connects to {url}: {e}"));
+        let client = zest_blocking::Client::connect_to(endpoint, options)
+            .unwrap_or_else(|e| panic!("the blocking client connects: {e}"));
         Self(client)
     }
 

@@ -180,7 +180,11 @@ async fn run(conn: &mut Conn, events: &ExchangeEvents) -> Ran {
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
-                http1::Transmit::Write(bytes) => conn.io.write_all(&bytes).await,
+                // A TLS stream may keep the end of a write in its buffer: flush sends it.
+                http1::Transmit::Write(bytes) => match conn.io.write_all(&bytes).await {
+                    Ok(()) => conn.io.flush().await,
+                    Err(e) => Err(e),
+                },
                 http1::Transmit::Close => conn.io.shutdown().await,
             };
             if let Err(e) = written {
