@@ -199,8 +199,8 @@ pub enum RequestError {
     StreamLost,
     /// No response before the deadline (`notifications/cancelled` was sent).
     TimedOut,
-    /// The response arrived as a stdio line longer than the configured `max_line`, and was
-    /// dropped; its id was read from the line's first bytes. The request is over.
+    /// The response was larger than the client's `max_message` (a stdio line, a JSON body,
+    /// an SSE event) and was dropped; the request is over.
     TooLarge {
         /// The limit in bytes.
         limit: usize,

@@ -24,7 +24,7 @@ fn call_echo(pair: &mut Pair<Handler>, text: &str) -> RequestId {
 
 fn ready(client_max_line: usize, server: ServerConfig) -> Pair<Handler> {
     let mut client = client_config();
-    client.max_line = client_max_line;
+    client.max_message = client_max_line;
     let mut pair = Pair::new(client, server, registry());
     pair.handshake();
     pair.take_client_events();

@@ -228,11 +228,10 @@ fn pick(ids: &[RequestId], k: u8) -> Option<RequestId> {
 fuzz_target!(|steps: Vec<Step>| {
     let t0 = Instant::now();
     let mut cfg = ClientConfig::new("fuzz", "1");
+    cfg.max_message = 512;
     cfg.capabilities = serde_json::from_value(json!({"roots": {}})).unwrap();
     let mut http = HttpClientConfig::new("http://127.0.0.1:9/mcp".parse().unwrap());
     http.mode = HttpMode::Auto;
-    http.max_event = 512;
-    http.max_body = 512;
     http.max_resume_attempts = 2;
     let mut run = Run {
         client: Client::new_http(cfg, http, t0).unwrap(),

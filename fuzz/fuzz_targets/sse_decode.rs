@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use zest_core::framing::sse::{SseDecoder, SseItem, SseViolation};
+use zest_core::framing::sse::{SseDecoder, SseItem, SseViolation, TOO_LARGE_HEAD};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -103,7 +103,8 @@ fn model(max_event: usize, input: &[u8]) -> (Vec<Owned>, Option<String>) {
         }
         size += line.len();
         if size > max_event {
-            out.push(Owned::Violation(SseViolation::EventTooLarge { limit: max_event }));
+            let head = model_head(&data, line, max_event - (size - line.len()));
+            out.push(Owned::Violation(SseViolation::EventTooLarge { limit: max_event, head }));
             (data, event_type, dropping) = (Vec::new(), Vec::new(), true);
             continue;
         }
@@ -127,9 +128,23 @@ fn model(max_event: usize, input: &[u8]) -> (Vec<Owned>, Option<String>) {
     }
     let tail_counts = !tail.is_empty() && !maybe_bom && !dropping && tail[0] != b':';
     if tail_counts && size + tail.len() > max_event {
-        out.push(Owned::Violation(SseViolation::EventTooLarge { limit: max_event }));
+        let head = model_head(&data, tail, max_event - size);
+        out.push(Owned::Violation(SseViolation::EventTooLarge { limit: max_event, head }));
     }
     (out, (!last_id.is_empty()).then_some(last_id))
+}
+
+/// The data head a violation carries: the event's data so far, then the value of the
+/// overflowing line's first `room` bytes when it is a `data` line, at most `TOO_LARGE_HEAD`.
+fn model_head(data: &[u8], line: &[u8], room: usize) -> Vec<u8> {
+    let mut head = data.to_vec();
+    head.truncate(TOO_LARGE_HEAD);
+    let within = &line[..room.min(line.len())];
+    if let Some(value) = within.strip_prefix(b"data:") {
+        head.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
+    }
+    head.truncate(TOO_LARGE_HEAD);
+    head
 }
 
 fuzz_target!(|case: Case| {

@@ -46,7 +46,7 @@ fn recording_too_long_lines() -> (ClientOptions, TooLongSeen) {
         }
     });
     let mut options = ClientOptions::new("zest-blocking-tests", "0.0.0").handlers(handlers);
-    options.config.max_line = GIANT_LIMIT;
+    options.config.max_message = GIANT_LIMIT;
     (options, seen)
 }
 

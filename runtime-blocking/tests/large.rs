@@ -27,7 +27,7 @@ fn a_response_over_the_limit_fails_its_call_at_once_and_nothing_else() {
         .shutdown_grace(Duration::from_millis(300))
         .on_stderr(|_| {});
     let mut options = ClientOptions::new("zest-blocking-large", "0.0.0");
-    options.config.max_line = MIB;
+    options.config.max_message = MIB;
     // With the default 60 s timeout: had the answer been dropped, the call would time out.
     let client = Client::spawn(command, options).expect("the fixture starts");
     let big = client.call_tool("echo", json!({ "text": "y".repeat(2 * MIB) }));

@@ -29,7 +29,7 @@ fn a_response_over_the_limit_fails_its_call_at_once_and_nothing_else() {
     run(120, async {
         let (command, _stderr) = fixture_cmd(&[]);
         let mut options = ClientOptions::new("zest-smol-large", "0.0.0");
-        options.config.max_line = MIB;
+        options.config.max_message = MIB;
         // With the default 60 s timeout: had the answer been dropped, the call would time out.
         let client = zest_smol::Client::spawn(command, options).await.expect("starts");
         let big = client.call_tool("echo", json!({ "text": "y".repeat(2 * MIB) })).await;

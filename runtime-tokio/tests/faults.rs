@@ -54,7 +54,7 @@ fn recording_too_long_lines() -> (ClientOptions, TooLongSeen) {
             }
         });
     let mut options = options().handlers(handlers);
-    options.config.max_line = GIANT_LIMIT;
+    options.config.max_message = GIANT_LIMIT;
     (options, seen)
 }
 

@@ -24,7 +24,7 @@ async fn a_sixteen_mib_result_arrives_with_the_defaults() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_over_the_limit_fails_its_call_at_once_and_nothing_else() {
     let mut options = ClientOptions::new("zest-tokio-large", "0.0.0");
-    options.config.max_line = MIB;
+    options.config.max_message = MIB;
     // With the default 60 s timeout: had the answer been dropped, the call would time out.
     let client =
         zest_tokio::Client::spawn(common::fixture_command(&[]), options).await.expect("starts");

@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use zest_core::api::ClientApi;
+use zest_core::api::{CallError, ClientApi};
 use zest_core::client::ServerNotification;
+use zest_core::framing::lines::DEFAULT_MAX_LINE;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::schema::{
     CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
@@ -23,8 +24,13 @@ pub const LIMIT: Duration = Duration::from_secs(30);
 pub trait Peer: Sized {
     /// `tokio`, `smol` or `blocking`.
     const RUNTIME: &'static str;
-    /// Connects to `endpoint` (Streamable HTTP unless it says otherwise) and initializes.
-    fn connect_to(endpoint: HttpEndpoint) -> Self;
+    /// Connects to `endpoint` (Streamable HTTP unless it says otherwise) and initializes,
+    /// taking messages of up to `max_message` bytes.
+    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self;
+    /// Connects to `endpoint` with the default message limit.
+    fn connect_to(endpoint: HttpEndpoint) -> Self {
+        Self::connect_with(endpoint, DEFAULT_MAX_LINE)
+    }
     /// Connects to the Streamable HTTP endpoint at `url` and initializes.
     fn connect(url: &str) -> Self {
         Self::connect_to(HttpEndpoint::new(url))
@@ -32,7 +38,11 @@ pub trait Peer: Sized {
     /// The `serverInfo.name` the handshake settled.
     fn server_name(&self) -> String;
     /// `tools/call`, which must succeed at the protocol level.
-    fn call(&self, tool: &str, arguments: Value) -> CallToolResult;
+    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        self.try_call(tool, arguments).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    }
+    /// `tools/call`, its outcome as it is.
+    fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError>;
     /// `tools/call` asking for progress; the result and the progress values, in order.
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>);
     /// `resources/read`.
@@ -97,7 +107,7 @@ impl Tokio {
 impl Peer for Tokio {
     const RUNTIME: &'static str = "tokio";
 
-    fn connect_to(endpoint: HttpEndpoint) -> Self {
+    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
         use zest_tokio::core::handler::AsyncClientHandlers;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -106,7 +116,8 @@ impl Peer for Tokio {
             .expect("a tokio runtime");
         let handlers =
             AsyncClientHandlers::default().on_sampling(|p| async move { Ok(canned(&p)) });
-        let options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
+        let mut options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
+        options.config.max_message = max_message;
         let client = rt
             .block_on(async {
                 tokio::time::timeout(LIMIT, zest_tokio::Client::connect_to(endpoint, options)).await
@@ -121,8 +132,8 @@ impl Peer for Tokio {
         self.client.negotiated().server_info.name.clone()
     }
 
-    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
-        self.wait(self.client.call_tool(tool, arguments)).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        self.wait(self.client.call_tool(tool, arguments))
     }
 
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
@@ -174,10 +185,11 @@ fn smol_wait<T>(fut: impl std::future::Future<Output = T>) -> T {
 impl Peer for Smol {
     const RUNTIME: &'static str = "smol";
 
-    fn connect_to(endpoint: HttpEndpoint) -> Self {
+    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
         let handlers = zest_smol::AsyncClientHandlers::default()
             .on_sampling(|p| async move { Ok(canned(&p)) });
-        let options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
+        let mut options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
+        options.config.max_message = max_message;
         let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))
             .unwrap_or_else(|e| panic!("the smol client connects: {e}"));
         let notes = client.notifications();
@@ -188,8 +200,8 @@ impl Peer for Smol {
         self.client.negotiated().server_info.name.clone()
     }
 
-    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
-        smol_wait(self.client.call_tool(tool, arguments)).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        smol_wait(self.client.call_tool(tool, arguments))
     }
 
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
@@ -230,10 +242,12 @@ pub struct Blocking(zest_blocking::Client);
 impl Peer for Blocking {
     const RUNTIME: &'static str = "blocking";
 
-    fn connect_to(endpoint: HttpEndpoint) -> Self {
+    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
         use zest_blocking::core::handler::SyncClientHandlers;
         let handlers = SyncClientHandlers::default().on_sampling(|p| Ok(canned(&p)));
-        let options = zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
+        let mut options =
+            zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
+        options.config.max_message = max_message;
         let client = zest_blocking::Client::connect_to(endpoint, options)
             .unwrap_or_else(|e| panic!("the blocking client connects: {e}"));
         Self(client)
@@ -243,8 +257,8 @@ impl Peer for Blocking {
         self.0.negotiated().server_info.name.clone()
     }
 
-    fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
-        self.0.call_tool(tool, arguments).unwrap_or_else(|e| panic!("{tool}: {e}"))
+    fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        self.0.call_tool(tool, arguments)
     }
 
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {

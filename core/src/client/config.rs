@@ -24,13 +24,13 @@ pub struct ClientConfig {
     pub max_request_timeout: Duration,
     /// How long `initialize` may take. Default 30 s.
     pub init_timeout: Duration,
-    /// Longest stdio line accepted from the server, line ending excluded. Default 64 MiB
+    /// Largest message accepted from the server, in bytes, on every transport: a stdio line
+    /// (its line ending excluded), a JSON response body, one SSE event. Default 64 MiB
     /// ([`DEFAULT_MAX_LINE`]), so results of several MiB (screenshots, files as base64) pass.
-    /// A longer line is dropped and reported; when its first 256 bytes hold the id, the request
-    /// it is or answers ends at once (see [`LineViolation::TooLong`]).
-    ///
-    /// [`LineViolation::TooLong`]: crate::framing::lines::LineViolation::TooLong
-    pub max_line: usize,
+    /// A larger message is dropped and reported; when its first 256 bytes hold the id of a
+    /// request of ours (a JSON body always belongs to its POST's request), that request ends
+    /// at once with [`RequestError::TooLarge`](crate::error::RequestError::TooLarge).
+    pub max_message: usize,
     /// Most of our requests sent to the server and unanswered at once. Default 1024. Past it a
     /// request is not refused but held, in order, and sent when an earlier one ends; its
     /// timeout counts from the call, and cancelling it while held sends nothing. Only past 64
@@ -52,7 +52,7 @@ impl ClientConfig {
             request_timeout: Duration::from_secs(60),
             max_request_timeout: Duration::from_secs(600),
             init_timeout: Duration::from_secs(30),
-            max_line: DEFAULT_MAX_LINE,
+            max_message: DEFAULT_MAX_LINE,
             max_in_flight: 1024,
             strict_capabilities: false,
         }
@@ -66,7 +66,7 @@ crate::builder::setters!(ClientConfig {
     request_timeout: Duration,
     max_request_timeout: Duration,
     init_timeout: Duration,
-    max_line: usize,
+    max_message: usize,
     max_in_flight: usize,
     strict_capabilities: bool,
 });

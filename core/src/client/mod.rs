@@ -104,7 +104,7 @@ impl Client {
     /// Starts a session on a stdio stream: queues `initialize` at once. Drain
     /// [`poll_output`](Self::poll_output) next.
     pub fn new(config: ClientConfig, now: Instant) -> Self {
-        let transport = Transport::Stdio(StdioTransport::new(config.max_line));
+        let transport = Transport::Stdio(StdioTransport::new(config.max_message));
         Self::start(config, transport, now)
     }
 
@@ -484,11 +484,11 @@ impl Client {
         }
     }
 
-    /// Our request `id`, already out of the pending table, was answered by a line too long to
-    /// read: it fails at once (`initialize` closes the session).
+    /// Our request `id`, already out of the pending table, was answered by a message too
+    /// large to read: it fails at once (`initialize` closes the session).
     fn fail_too_large(&mut self, id: RequestId, limit: usize) {
         if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
-            let why = format!("the initialize result exceeds the {limit}-byte line limit");
+            let why = format!("the initialize result exceeds the {limit}-byte message limit");
             return self.close_with(CloseReason::InitializeInvalid(why));
         }
         self.forget_stream_of(&id);

@@ -14,7 +14,8 @@
 use std::time::Instant;
 
 use super::{Client, ClientConfig, Event, Phase, Transport};
-use crate::error::{CloseReason, RequestError, UsageError};
+use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
+use crate::framing::sse::SseViolation;
 use crate::http::client::{HttpClientConfig, HttpTransport, Upshot};
 use crate::jsonrpc::RequestId;
 
@@ -35,7 +36,7 @@ impl Client {
         http: HttpClientConfig,
         now: Instant,
     ) -> Result<Self, UsageError> {
-        let transport = Transport::Http(HttpTransport::new(&http)?);
+        let transport = Transport::Http(HttpTransport::new(&http, config.max_message)?);
         Ok(Self::start(config, transport, now))
     }
 
@@ -52,8 +53,24 @@ impl Client {
                     self.handle_incoming(now, incoming);
                 }
                 Upshot::SessionExpired => self.session_expired(now),
-                Upshot::Violation(v) => self.violation(v),
+                Upshot::Violation(v) => self.http_violation(v),
             }
+        }
+    }
+
+    /// A violation the planner saw. An SSE event too large to read fails the request whose
+    /// response it held (its id read from the event's first bytes), as an overlong stdio
+    /// line does; the stream goes on.
+    fn http_violation(&mut self, violation: ProtocolViolation) {
+        let failed = match &violation {
+            ProtocolViolation::Sse(SseViolation::EventTooLarge { limit, head }) => {
+                self.endpoint.too_long(head, *limit).map(|id| (id, *limit))
+            }
+            _ => None,
+        };
+        self.violation(violation);
+        if let Some((id, limit)) = failed {
+            self.fail_too_large(id, limit);
         }
     }
 

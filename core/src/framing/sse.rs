@@ -29,6 +29,10 @@ use memchr::{memchr, memchr2};
 /// Default bound on one event (4 MiB).
 pub const DEFAULT_MAX_EVENT: usize = 4 * 1024 * 1024;
 
+/// How many bytes of an oversized event's data its violation keeps
+/// ([`SseViolation::EventTooLarge`]): as many as a too-long stdio line keeps.
+pub const TOO_LARGE_HEAD: usize = crate::framing::lines::TOO_LONG_HEAD;
+
 /// The UTF-8 byte order mark.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -103,6 +107,10 @@ pub enum SseViolation {
     EventTooLarge {
         /// The decoder's `max_event`.
         limit: usize,
+        /// The first bytes (at most [`TOO_LARGE_HEAD`]) of the event's data that fit within
+        /// the limit: enough to read the id of the JSON-RPC message it held. The same however
+        /// the stream was chunked.
+        head: Vec<u8>,
     },
 }
 
@@ -210,8 +218,9 @@ impl SseDecoder {
         } else if self.dropping || (self.line.is_empty() && head[0] == b':') {
             self.line.clear();
         } else if self.event_len.saturating_add(len) > self.max_event {
+            let data_head = self.data_head(head);
             self.line.clear();
-            self.violate(sink);
+            self.violate(data_head, sink);
         } else {
             self.event_len += len;
             if self.line.is_empty() {
@@ -234,20 +243,38 @@ impl SseDecoder {
         if self.dropping || (self.line.is_empty() && tail[0] == b':') {
             self.skipping_line = true;
         } else if self.event_len.saturating_add(self.line.len() + tail.len()) > self.max_event {
+            let data_head = self.data_head(tail);
             self.line.clear();
             self.skipping_line = true;
-            self.violate(sink);
+            self.violate(data_head, sink);
         } else {
             self.line.extend_from_slice(tail);
         }
     }
 
+    /// The start of the event's data, for the violation of the line (held part, then
+    /// `rest`) that makes the event too large: the data of earlier lines, then, if this is
+    /// a `data` line, the part of its value within the limit; at most [`TOO_LARGE_HEAD`].
+    fn data_head(&self, rest: &[u8]) -> Vec<u8> {
+        let room = self.max_event.saturating_sub(self.event_len);
+        let line: Vec<u8> = self.line.iter().chain(rest).take(room).copied().collect();
+        let mut head = self.data.clone();
+        head.truncate(TOO_LARGE_HEAD);
+        if let Some(value) = line.strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            head.extend_from_slice(value);
+        }
+        head.truncate(TOO_LARGE_HEAD);
+        head
+    }
+
     /// Reports the current event as too large and discards it up to its blank line.
-    fn violate(&mut self, sink: &mut dyn FnMut(SseItem<'_>)) {
+    fn violate(&mut self, head: Vec<u8>, sink: &mut dyn FnMut(SseItem<'_>)) {
         self.dropping = true;
         self.data.clear();
         self.event_type.clear();
-        sink(SseItem::Violation(SseViolation::EventTooLarge { limit: self.max_event }));
+        let limit = self.max_event;
+        sink(SseItem::Violation(SseViolation::EventTooLarge { limit, head }));
     }
 
     /// Processes one complete, non-empty, non-comment line.
@@ -435,7 +462,7 @@ fn utf8_lossy<'a>(bytes: &'a [u8], scratch: &'a mut String) -> &'a str {
 impl fmt::Display for SseViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::EventTooLarge { limit } => {
+            Self::EventTooLarge { limit, .. } => {
                 write!(f, "event exceeds the {limit}-byte limit and was discarded")
             }
         }

@@ -64,8 +64,9 @@ fn retry(millis: u64) -> Owned {
     Owned::Retry(Duration::from_millis(millis))
 }
 
-fn too_large(limit: usize) -> Owned {
-    Owned::Violation(SseViolation::EventTooLarge { limit })
+/// The violation of an event over `limit`, whose data began with `head`.
+fn too_large(limit: usize, head: &str) -> Owned {
+    Owned::Violation(SseViolation::EventTooLarge { limit, head: head.as_bytes().to_vec() })
 }
 
 #[test]
@@ -226,7 +227,7 @@ fn an_event_at_the_limit_passes_and_one_byte_more_is_dropped() {
     let ok = b"data: ab\n: comment\r\nid: 123\r\n\r\n";
     let over = b"data: abc\nid: 123\n\n";
     let input = [&ok[..], over, ok].concat();
-    let expected = vec![event("message", "ab", Some("123")), too_large(15)];
+    let expected = vec![event("message", "ab", Some("123")), too_large(15, "abc\n")];
     let expected = [expected, vec![event("message", "ab", Some("123"))]].concat();
     assert_eq!(decode_chunks(15, &[&input]).0, expected);
     assert_eq!(bytewise(15, &input).0, expected);
@@ -237,7 +238,7 @@ fn a_too_large_event_is_reported_once_then_the_stream_recovers() {
     let input = b"retry: 1\nid: 4\ndata: 0123456789\ndata: 0123456789\nretry: 2\ndata: x\n\n\
         data: next\n\n";
     // The id read before the overflow still moves the last event ID at the blank line.
-    let items = vec![retry(1), too_large(24), event("message", "next", Some("4"))];
+    let items = vec![retry(1), too_large(24, "01234"), event("message", "next", Some("4"))];
     let expected = (items, Some("4".to_string()));
     assert_eq!(decode_chunks(24, &[input]), expected);
     assert_eq!(bytewise(24, input), expected);
@@ -251,10 +252,10 @@ fn a_long_line_is_caught_while_it_arrives() {
     assert!(items.is_empty());
     assert_eq!(decoder.buffered(), 16);
     decoder.feed(b"a", &mut |i| items.push(own(i)));
-    assert_eq!(items, [too_large(16)], "reported before the line ends");
+    assert_eq!(items, [too_large(16, "0123456789")], "reported before the line ends");
     assert_eq!(decoder.buffered(), 0);
     decoder.feed(b"bcd\n\ndata: ok\n\n", &mut |i| items.push(own(i)));
-    assert_eq!(items, [too_large(16), message("ok")]);
+    assert_eq!(items, [too_large(16, "0123456789"), message("ok")]);
 }
 
 #[test]
@@ -271,13 +272,16 @@ fn ten_mib_event_is_dropped_with_bounded_buffering() {
     }
     decoder.feed(&[b'y'; 3 * LIMIT], &mut |i| items.push(own(i)));
     decoder.feed(b"\r\n\r\ndata: next\r\n\r\n", &mut |i| items.push(own(i)));
-    assert_eq!(items, [too_large(LIMIT), message("next")]);
+    assert_eq!(items, [too_large(LIMIT, &"x".repeat(256)), message("next")]);
     assert_eq!(decoder.buffered(), 0);
 }
 
 #[test]
 fn a_zero_limit_drops_every_event_with_lines() {
-    assert_eq!(decode_chunks(0, &[b": ok\n\ndata\n\nid: 1\n\n"]).0, [too_large(0), too_large(0)]);
+    assert_eq!(
+        decode_chunks(0, &[b": ok\n\ndata\n\nid: 1\n\n"]).0,
+        [too_large(0, ""), too_large(0, "")]
+    );
 }
 
 const STREAM: &[u8] = b"\xEF\xBB\xBF: welcome\r\n\
@@ -311,7 +315,11 @@ fn every_two_way_split_matches_whole() {
         event("message", progress, Some("s1-1")),
         event("note", "first\n second", Some("s1-1")),
         event("message", json, Some("s1-1")),
-        too_large(LIMIT),
+        too_large(
+            LIMIT,
+            "this event is far too large for the limit used in the split tests,\n\
+             which is 110 bytes of lines (com",
+        ),
         message("no id"),
     ];
     assert_eq!(whole, (expected, None));
@@ -372,7 +380,7 @@ fn fields_that_cannot_be_one_line_are_refused() {
         );
     }
     assert_eq!(SseEncodeError::InvalidId.to_string(), "event id contains CR, LF or NUL");
-    let violation = SseViolation::EventTooLarge { limit: 8 };
+    let violation = SseViolation::EventTooLarge { limit: 8, head: b"{}".to_vec() };
     assert_eq!(violation.to_string(), "event exceeds the 8-byte limit and was discarded");
 }
 
@@ -450,4 +458,17 @@ quickcheck! {
             TestResult::error(format!("{decoded:?} != {expected:?}, {last_id:?}"))
         }
     }
+}
+
+#[test]
+fn an_oversized_event_keeps_the_start_of_its_data_to_read_its_id_from() {
+    let json = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"text":"{}"}}}}"#, "x".repeat(1000));
+    let input = format!("id: 9\ndata: {json}\n\ndata: next\n\n");
+    let (items, _) = bytewise(512, input.as_bytes());
+    let Owned::Violation(SseViolation::EventTooLarge { limit: 512, head }) = &items[0] else {
+        panic!("expected a violation, got {items:?}")
+    };
+    assert_eq!(head.len(), 256);
+    assert_eq!(head[..], json.as_bytes()[..256]);
+    assert_eq!(items[1], event("message", "next", Some("9")), "the id still moved");
 }

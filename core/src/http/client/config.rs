@@ -7,7 +7,6 @@ use http::header::{HeaderValue, AUTHORIZATION};
 use http::{HeaderMap, Uri};
 
 use crate::error::UsageError;
-use crate::framing::sse::DEFAULT_MAX_EVENT;
 
 /// Which HTTP transport to speak.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,10 +55,6 @@ pub struct HttpClientConfig {
     pub default_retry: Duration,
     /// The longest `retry` honoured; larger values are cut to it. Default 60 s.
     pub max_retry: Duration,
-    /// Largest SSE event accepted, in bytes. Default 4 MiB.
-    pub max_event: usize,
-    /// Largest JSON response body accepted, in bytes. Default 4 MiB.
-    pub max_body: usize,
 }
 
 impl HttpClientConfig {
@@ -75,8 +70,6 @@ impl HttpClientConfig {
             max_resume_attempts: 3,
             default_retry: Duration::from_secs(1),
             max_retry: Duration::from_secs(60),
-            max_event: DEFAULT_MAX_EVENT,
-            max_body: DEFAULT_MAX_EVENT,
         }
     }
 
@@ -113,8 +106,6 @@ impl fmt::Debug for HttpClientConfig {
             .field("max_resume_attempts", &self.max_resume_attempts)
             .field("default_retry", &self.default_retry)
             .field("max_retry", &self.max_retry)
-            .field("max_event", &self.max_event)
-            .field("max_body", &self.max_body)
             .finish()
     }
 }

@@ -57,7 +57,7 @@ impl Legacy {
         let url = common.url.clone();
         let sse = common.open(Method::GET, url, extra, Bytes::new());
         Self {
-            decoder: SseDecoder::new(common.max_event),
+            decoder: SseDecoder::new(common.max_message),
             common,
             sse,
             phase: Phase::AwaitingHead,

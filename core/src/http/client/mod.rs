@@ -95,8 +95,9 @@ enum Inner {
 
 impl HttpTransport {
     /// Checks the config; in `LegacySse` mode, queues the GET of the SSE stream at once.
-    pub(crate) fn new(config: &HttpClientConfig) -> Result<Self, UsageError> {
-        let common = Common::new(config)?;
+    /// `max_message` bounds each JSON body and each SSE event.
+    pub(crate) fn new(config: &HttpClientConfig, max_message: usize) -> Result<Self, UsageError> {
+        let common = Common::new(config, max_message)?;
         let inner = match config.mode {
             HttpMode::LegacySse => Inner::Legacy(Box::new(Legacy::new(common))),
             HttpMode::Auto | HttpMode::StreamableHttp => {
@@ -202,20 +203,19 @@ impl HttpTransport {
 struct Common {
     url: Uri,
     headers: HeaderMap,
-    max_event: usize,
-    max_body: usize,
+    /// The largest JSON body and the largest SSE event accepted.
+    max_message: usize,
     /// The last stream id handed out; the first exchange is stream 1 (see `crate::io`).
     last_stream: u64,
     transmits: VecDeque<Transmit>,
 }
 
 impl Common {
-    fn new(config: &HttpClientConfig) -> Result<Self, UsageError> {
+    fn new(config: &HttpClientConfig, max_message: usize) -> Result<Self, UsageError> {
         Ok(Self {
             url: config.url.clone(),
             headers: config.base_headers()?,
-            max_event: config.max_event,
-            max_body: config.max_body,
+            max_message,
             last_stream: 0,
             transmits: VecDeque::new(),
         })
@@ -226,8 +226,7 @@ impl Common {
         Self {
             url: std::mem::take(&mut self.url),
             headers: std::mem::take(&mut self.headers),
-            max_event: self.max_event,
-            max_body: self.max_body,
+            max_message: self.max_message,
             last_stream: self.last_stream,
             transmits: std::mem::take(&mut self.transmits),
         }

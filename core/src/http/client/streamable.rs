@@ -434,11 +434,10 @@ impl Streamable {
     fn on_data(&mut self, stream: StreamId, bytes: &[u8], up: &mut Vec<Upshot>) {
         let Some(ex) = self.exchanges.get_mut(&stream) else { return };
         match &mut ex.body {
-            Body::Json(buf) if buf.len() + bytes.len() > self.common.max_body => {
+            Body::Json(buf) if buf.len() + bytes.len() > self.common.max_message => {
                 self.exchanges.remove(&stream);
                 self.common.transmits.push_back(Transmit::Abort { stream });
-                let limit = self.common.max_body;
-                let error = RequestError::Transport(TransportFailure::TooLarge { limit });
+                let error = RequestError::TooLarge { limit: self.common.max_message };
                 self.fail_owed(stream, &error, up);
             }
             Body::Json(buf) => buf.extend_from_slice(bytes),
@@ -651,7 +650,7 @@ impl Streamable {
 impl SseStream {
     fn new(owner: &Streamable, standalone: bool) -> Self {
         Self {
-            decoder: SseDecoder::new(owner.common.max_event),
+            decoder: SseDecoder::new(owner.common.max_message),
             retry: owner.default_retry,
             attempts: 0,
             standalone,

@@ -446,9 +446,8 @@ fn a_json_answer_without_the_response_fails_the_request() {
 
 #[test]
 fn an_oversized_json_answer_fails_the_request() {
-    let mut http = config(HttpMode::StreamableHttp);
-    http.max_body = 512;
-    let mut f = Fake::new(http);
+    let http = config(HttpMode::StreamableHttp);
+    let mut f = Fake::with_config(ClientConfig::new("test-client", "1.0").max_message(512), http);
     f.ready("s");
     let id = f.request("tools/list");
     let (stream, _) = f.take_one();
@@ -456,9 +455,37 @@ fn an_oversized_json_answer_fails_the_request() {
     f.data(stream, &"x".repeat(500));
     f.data(stream, &"x".repeat(13));
     assert_eq!(f.aborts, [stream]);
-    let limit = 512;
-    let error = RequestError::Transport(TransportFailure::TooLarge { limit });
+    let error = RequestError::TooLarge { limit: 512 };
     assert_eq!(f.take_events(), [Event::Response { id, result: Err(error) }]);
+}
+
+#[test]
+fn an_oversized_sse_event_fails_the_request_it_answers_and_the_stream_goes_on() {
+    let http = config(HttpMode::StreamableHttp);
+    let mut f = Fake::with_config(ClientConfig::new("test-client", "1.0").max_message(512), http);
+    f.ready("s");
+    let first = f.request("tools/list");
+    let (stream, _) = f.take_one();
+    f.open_sse(stream, &[]);
+    let big =
+        json!({"jsonrpc": "2.0", "id": first, "result": {"tools": [], "pad": "x".repeat(600)}});
+    f.data(stream, &format!("id: 1\ndata: {big}\n\n"));
+    let events = f.take_events();
+    assert!(matches!(&events[0], Event::Violation(ProtocolViolation::Sse(_))), "{events:?}");
+    let error = RequestError::TooLarge { limit: 512 };
+    assert_eq!(events[1], Event::Response { id: first, result: Err(error) });
+    // A notification too large to read fails nothing; the session still answers.
+    let second = f.request("tools/list");
+    let (stream, _) = f.take_one();
+    f.open_sse(stream, &[]);
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "y".repeat(600)}});
+    let answer = json!({"jsonrpc": "2.0", "id": second, "result": {"tools": []}});
+    f.data(stream, &format!("data: {note}\n\ndata: {answer}\n\n"));
+    let events = f.take_events();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(matches!(&events[0], Event::Violation(ProtocolViolation::Sse(_))));
+    assert!(matches!(&events[1], Event::Response { id, result: Ok(_) } if *id == second));
 }
 
 #[test]
