@@ -342,3 +342,22 @@ fn many_sessions_in_parallel_lose_and_duplicate_nothing() {
     assert_eq!(server.session_count(), 0, "every session was closed with DELETE");
     server.shutdown();
 }
+
+#[test]
+fn a_progress_callback_may_call_the_client_over_http() {
+    let server = server();
+    let client = Client::connect(&server.url(), options()).unwrap();
+    let inner = client.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let result = client
+        .call_tool_with_progress("steps", json!({"n": 3}), move |p| {
+            let echoed = inner.call_tool("echo", json!({"text": format!("at {}", p.progress)}));
+            let _ = tx.send(echoed.map(|r| text(&r).to_owned()));
+        })
+        .expect("the outer call completes");
+    assert_eq!(text(&result), "done after 3 steps");
+    let echoed: Vec<String> = rx.try_iter().map(|r| r.expect("the inner call")).collect();
+    assert_eq!(echoed, ["at 1", "at 2", "at 3"]);
+    client.close().unwrap();
+    server.shutdown();
+}

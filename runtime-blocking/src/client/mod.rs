@@ -3,6 +3,7 @@
 
 mod connector;
 mod pending;
+mod progress;
 mod session;
 
 use std::fmt;
@@ -45,8 +46,8 @@ pub type ClientOptions = zest_core::stdio::ClientOptions<SyncClientHandlers>;
 ///
 /// There is no driver thread: each caller drives the session itself under a lock, and the
 /// child's stdout is read on a thread that completes calls directly. Progress callbacks run
-/// with that lock held, on whichever of these threads fed the report; they MUST NOT call this
-/// client (the call would wait for the lock it holds).
+/// on one thread of the session's, in order and never under that lock, so a callback may
+/// call this client (later reports wait until it returns).
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -340,8 +341,9 @@ impl Client {
     }
 
     /// [`start`](Self::start) with progress reports delivered to `on_progress` (set
-    /// `opts.progress` to ask the server for them). The callback runs with the session locked,
-    /// on whichever session thread fed the report: keep it short, and do not call this client.
+    /// `opts.progress` to ask the server for them). Callbacks run on one thread of the
+    /// session's, in the order the reports came, never under its lock: a callback may call
+    /// this client (the reports behind it wait until it returns).
     pub fn start_with_progress<M: Method>(
         &self,
         params: M::Params,
@@ -355,8 +357,9 @@ impl Client {
         let slot = Arc::new(Slot::new());
         let params = RawJson::from_serialize(&params);
         let session = &self.inner.session;
+        let (on_progress, progress) = session.wrap_progress(on_progress);
         match session.request(M::NAME, params, opts, on_progress, slot.clone(), false) {
-            Ok(id) => PendingCall::new(id, slot, session.clone(), decode),
+            Ok(id) => PendingCall::new(id, slot, progress, session.clone(), decode),
             Err(e) => PendingCall::failed(e),
         }
     }
@@ -379,8 +382,15 @@ impl Client {
         on_progress: Option<ProgressFn>,
     ) -> Result<RawJson, CallError> {
         let slot = Arc::new(Slot::new());
-        self.inner.session.request(method, params, opts, on_progress, slot.clone(), true)?;
-        slot.wait()
+        let session = &self.inner.session;
+        let (on_progress, progress) = session.wrap_progress(on_progress);
+        session.request(method, params, opts, on_progress, slot.clone(), true)?;
+        let outcome = slot.wait();
+        // Every report that came before the answer is seen before the caller returns.
+        if let Some(progress) = progress {
+            progress.run_queued();
+        }
+        outcome
     }
 }
 

@@ -7,6 +7,7 @@ use zest_core::api::CallError;
 use zest_core::error::RequestError;
 use zest_core::jsonrpc::{RawJson, RequestId};
 
+use super::progress::CallProgress;
 use super::session::{Outcome, Session};
 
 /// A request sent by [`Client::start`](super::Client::start). Dropping it does not cancel the
@@ -16,7 +17,13 @@ pub struct PendingCall<T> {
 }
 
 enum State<T> {
-    Sent { handle: CancelHandle, outcome: Outcome, decode: fn(RawJson) -> Result<T, String> },
+    Sent {
+        handle: CancelHandle,
+        outcome: Outcome,
+        /// The call's progress reports not yet run, settled before `wait` returns.
+        progress: Option<Arc<CallProgress>>,
+        decode: fn(RawJson) -> Result<T, String>,
+    },
     Failed(CallError),
 }
 
@@ -31,10 +38,12 @@ impl<T> PendingCall<T> {
     pub(super) fn new(
         id: RequestId,
         outcome: Outcome,
+        progress: Option<Arc<CallProgress>>,
         session: Arc<Session>,
         decode: fn(RawJson) -> Result<T, String>,
     ) -> Self {
-        Self { state: State::Sent { handle: CancelHandle { id, session }, outcome, decode } }
+        let handle = CancelHandle { id, session };
+        Self { state: State::Sent { handle, outcome, progress, decode } }
     }
 
     pub(super) fn failed(error: CallError) -> Self {
@@ -68,11 +77,15 @@ impl<T> PendingCall<T> {
 
     /// Blocks until the outcome: the result, a remote error, timed out, cancelled or closed.
     pub fn wait(self) -> Result<T, CallError> {
-        let (outcome, decode) = match self.state {
-            State::Sent { outcome, decode, .. } => (outcome, decode),
+        let (outcome, progress, decode) = match self.state {
+            State::Sent { outcome, progress, decode, .. } => (outcome, progress, decode),
             State::Failed(e) => return Err(e),
         };
-        let raw = outcome.wait()?;
+        let outcome = outcome.wait();
+        if let Some(progress) = progress {
+            progress.run_queued();
+        }
+        let raw = outcome?;
         decode(raw).map_err(|e| CallError::Request(RequestError::InvalidResult(e)))
     }
 }

@@ -9,9 +9,9 @@
 //!   has what the reader queued written on a worker thread, and ends the session: it owns
 //!   the child and reaps it.
 //!
-//! Every lock holder drains the machine before unlocking. App code that runs under the lock:
-//! progress callbacks (on whichever thread drained the report). Outcomes are delivered and
-//! dropped waiters released after unlocking.
+//! Every lock holder drains the machine before unlocking. No app code runs under the lock:
+//! progress callbacks run on a thread of their own (see [`super::progress`]). Outcomes are
+//! delivered and dropped waiters released after unlocking.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -37,6 +37,7 @@ use zest_core::runtime::{
 use zest_core::RequestOptions;
 
 use super::connector::{self, AbortCell, Connector};
+use super::progress::{CallProgress, ProgressRunner};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Signal, Slot, Wake};
 use crate::workers::Workers;
 
@@ -58,6 +59,8 @@ pub(crate) struct Session {
     http: Option<Arc<Connector>>,
     /// Rung when an exchange ends (the closing supervisor waits for the DELETE).
     exchange_ended: Signal,
+    /// Runs the app's progress callbacks, off the lock.
+    progress: ProgressRunner,
 }
 
 /// Where the machine's frames go: the child's stdin, a writer of the caller's
@@ -155,6 +158,7 @@ impl Session {
             grace,
             http,
             exchange_ended: Signal::default(),
+            progress: ProgressRunner::default(),
         })
     }
 
@@ -176,6 +180,18 @@ impl Session {
             st.dispatch.insert(id.clone(), None, CallSlot(slot), on_progress);
             Ok(id)
         })
+    }
+
+    /// The callback to file for `on_progress` (it queues reports for the session's progress
+    /// thread) and the call's queue, which its caller settles once the outcome is in.
+    pub(crate) fn wrap_progress(
+        &self,
+        on_progress: Option<ProgressFn>,
+    ) -> (Option<ProgressFn>, Option<Arc<CallProgress>>) {
+        match on_progress.map(|f| self.progress.wrap(f)) {
+            Some((filed, progress)) => (Some(filed), Some(progress)),
+            None => (None, None),
+        }
     }
 
     /// Tells the server the app's roots changed, when the session declared
