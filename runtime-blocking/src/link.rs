@@ -209,6 +209,19 @@ impl<W: Write + Send + 'static> Outbox<W> {
         }
     }
 
+    /// [`queue`](Self::queue), then: true (and what waits is dropped, later frames with it)
+    /// when more than `limit` bytes wait besides the largest frame, for a peer that does not
+    /// read (zest-core's [`WriteQueue::is_backlogged`]).
+    pub(crate) fn queue_bounded(&self, frames: &mut Vec<Bytes>, close: bool, limit: usize) -> bool {
+        self.queue(frames, close);
+        let mut ctl = lock(&self.ctl);
+        if !ctl.queue.is_backlogged(limit) {
+            return false;
+        }
+        ctl.queue.handle_failed();
+        true
+    }
+
     /// Makes sure the supervisor wakes by `deadline` (called with the machine lock held after
     /// each drain). Rings only when `deadline` is earlier than its current wake-up.
     pub(crate) fn wake_by(&self, deadline: Option<Instant>) {

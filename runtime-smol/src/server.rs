@@ -21,7 +21,7 @@ use zest_core::io::{
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
-    CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+    not_reading, CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
 };
 use zest_core::server::{Broadcast, Server, ServerConfig};
 use zest_core::RequestOptions;
@@ -103,6 +103,7 @@ where
     let executor = Executor::new();
     let link = StdioLink { commands, closed: Arc::new(OnceLock::new()) };
     let driver = Driver {
+        backlog_limit: config.max_backlog_bytes,
         core: Server::new(config, registry, Instant::now()),
         executor: &executor,
         dispatch: SessionDispatch::new(link.closed.clone()),
@@ -136,6 +137,8 @@ struct Driver<'e, W> {
     /// records the close reason in `link.closed`.
     dispatch: SessionDispatch<AsyncHandler<RequestContext>, Task<()>, ReplyTx>,
     writer: Writer<W>,
+    /// `ServerConfig::max_backlog_bytes`: past it, a client that does not read is cut off.
+    backlog_limit: usize,
 }
 
 enum Wake {
@@ -169,6 +172,15 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
                 return reason;
             }
             self.writer.try_progress();
+            if self.writer.is_backlogged(self.backlog_limit) {
+                // The client does not take what it is sent: stop holding it for the client.
+                self.writer.abandon();
+                let event = StreamEvent::Failed(not_reading(self.backlog_limit));
+                let input =
+                    Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+                self.core.handle_input(input);
+                continue;
+            }
             alarm.arm(self.core.poll_timeout());
             let writing = self.writer.busy();
             let writer = &mut self.writer;

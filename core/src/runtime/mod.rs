@@ -66,4 +66,4 @@ pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
 pub use owned::OwnedEvent;
 pub use session_dispatch::{SessionDispatch, SessionStep};
-pub use write::{backlog_exceeds, WriteEnd, WriteQueue, WriteStep};
+pub use write::{backlog_exceeds, not_reading, WriteEnd, WriteQueue, WriteStep};

@@ -22,6 +22,8 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use crate::io::TransportFailure;
+
 /// Frames queued for one byte stream, and whether and until when to close it.
 ///
 /// Frames are never split or reordered; a partial write resumes where it stopped. After
@@ -86,6 +88,12 @@ pub enum WriteStep {
 /// ones beside it; what piles up while the peer does not read is.
 pub fn backlog_exceeds(bytes: usize, largest: usize, limit: usize) -> bool {
     bytes.saturating_sub(largest) > limit
+}
+
+/// Why a peer whose backlog passed `limit` ([`backlog_exceeds`]) was cut off: the failure
+/// a runtime feeds the machine (or the connection) for it, in the same words everywhere.
+pub fn not_reading(limit: usize) -> TransportFailure {
+    TransportFailure::Reset(format!("the peer is not reading: more than {limit} bytes wait for it"))
 }
 
 /// How a [`WriteQueue`]'s stream ended.

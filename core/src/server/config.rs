@@ -54,6 +54,11 @@ pub struct ServerConfig {
     pub max_in_flight: usize,
     /// Most resource subscriptions one session may hold. Default 10,000.
     pub max_subscriptions: usize,
+    /// Over stdio (and in memory): once more than this many bytes wait unwritten for a client
+    /// that does not read, besides the largest message among them (one message is never
+    /// refused for its size), the session ends with a transport failure instead of holding
+    /// ever more. Default 8 MiB, the HTTP servers' `max_backlog_bytes`.
+    pub max_backlog_bytes: usize,
 }
 
 impl ServerConfig {
@@ -72,6 +77,7 @@ impl ServerConfig {
             max_line: DEFAULT_MAX_LINE,
             max_in_flight: 1024,
             max_subscriptions: 10_000,
+            max_backlog_bytes: crate::http1::DEFAULT_MAX_BACKLOG_BYTES,
         }
     }
 
@@ -100,6 +106,7 @@ crate::builder::setters!(ServerConfig {
     max_line: usize,
     max_in_flight: usize,
     max_subscriptions: usize,
+    max_backlog_bytes: usize,
 });
 
 /// What the client said about itself, and the revision chosen.

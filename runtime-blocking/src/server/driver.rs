@@ -23,7 +23,8 @@ use zest_core::io::{
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
-    CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+    not_reading, CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep,
+    FINAL_FLUSH_LIMIT,
 };
 use zest_core::server::{Broadcast, Call, CallContext, Server};
 
@@ -36,6 +37,8 @@ pub(crate) struct ServerSession<W> {
     me: Weak<Self>,
     state: Mutex<State>,
     out: Arc<Outbox<W>>,
+    /// `ServerConfig::max_backlog_bytes`: past it, a client that does not read is cut off.
+    backlog_limit: usize,
 }
 
 struct State {
@@ -50,7 +53,13 @@ struct State {
 }
 
 impl<W: Write + Send + 'static> ServerSession<W> {
-    pub(crate) fn new(machine: Server<SyncHandler<RequestContext>>, writer: W) -> Arc<Self> {
+    /// A session whose client is cut off once more than `backlog_limit` bytes wait for it
+    /// (`ServerConfig::max_backlog_bytes`).
+    pub(crate) fn new(
+        machine: Server<SyncHandler<RequestContext>>,
+        writer: W,
+        backlog_limit: usize,
+    ) -> Arc<Self> {
         let state = State {
             machine,
             dispatch: SessionDispatch::new(Arc::default()),
@@ -62,6 +71,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             me: me.clone(),
             state: Mutex::new(state),
             out: Outbox::new(writer),
+            backlog_limit,
         })
     }
 
@@ -174,7 +184,14 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             st.machine.handle_input(input);
         }
         let State { pending, .. } = st;
-        self.out.queue(pending, close);
+        if self.out.queue_bounded(pending, close, self.backlog_limit) {
+            // The client does not take what it is sent (the thread writing to it is stuck):
+            // what waits is dropped, and the session ends.
+            let event = StreamEvent::Failed(not_reading(self.backlog_limit));
+            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
+            st.machine.handle_input(input);
+            return self.drain(st, answered);
+        }
         // The last written frame's buffer goes back to the machine for the next large one.
         if let Some(spare) = self.out.take_spare() {
             st.machine.recycle(spare);

@@ -61,7 +61,8 @@ fn session<W: Write + Send + 'static>(
     registry: Registry,
     writer: W,
 ) -> Arc<ServerSession<W>> {
-    ServerSession::new(Server::new(config, registry, Instant::now()), writer)
+    let backlog_limit = config.max_backlog_bytes;
+    ServerSession::new(Server::new(config, registry, Instant::now()), writer, backlog_limit)
 }
 
 /// Reads `reader` on a thread of its own into `session`, and supervises the session on this

@@ -18,7 +18,8 @@ use zest_core::io::{
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
-    CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+    not_reading, CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep,
+    FINAL_FLUSH_LIMIT,
 };
 use zest_core::server::{Broadcast, Server, ServerConfig};
 
@@ -50,12 +51,16 @@ pub(super) struct Driver {
     dispatch: SessionDispatch<AsyncHandler<RequestContext>, AbortHandle, Reply>,
     /// True on a current-thread runtime: handlers get their first poll in the driver.
     inline_first_poll: bool,
+    /// `ServerConfig::max_backlog_bytes`: past it, a client that does not read is cut off.
+    backlog_limit: usize,
 }
 
 impl Driver {
     pub(super) fn new(config: ServerConfig, registry: Registry) -> Self {
         let (tx, commands) = mpsc::unbounded_channel();
+        let backlog_limit = config.max_backlog_bytes;
         Self {
+            backlog_limit,
             core: Server::new(config, registry, Instant::now()),
             link: SessionLink::stdio(tx.clone(), Arc::new(CallKeys::new())),
             answers: tx,
@@ -91,6 +96,13 @@ impl Driver {
                 break reason;
             }
             writer.try_progress();
+            if writer.is_backlogged(self.backlog_limit) {
+                // The client does not take what it is sent: stop holding it for the client.
+                writer.abandon();
+                let failure = not_reading(self.backlog_limit);
+                self.feed(Instant::now(), StreamEvent::Failed(failure));
+                continue;
+            }
             if let Some(at) = self.core.poll_timeout().map(tokio::time::Instant::from_std) {
                 // Re-arming the timer costs a trip to the timer wheel; skip it when unchanged.
                 if sleep.deadline() != at {
