@@ -116,7 +116,8 @@ impl<C: Clone, T, R: ReplySlot> Dispatch<C, T, R> {
             OwnedEvent::Failed(_) => {
                 self.conns.remove(&input.stream);
             }
-            _ => {}
+            // The exchange goes on on the connection already known (`Head` is a client's).
+            OwnedEvent::Data(_) | OwnedEvent::End | OwnedEvent::Head(_) => {}
         }
     }
 
@@ -328,8 +329,12 @@ impl<C: Clone, T, R: ReplySlot> Dispatch<C, T, R> {
                     .collect();
                 Step::Stop(tasks)
             }
+            // `peer_request` files no progress callback: a report has nobody to go to.
+            Event::Progress { .. } => Step::Nothing,
             // Lifecycle events, notifications and violations (already answered) need nothing.
-            _ => Step::Nothing,
+            Event::Initialized(_) | Event::Ready | Event::Notification(_) | Event::Violation(_) => {
+                Step::Nothing
+            }
         }
     }
 }
