@@ -256,10 +256,11 @@ impl SseDecoder {
     /// `rest`) that makes the event too large: the data of earlier lines, then, if this is
     /// a `data` line, the part of its value within the limit; at most [`TOO_LARGE_HEAD`].
     fn data_head(&self, rest: &[u8]) -> Vec<u8> {
-        let room = self.max_event.saturating_sub(self.event_len);
+        // Only as much as a head can hold is copied: the field name, a space, the head.
+        let room =
+            self.max_event.saturating_sub(self.event_len).min(b"data: ".len() + TOO_LARGE_HEAD);
         let line: Vec<u8> = self.line.iter().chain(rest).take(room).copied().collect();
-        let mut head = self.data.clone();
-        head.truncate(TOO_LARGE_HEAD);
+        let mut head = self.data[..self.data.len().min(TOO_LARGE_HEAD)].to_vec();
         if let Some(value) = line.strip_prefix(b"data:") {
             let value = value.strip_prefix(b" ").unwrap_or(value);
             head.extend_from_slice(value);
