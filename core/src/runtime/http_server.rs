@@ -152,6 +152,12 @@ impl ServerConn {
         self.gone(TransportFailure::Reset(why));
     }
 
+    /// The connection is given up for `failure` (say [`not_reading`](super::not_reading)):
+    /// the exchange under way fails with it and the connection closes.
+    pub fn handle_failure(&mut self, failure: TransportFailure) {
+        self.gone(failure);
+    }
+
     /// Time passed: a request head that is late is refused with 408.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.http.handle_timeout(now);

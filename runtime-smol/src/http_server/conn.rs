@@ -12,6 +12,7 @@ use smol::net::TcpStream;
 use zest_core::http1::{self, Config};
 use zest_core::io::Transmit;
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
+use zest_core::runtime::not_reading;
 
 use super::hub::{Hub, ToConn};
 use super::stopping;
@@ -75,9 +76,7 @@ pub(super) async fn serve(
         if writer.is_backlogged(backlog_limit) {
             // The client does not take what it is sent: stop holding it for the client.
             writer.abandon();
-            conn.handle_failed(format!(
-                "the client is not reading: more than {backlog_limit} bytes wait for it"
-            ));
+            conn.handle_failure(not_reading(backlog_limit));
             continue;
         }
         if conn.is_closed() && !writer.busy() {

@@ -11,6 +11,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use zest_core::http1::{self, Config};
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
+use zest_core::runtime::not_reading;
 
 use super::hub::{Hub, ToConn};
 use crate::writer::Writer;
@@ -65,9 +66,7 @@ pub(super) async fn serve(
         if writer.is_backlogged(backlog_limit) {
             // The client does not take what it is sent: stop holding it for the client.
             writer.abandon();
-            conn.handle_failed(format!(
-                "the client is not reading: more than {backlog_limit} bytes wait for it"
-            ));
+            conn.handle_failure(not_reading(backlog_limit));
             continue;
         }
         if conn.is_closed() && !writer.busy() {
