@@ -3,7 +3,6 @@
 //! and [`StdioServer`], a stdio session served with one.
 
 use std::sync::{Arc, Weak};
-use std::time::Instant;
 
 use smol::channel::{self, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
@@ -36,7 +35,7 @@ impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
             Self::Http(hub) => {
                 // Gone once the server is: there is nobody left to tell.
                 if let Some(hub) = hub.upgrade() {
-                    hub.broadcast(Instant::now(), command);
+                    hub.broadcast(command);
                 }
             }
             // Err once the session's loop is gone: there is nobody left to tell.

@@ -32,8 +32,10 @@ use bytes::BytesMut;
 use http::{Response, StatusCode};
 
 mod dispatch;
+mod hub;
 
 pub use dispatch::{Dispatch, ServerStats, Step};
+pub use hub::{panicked, Hub, HubConn, HubHost, Start};
 
 /// How many connections a server's listener lets wait to be accepted (Linux caps it at
 /// `net.core.somaxconn`). std binds with 128: a burst of clients connecting at once, as in

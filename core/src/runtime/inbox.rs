@@ -79,7 +79,12 @@ impl<T> Inbox<T> {
 
     /// True once a [`limited`](Self::limited) inbox gave up.
     pub fn passed_limit(&self) -> bool {
-        self.lock().limit.as_ref().is_some_and(|l| l.passed)
+        self.gave_up_at().is_some()
+    }
+
+    /// The limit a [`limited`](Self::limited) inbox passed, once it gave up.
+    pub fn gave_up_at(&self) -> Option<usize> {
+        self.lock().limit.as_ref().filter(|l| l.passed).map(|l| l.bytes)
     }
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {

@@ -29,7 +29,7 @@ use zest_core::io::{StreamId, Transmit};
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 use zest_core::runtime::{backlog_exceeds, transmit_bytes};
 
-use super::hub::Hub;
+use super::hub::{Hub, HubExt};
 use crate::link::{lock, Signal};
 
 const READ_BUF: usize = 16 * 1024;
@@ -147,7 +147,7 @@ pub(super) fn flush_serving() {
 
 impl Conn {
     /// Queues a router transmit for this connection (the hub calls it under its lock).
-    pub(super) fn send(self: &Arc<Self>, transmit: Transmit) {
+    pub(super) fn queue_transmit(&self, transmit: Transmit) {
         let mut queue = lock(&self.queue);
         if queue.cut {
             return;
@@ -164,7 +164,7 @@ impl Conn {
             queue.cut = true;
             let _ = self.cut.shutdown(Shutdown::Both);
         }
-        if !serving().is_some_and(|c| Arc::ptr_eq(&c, self)) {
+        if !serving().is_some_and(|c| std::ptr::eq(Arc::as_ptr(&c), self)) {
             self.rung.notify_one();
         }
     }
@@ -229,7 +229,7 @@ impl Conn {
             std::iter::from_fn(|| io.conn.poll_inbound()).collect::<Vec<_>>()
         };
         if !inputs.is_empty() {
-            let starts = self.hub.feed(&inputs, self);
+            let starts = self.hub.feed_taking(&inputs, self);
             self.hub.spawn(starts);
         }
         if let Some(done) = lock(&self.done).take() {
@@ -303,7 +303,7 @@ impl Conn {
             if inputs.is_empty() {
                 return Served::Open;
             }
-            let mut starts = self.hub.feed(&inputs, self);
+            let mut starts = self.hub.feed_taking(&inputs, self);
             let inline = reader.filter(|_| starts.len() == 1).filter(|retired| {
                 // Checked and published under the IO lock: an end of the exchange applied
                 // after this sees the handler running and gives the socket a new reader.

@@ -27,7 +27,7 @@ use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
 use conn::ToConn;
-use hub::Hub;
+use hub::{Hub, HubExt, Threads};
 
 use crate::link::lock;
 use crate::server::{announcing, Registry, ServerHandle};
@@ -138,7 +138,7 @@ impl HttpServer {
         let local_addr = listener.local_addr()?;
         let mut connection = http.http1.clone();
         connection.max_body_bytes = Some(http.router.max_body as u64);
-        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry), Threads::new());
         let stop = Arc::new(AtomicBool::new(false));
         let done = Arc::new(Done::default());
         let timer_hub = hub.clone();

@@ -1,34 +1,28 @@
-//! The one [`Router`] every connection of a server feeds, behind a mutex, and what its
-//! outputs set going: transmits to the connection tasks that carry their streams, handler
-//! tasks for calls, outcomes to handlers waiting on the client.
+//! zest-core's [`Hub`](zest_core::runtime::http_server::Hub) on smol: what this runtime
+//! supplies to the one router every connection feeds.
 //!
-//! A connection task locks the hub, feeds its inputs, drains the router and unlocks: no task
-//! hop between a socket and the router. Handlers the router asks for are then called and
-//! polled once by that same task, unlocked: one that is done at once (most tools) is
-//! answered there and then, with no spawn and no wake-up; the others continue in a task of
-//! smol's global executor. Every transmit goes through its connection's inbox, sent while
-//! the lock is held, so transmits of one stream keep their order whoever produced them.
-//! The bookkeeping (which connection carries which stream, which task runs which call,
-//! requests to the client) is zest-core's [`Dispatch`], shared with every runtime.
+//! A connection task feeds the hub itself: no task hop between a socket and the router.
+//! Handlers the router asks for are then called and polled once by that same task,
+//! unlocked: one that is done at once (most tools) is answered there and then, with no
+//! spawn and no wake-up; the others continue in a task of smol's global executor.
 
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use smol::channel::{self, Receiver, Sender};
 use smol::Task;
 use zest_core::api::CallError;
-use zest_core::error::{Rejection, UsageError};
+use zest_core::error::UsageError;
 use zest_core::handler::AsyncHandler;
-use zest_core::http::server::{Router, SessionId};
+use zest_core::http::server::SessionId;
 use zest_core::io::Transmit;
-use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::http_server::{Dispatch, Inbound, ServerStats, Step};
-use zest_core::runtime::{CallKeys, CancelFlag, Inbox, PeerCall, Report};
-use zest_core::server::{Broadcast, Call, CallContext, ListKind};
+use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::http_server::{self, panicked, HubHost, Start};
+use zest_core::runtime::{Inbox, PeerCall, Report};
 
 use crate::call::{self, ReplyTx};
 use crate::handle::http_handle;
@@ -44,242 +38,91 @@ type Handler = AsyncHandler<RequestContext>;
 pub(super) type ToConn = Arc<Inbox<Transmit>>;
 
 /// The shared server state.
-pub(crate) struct Hub {
-    state: Mutex<State>,
+pub(crate) type Hub = http_server::Hub<Smol>;
+
+/// The hub's host on smol.
+pub(crate) struct Smol {
     /// Holds a permit when the router's deadline may have moved.
     timer: (Sender<()>, Receiver<()>),
     /// Holds a permit when the last running handler finished.
     idle: (Sender<()>, Receiver<()>),
-    keys: CallKeys,
 }
 
-pub(super) struct State {
-    router: Router<Handler>,
-    /// Which connection carries each exchange, which handler runs for which call, and each
-    /// session's requests to the client (zest-core's, shared with every runtime).
-    dispatch: Dispatch<ToConn, Task<()>, ReplyTx>,
-    /// The deadline the timer task sleeps until.
-    armed: Option<Instant>,
-}
-
-impl Hub {
-    pub(super) fn new(router: Router<Handler>) -> Arc<Self> {
-        let state = State { router, dispatch: Dispatch::new(), armed: None };
-        Arc::new(Self {
-            state: Mutex::new(state),
-            timer: channel::bounded(1),
-            idle: channel::bounded(1),
-            keys: CallKeys::new(),
-        })
-    }
-
-    /// Feeds one connection's inputs; `conn` carries the exchanges they accept.
-    pub(super) fn feed(self: &Arc<Self>, inputs: &[Inbound], conn: &ToConn) {
-        let now = Instant::now();
-        self.with(|st| {
-            for input in inputs {
-                st.dispatch.track(input, conn);
-                input.feed(now, &mut st.router);
-            }
-        });
-    }
-
-    /// Time passed: fires the router's deadlines. Returns the next one.
-    pub(super) fn tick(self: &Arc<Self>) -> Option<Instant> {
-        let now = Instant::now();
-        self.with(|st| {
-            if st.router.poll_timeout().is_some_and(|t| t <= now) {
-                st.router.handle_input(zest_core::io::Input::Timeout(now));
-            }
-        });
-        self.lock().router.poll_timeout()
+impl Smol {
+    pub(super) fn new() -> Self {
+        Self { timer: channel::bounded(1), idle: channel::bounded(1) }
     }
 
     /// Resolves when the router's deadline may have moved.
     pub(super) async fn rearmed(&self) {
-        // The hub holds a sender: `recv` fails only if it is gone, and then never again.
+        // The host holds a sender: `recv` fails only if it is gone, and then never again.
         if self.timer.1.recv().await.is_err() {
             smol::future::pending::<()>().await;
         }
     }
 
-    /// Resolves when the last running handler may have finished (check [`running`]).
-    ///
-    /// [`running`]: Self::running
+    /// Resolves when the last running handler may have finished (check `Hub::running`).
     pub(super) async fn idle(&self) {
         if self.idle.1.recv().await.is_err() {
             smol::future::pending::<()>().await;
         }
     }
+}
 
-    /// How many handlers run now.
-    pub(super) fn running(&self) -> usize {
-        self.lock().dispatch.running()
+impl HubHost for Smol {
+    type Handler = Handler;
+    type Conn = Inbox<Transmit>;
+    type Task = Task<()>;
+    type Reply = ReplyTx;
+    const POLLS_ONCE: bool = true;
+
+    fn now(&self) -> Instant {
+        Instant::now()
     }
 
-    /// Ends every session: its streams close and its handlers stop.
-    pub(super) fn close_sessions(self: &Arc<Self>) {
-        let now = Instant::now();
-        self.with(|st| {
-            let ids: Vec<SessionId> = st.router.sessions().cloned().collect();
-            for id in ids {
-                st.router.close_session(now, &id);
-            }
-        });
+    fn rearm(&self, _next: Option<Instant>) {
+        let _ = self.timer.0.try_send(());
     }
 
-    /// Changes the shared registry and announces the lists in `changed`.
-    pub(super) fn change_registry(
-        self: &Arc<Self>,
-        changed: &[ListKind],
-        change: impl FnOnce(&mut zest_core::server::Registry<Handler>),
-    ) {
-        let now = Instant::now();
-        self.with(|st| st.router.change_registry(now, changed, change));
-    }
-
-    /// Applies a server handle's command to every session.
-    pub(crate) fn broadcast(self: &Arc<Self>, now: Instant, command: Broadcast<Handler>) {
-        self.with(|st| command.apply_all(now, &mut st.router));
-    }
-
-    /// How many sessions the router holds.
-    pub(super) fn session_count(&self) -> usize {
-        self.lock().router.session_count()
-    }
-
-    /// What the router and the dispatch hold now.
-    pub(super) fn stats(&self) -> ServerStats {
-        let st = self.lock();
-        st.dispatch.stats(&st.router)
-    }
-
-    /// Runs `f` on the state under the lock and drains the router, then (unlocked) starts
-    /// the handlers the router asked for, then has the router decide the answers they
-    /// serve.
-    fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
-        let mut starts = Vec::new();
-        let mut stopped = Vec::new();
-        let out = {
-            let mut st = self.lock();
-            let out = f(&mut st);
-            self.drain(&mut st, &mut starts, &mut stopped);
-            out
-        };
-        // Dropping a task cancels it; done unlocked, since its future's drop may call back.
-        drop(stopped);
-        self.start_all(starts);
-        out
-    }
-
-    /// Starts handlers, then has the router decide the answers they serve: each has had
-    /// its first poll, so a POST they all answered gets one JSON body.
-    fn start_all(self: &Arc<Self>, starts: Vec<Start>) {
-        if starts.is_empty() {
-            return;
-        }
+    fn start(hub: &Arc<Hub>, starts: Vec<Start<Handler>>) {
         for start in starts {
-            self.start(start);
-        }
-        self.with(|st| st.router.decide_answers());
-    }
-
-    /// Calls a handler and polls it once, here, unlocked: one that is done at once is
-    /// answered without a task (no spawn, no wake-up); one that is not moves into a task of
-    /// its own. A handler that panics is answered with an internal error.
-    fn start(self: &Arc<Self>, start: Start) {
-        let Start { session, id, handler, call, cancelled, context } = start;
-        let link = HttpLink { hub: self.clone(), session: session.clone() };
-        let link = SessionLink::http(link, http_handle(self));
-        let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
-        let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
-            Ok(work) => wire::answering(work),
-            Err(_) => return self.answer(session, id, Err(panicked())),
-        };
-        let mut cx = Context::from_waker(Waker::noop());
-        if let Poll::Ready(outcome) = Pin::new(&mut work).poll(&mut cx) {
-            return self.answer(session, id, wire::answer_of(outcome));
-        }
-        let hub = self.clone();
-        let (s, answer_id) = (session.clone(), id.clone());
-        let task = smol::spawn(async move {
-            let result = wire::answer_of(work.await);
-            hub.answer(s, answer_id, result);
-        });
-        let refused = self.with(|st| st.dispatch.started(session, id, task).err());
-        // Cancelled while it was polled: it is not wanted any more (dropping cancels it).
-        drop(refused);
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while locked leaves the router as it was between two inputs: go on.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Performs every router output.
-    fn drain(&self, st: &mut State, starts: &mut Vec<Start>, stopped: &mut Vec<Task<()>>) {
-        while let Some(output) = st.router.poll_output() {
-            match st.dispatch.route(output) {
-                Step::Nothing => {}
-                Step::Send { conn, transmit } => {
-                    // The connection may be gone; the router hears that from it.
-                    let _ = conn.send(transmit);
-                }
-                Step::Run { session, id, handler, call, cancelled, context } => {
-                    starts.push(Start { session, id, handler, call, cancelled, context });
-                }
-                Step::Stop(tasks) => {
-                    stopped.extend(tasks);
-                    self.maybe_idle(st);
-                }
-            }
-        }
-        // A drain that asked for handlers leaves the timer to the decision that follows their
-        // first poll (`start_all`): it clears the `json_wait` deadline of each POST they serve,
-        // which the timer then never needs to see.
-        if !starts.is_empty() {
-            return;
-        }
-        let next = st.router.poll_timeout();
-        if next != st.armed {
-            st.armed = next;
-            let _ = self.timer.0.try_send(());
+            start_one(hub, start);
         }
     }
 
-    /// A handler finished.
-    fn answer(
-        self: &Arc<Self>,
-        session: SessionId,
-        id: RequestId,
-        result: Result<RawJson, ErrorObject>,
-    ) {
-        let now = Instant::now();
-        self.with(|st| {
-            st.dispatch.answer(&mut st.router, now, &session, id, result);
-            self.maybe_idle(st);
-        });
+    fn stop(&self, tasks: Vec<Task<()>>) {
+        // Dropping a task cancels it; done unlocked, since its future's drop may call back.
+        drop(tasks);
     }
 
-    fn maybe_idle(&self, st: &State) {
-        if st.dispatch.running() == 0 {
-            let _ = self.idle.0.try_send(());
-        }
+    fn idle(&self) {
+        let _ = self.idle.0.try_send(());
     }
 }
 
-/// A handler the router asked for, started once the lock is released.
-struct Start {
-    session: SessionId,
-    id: RequestId,
-    handler: Handler,
-    call: Box<Call>,
-    cancelled: CancelFlag,
-    context: CallContext,
-}
-
-fn panicked() -> ErrorObject {
-    Rejection::Internal("the handler panicked".into()).to_jsonrpc()
+/// Calls a handler and polls it once, here, unlocked: one that is done at once is answered
+/// without a task (no spawn, no wake-up); one that is not moves into a task of its own. A
+/// handler that panics is answered with an internal error.
+fn start_one(hub: &Arc<Hub>, start: Start<Handler>) {
+    let Start { session, id, handler, call, cancelled, context } = start;
+    let link = HttpLink { hub: hub.clone(), session: session.clone() };
+    let link = SessionLink::http(link, http_handle(hub));
+    let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
+    let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
+        Ok(work) => wire::answering(work),
+        Err(_) => return hub.answer(session, id, Err(panicked())),
+    };
+    let mut cx = Context::from_waker(Waker::noop());
+    if let Poll::Ready(outcome) = Pin::new(&mut work).poll(&mut cx) {
+        return hub.answer(session, id, wire::answer_of(outcome));
+    }
+    let (task_hub, s, answer_id) = (hub.clone(), session.clone(), id.clone());
+    let task = smol::spawn(async move {
+        let result = wire::answer_of(work.await);
+        task_hub.answer(s, answer_id, result);
+    });
+    // Cancelled while it was polled: it is not wanted any more (dropping cancels it).
+    drop(hub.started(session, id, task).err());
 }
 
 /// The HTTP half of [`SessionLink`]: a handler's line to its session in the router.
@@ -291,19 +134,13 @@ pub(crate) struct HttpLink {
 
 impl HttpLink {
     pub(crate) fn report(&self, report: Report) -> Result<(), UsageError> {
-        let now = Instant::now();
-        self.hub.with(|st| st.dispatch.report(&mut st.router, now, &self.session, report))
+        self.hub.report(&self.session, report)
     }
 
     pub(crate) async fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
-        let key = self.hub.keys.next();
+        let key = self.hub.next_key();
         let (reply, rx) = call::reply();
-        let now = Instant::now();
-        self.hub.with(|st| st.dispatch.ask(&mut st.router, now, &self.session, key, reply, call));
-        call::outcome(rx, || {
-            let now = Instant::now();
-            self.hub.with(|st| st.dispatch.stop_waiting(&mut st.router, now, &self.session, key));
-        })
-        .await
+        self.hub.ask(&self.session, key, reply, call);
+        call::outcome(rx, || self.hub.stop_waiting(&self.session, key)).await
     }
 }

@@ -21,6 +21,7 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
+use hub::Smol;
 pub(crate) use hub::{HttpLink, Hub};
 
 use crate::handle::{announcing, http_handle, ServerHandle};
@@ -118,7 +119,7 @@ impl HttpServer {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let mut connection = http.http1.clone();
         connection.max_body_bytes = Some(http.router.max_body as u64);
-        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry), Smol::new());
         let (stop, stop_rx) = channel::bounded(1);
         let (done_tx, done) = channel::bounded(1);
         let grace = http.shutdown_grace;
@@ -262,7 +263,7 @@ async fn run(
     let deadline = Instant::now() + grace;
     while hub.running() > 0 {
         let idle = async {
-            hub.idle().await;
+            hub.host().idle().await;
             true
         };
         if !idle
@@ -308,7 +309,7 @@ async fn timer(hub: Arc<Hub>) {
                 None => future::pending::<()>().await,
             }
         };
-        wait.or(hub.rearmed()).await;
+        wait.or(hub.host().rearmed()).await;
         next = hub.tick();
     }
 }

@@ -21,6 +21,7 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
+use hub::Tokio;
 pub(crate) use hub::{HttpLink, Hub};
 #[cfg(feature = "tower")]
 pub use service::{McpBody, McpService};
@@ -117,7 +118,8 @@ impl HttpServer {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let mut connection = http.http1.clone();
         connection.max_body_bytes = Some(http.router.max_body as u64);
-        let hub = Hub::new(Router::new(announcing(config), http.router, registry));
+        let hub =
+            Hub::new(Router::new(announcing(config), http.router, registry), Tokio::default());
         let (stop, stop_rx) = watch::channel(false);
         let (done_tx, done) = watch::channel(false);
         let grace = http.shutdown_grace;
@@ -240,7 +242,7 @@ async fn run(
 async fn wind_down(hub: &Arc<Hub>, grace: Duration) {
     let deadline = tokio::time::Instant::now() + grace;
     while hub.running() > 0 {
-        let idle = hub.idle.notified();
+        let idle = hub.host().idle.notified();
         if hub.running() == 0 || tokio::time::timeout_at(deadline, idle).await.is_err() {
             break;
         }
@@ -256,11 +258,11 @@ async fn timer(hub: Arc<Hub>) {
             Some(at) => {
                 tokio::select! {
                     () = tokio::time::sleep_until(at.into()) => next = hub.tick(),
-                    () = hub.timer.notified() => next = hub.tick(),
+                    () = hub.host().timer.notified() => next = hub.tick(),
                 }
             }
             None => {
-                hub.timer.notified().await;
+                hub.host().timer.notified().await;
                 next = hub.tick();
             }
         }

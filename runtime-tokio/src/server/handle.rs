@@ -3,7 +3,6 @@
 //! The handle is core's; this runtime supplies where its commands go.
 
 use std::sync::{Arc, Weak};
-use std::time::Instant;
 
 use tokio::sync::mpsc;
 use zest_core::handler::AsyncHandler;
@@ -35,7 +34,7 @@ impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
             Self::Http(hub) => {
                 // Gone once the server is: there is nobody left to tell.
                 if let Some(hub) = hub.upgrade() {
-                    hub.broadcast(Instant::now(), command);
+                    hub.broadcast(command);
                 }
             }
             // Err once the session's loop is gone: there is nobody left to tell.
