@@ -188,8 +188,11 @@ fn a_handler_in_a_task_answers_later_and_then_the_hub_is_idle() {
     assert_eq!(rig.hub.running(), 1);
     // Still running once the answer was decided: the POST streams.
     let sent = rig.take();
-    assert!(matches!(&sent[..], [Transmit::Respond { head, .. }, Transmit::Write { .. }]
-        if head.headers[CONTENT_TYPE] == "text/event-stream"), "{sent:?}");
+    assert!(
+        matches!(&sent[..], [Transmit::Respond { head, .. }, Transmit::Write { .. }]
+        if head.headers[CONTENT_TYPE] == "text/event-stream"),
+        "{sent:?}"
+    );
     let idle_before = rig.hub.host().idle.load(Ordering::Relaxed);
     let session = rig.hub.lock().router.sessions().next().unwrap().clone();
     let id = RequestId::Number(2);
