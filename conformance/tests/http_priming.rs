@@ -7,14 +7,17 @@
 
 #[path = "support/clients.rs"]
 mod clients;
+#[path = "support/raw_http.rs"]
+mod raw_http;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
 use clients::{text, Blocking, Peer, Smol, Tokio};
+use raw_http::{read_request, reply, Request};
 use serde_json::{json, Value};
 
 const CALLS: usize = 200;
@@ -39,45 +42,6 @@ fn priming_server(seen: Arc<Seen>) -> String {
     url
 }
 
-/// One request: method, headers (lower-cased names), body.
-struct Request {
-    method: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-}
-
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
-    let mut line = String::new();
-    if reader.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let method = line.split(' ').next()?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).ok()?;
-        let trimmed = line.trim_end();
-        if trimmed.is_empty() {
-            break;
-        }
-        let (name, value) = trimmed.split_once(':')?;
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
-    let length = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .map_or(0, |(_, v)| v.parse().unwrap_or(0));
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Request { method, headers, body })
-}
-
 fn serve(socket: TcpStream, seen: &Seen) {
     let mut out = socket.try_clone().expect("a second handle");
     let mut reader = BufReader::new(socket);
@@ -91,15 +55,6 @@ fn serve(socket: TcpStream, seen: &Seen) {
             return;
         }
     }
-}
-
-/// Writes a whole response with `Content-Length`; the connection stays open.
-fn reply(out: &mut TcpStream, status: &str, media: &str, body: &[u8]) -> bool {
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {media}\r\nmcp-session-id: s1\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
-    out.write_all(head.as_bytes()).and_then(|()| out.write_all(body)).is_ok()
 }
 
 /// How a stream ends.

@@ -11,11 +11,12 @@ use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rustix::net::RecvFlags;
 use rustls::pki_types::{CertificateDer, ServerName};
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{
-    Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
+    still_open, Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
 };
 use zest_core::runtime::{ConnectError, OwnedEvent};
 
@@ -65,6 +66,14 @@ impl Write for Io {
 struct Conn {
     io: Io,
     http: ClientConn,
+}
+
+/// Whether an idle connection is still open: a peek that does not wait finds nothing.
+fn is_open(tcp: &TcpStream) -> bool {
+    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
+    still_open(
+        rustix::net::recv(tcp, &mut [0u8; 1][..], flags).map(|(n, _)| n).map_err(io::Error::from),
+    )
 }
 
 /// Cuts one exchange from another thread: set before or after its socket exists.
@@ -230,7 +239,7 @@ pub(crate) fn exchange(
             return None;
         }
     };
-    let pooled = lock(&connector.pool).checkout(Instant::now(), &target);
+    let pooled = lock(&connector.pool).checkout(Instant::now(), &target, |c| is_open(c.io.tcp()));
     let reused = pooled.is_some();
     let conn = match pooled {
         Some(conn) => conn,
@@ -382,14 +391,11 @@ fn pump(
                 if attempt.write_failed() {
                     return Ended::Stale;
                 }
-                conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
+                conn.http.handle_write_failed(TransportFailure::Reset(e.to_string()));
             }
         }
         while let Some((s, event)) = conn.http.poll_event() {
             let step = attempt.event(&event);
-            if step == AttemptStep::Stale {
-                return Ended::Stale;
-            }
             let streaming = streams_elsewhere && is_event_stream(&event);
             if abort.is_aborted() || !emit(s, event) {
                 // Cut, or the session is over: nobody reads the rest.

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_rustls::TlsConnector;
+use rustix::net::RecvFlags;
 use rustls::pki_types::{CertificateDer, ServerName};
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
@@ -14,14 +15,28 @@ use smol::net::TcpStream;
 use smol::Timer;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
-use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
+use zest_core::runtime::http_client::{still_open, ClientConn, HttpEndpoint, Pool, Target};
 use zest_core::runtime::{ConnectError, ExchangeEvents, OwnedEvent};
 
 use crate::wire::Alarm;
 
 /// A socket, plain or TLS.
-trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+trait Io: AsyncRead + AsyncWrite + Send + Unpin {
+    /// The TCP socket under it.
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Io for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Io for futures_rustls::client::TlsStream<TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref().0
+    }
+}
 
 /// One open connection.
 pub(super) struct Conn {
@@ -121,9 +136,17 @@ fn tls_reason(e: &io::Error) -> String {
     }
 }
 
-/// Performs one exchange and reports its response on `stream`. A reused connection that
-/// turns out closed before any byte of the answer came back (the server dropped it while
-/// idle; zest-core's [`ClientConn::take_stale`] says so) is replaced by a new one, once.
+/// Whether an idle connection is still open: a peek that does not wait finds nothing.
+fn is_open(tcp: &TcpStream) -> bool {
+    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
+    still_open(
+        rustix::net::recv(tcp, &mut [0u8; 1][..], flags).map(|(n, _)| n).map_err(io::Error::from),
+    )
+}
+
+/// Performs one exchange and reports its response on `stream`. A reused connection whose
+/// write fails (the server dropped it while idle; zest-core's [`ClientConn::take_stale`]
+/// says so) is replaced by a new one, once.
 pub(super) async fn exchange(
     connector: Arc<Connector>,
     stream: StreamId,
@@ -138,7 +161,7 @@ pub(super) async fn exchange(
         Ok(target) => target,
         Err(why) => return fail(TransportFailure::Other(why)),
     };
-    let pooled = connector.lock().checkout(Instant::now(), &target);
+    let pooled = connector.lock().checkout(Instant::now(), &target, |c| is_open(c.io.tcp()));
     let (mut conn, sent) = match pooled {
         Some(mut conn) => {
             let sent = conn.http.send_reused(Instant::now(), stream, request);
@@ -199,7 +222,7 @@ async fn run(conn: &mut Conn, events: &ExchangeEvents) -> Ran {
                 http1::Transmit::Close => conn.io.close().await,
             };
             if let Err(e) = written {
-                conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
+                conn.http.handle_write_failed(TransportFailure::Reset(e.to_string()));
             }
         }
         if let Some((stream, request)) = conn.http.take_stale() {

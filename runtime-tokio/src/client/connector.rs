@@ -6,18 +6,33 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use rustix::net::RecvFlags;
 use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
-use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
+use zest_core::runtime::http_client::{still_open, ClientConn, HttpEndpoint, Pool, Target};
 use zest_core::runtime::{ConnectError, ExchangeEvents, OwnedEvent};
 
 /// A socket, plain or TLS.
-trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+trait Io: AsyncRead + AsyncWrite + Send + Unpin {
+    /// The TCP socket under it.
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Io for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Io for tokio_rustls::client::TlsStream<TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref().0
+    }
+}
 
 /// One open connection.
 struct Conn {
@@ -102,6 +117,14 @@ impl Connector {
     }
 }
 
+/// Whether an idle connection is still open: a peek that does not wait finds nothing.
+fn is_open(tcp: &TcpStream) -> bool {
+    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
+    still_open(
+        rustix::net::recv(tcp, &mut [0u8; 1][..], flags).map(|(n, _)| n).map_err(io::Error::from),
+    )
+}
+
 /// What a rustls failure says, without the io wrapping.
 fn tls_reason(e: &io::Error) -> String {
     match e.get_ref() {
@@ -110,9 +133,9 @@ fn tls_reason(e: &io::Error) -> String {
     }
 }
 
-/// Performs one exchange and reports its response on `stream`. A reused connection that
-/// turns out closed before any byte of the answer came back (the server dropped it while
-/// idle; zest-core's [`ClientConn::take_stale`] says so) is replaced by a new one, once.
+/// Performs one exchange and reports its response on `stream`. A reused connection whose
+/// write fails (the server dropped it while idle; zest-core's [`ClientConn::take_stale`]
+/// says so) is replaced by a new one, once.
 pub(super) async fn exchange(
     connector: Arc<Connector>,
     stream: StreamId,
@@ -127,7 +150,7 @@ pub(super) async fn exchange(
         Ok(target) => target,
         Err(why) => return fail(TransportFailure::Other(why)),
     };
-    let pooled = connector.lock().checkout(Instant::now(), &target);
+    let pooled = connector.lock().checkout(Instant::now(), &target, |c| is_open(c.io.tcp()));
     let (mut conn, sent) = match pooled {
         Some(mut conn) => {
             let sent = conn.http.send_reused(Instant::now(), stream, request);
@@ -188,7 +211,7 @@ async fn run(conn: &mut Conn, events: &ExchangeEvents) -> Ran {
                 http1::Transmit::Close => conn.io.shutdown().await,
             };
             if let Err(e) = written {
-                conn.http.handle_failed(TransportFailure::Reset(e.to_string()));
+                conn.http.handle_write_failed(TransportFailure::Reset(e.to_string()));
             }
         }
         if let Some((stream, request)) = conn.http.take_stale() {

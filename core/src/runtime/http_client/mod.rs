@@ -13,15 +13,20 @@
 //! time, so an SSE stream (the GET stream, a long POST answer) holds its own connection for
 //! as long as it lasts.
 //!
-//! A connection from the pool may have been closed by the server while it sat idle. An
-//! exchange sent on one with [`ClientConn::send_reused`] that fails before any byte of its
-//! answer is therefore not reported: [`ClientConn::take_stale`] hands the request back, and
-//! the runtime sends it once more on a new connection (with [`ClientConn::send`]).
-//! (zest-blocking drives the same decision through [`Attempt`], which wraps it for a runtime
-//! that owns each exchange on a thread of its own.)
+//! A connection from the pool may have been closed by the server while it sat idle. The
+//! runtime checks each one as it takes it ([`Pool::checkout`] with [`still_open`]: an idle
+//! connection with anything to read, an end or a TLS alert, is dead and dropped). A request
+//! is sent again only when the server provably did not read it: written with
+//! [`ClientConn::send_reused`], its write failed before it was whole
+//! ([`ClientConn::handle_write_failed`]); [`ClientConn::take_stale`] then hands it back and
+//! the runtime sends it once more on a new connection (with [`ClientConn::send`]). A
+//! request written in full whose connection then closes before the answer is never sent
+//! again (the server may have run it): its exchange fails. (zest-blocking drives the same
+//! decision through [`Attempt`], for a runtime that owns each exchange on a thread.)
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::io;
 use std::time::{Duration, Instant};
 
 use http::uri::Scheme;
@@ -94,9 +99,9 @@ pub struct ClientConn {
     /// The exchange under way.
     stream: Option<StreamId>,
     events: VecDeque<(StreamId, OwnedEvent)>,
-    /// The request of an exchange sent on a reused connection, until its answer starts.
+    /// The request of an exchange sent on a reused connection, until anything is read back.
     unanswered: Option<HttpRequest>,
-    /// That exchange failed before its answer started: worth one more try elsewhere.
+    /// Writing that request failed before it was whole: worth one more try elsewhere.
     stale: Option<(StreamId, HttpRequest)>,
 }
 
@@ -113,9 +118,10 @@ impl ClientConn {
         }
     }
 
-    /// [`send`](Self::send) on a connection taken from the [`Pool`]: should the connection
-    /// turn out closed before any byte of the answer (the server dropped it while idle), the
-    /// failure is not reported and [`take_stale`](Self::take_stale) returns the request.
+    /// [`send`](Self::send) on a connection taken from the [`Pool`]: should writing the
+    /// request fail ([`handle_write_failed`](Self::handle_write_failed); the server dropped
+    /// the connection while idle), the failure is not reported and
+    /// [`take_stale`](Self::take_stale) returns the request.
     pub fn send_reused(
         &mut self,
         now: Instant,
@@ -128,8 +134,8 @@ impl ClientConn {
         Ok(())
     }
 
-    /// The exchange sent with [`send_reused`](Self::send_reused) when it failed before its
-    /// answer started: send it again on a new connection. Taken once.
+    /// The exchange sent with [`send_reused`](Self::send_reused) whose write failed: send it
+    /// again on a new connection. Taken once.
     pub fn take_stale(&mut self) -> Option<(StreamId, HttpRequest)> {
         self.stale.take()
     }
@@ -155,20 +161,33 @@ impl ClientConn {
     /// Feeds bytes read from the socket. Drain [`poll_event`](Self::poll_event) and
     /// [`poll_transmit`](Self::poll_transmit) afterwards.
     pub fn handle_data(&mut self, bytes: &[u8]) {
+        self.unanswered = None;
         self.http.handle_data(bytes);
         self.pump();
     }
 
-    /// The server closed the connection (EOF).
+    /// The server closed the connection (EOF). The request was written whole: the exchange
+    /// fails, and nothing is sent again.
     pub fn handle_end(&mut self) {
+        self.unanswered = None;
         self.http.handle_end();
         self.pump();
     }
 
-    /// Reading or writing the socket failed: the exchange under way fails with `failure`
-    /// (or, sent on a reused connection and not answered yet, becomes
-    /// [stale](Self::take_stale)).
+    /// Reading the socket failed: the exchange under way fails with `failure`.
     pub fn handle_failed(&mut self, failure: TransportFailure) {
+        self.unanswered = None;
+        self.fail(failure);
+    }
+
+    /// Writing the socket failed: the exchange under way fails with `failure`, or, sent
+    /// with [`send_reused`](Self::send_reused) and nothing read back yet, becomes
+    /// [stale](Self::take_stale) (the server cannot have read it whole).
+    pub fn handle_write_failed(&mut self, failure: TransportFailure) {
+        self.fail(failure);
+    }
+
+    fn fail(&mut self, failure: TransportFailure) {
         if let Some(stream) = self.stream.take() {
             match self.unanswered.take() {
                 Some(request) => self.stale = Some((stream, request)),
@@ -181,6 +200,7 @@ impl ClientConn {
     /// Time passed: a response head later than the read timeout fails the exchange with
     /// [`TransportFailure::TimedOut`].
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.unanswered = None;
         self.http.handle_timeout(now);
         self.pump();
     }
@@ -238,27 +258,21 @@ impl ClientConn {
                 }
                 ClientEvent::Failed(error) => {
                     self.stream = None;
-                    let failure = failure(error);
-                    let dropped = matches!(failure, TransportFailure::Reset(_));
-                    if let Some(request) = self.unanswered.take().filter(|_| dropped) {
-                        self.stale = Some((stream, request));
-                        continue;
-                    }
-                    OwnedEvent::Failed(failure)
+                    OwnedEvent::Failed(failure(error))
                 }
             };
-            // The answer has started: a failure from now on is the exchange's own.
-            self.unanswered = None;
             self.events.push_back((stream, event));
         }
     }
 }
 
 /// One try of an exchange, on a connection from the [`Pool`] or a new one: decides when a
-/// reused connection turned out stale (the server closed it while it sat idle), that is a
-/// failed write, or a reset, before any event of the answer was reported. The runtime then
-/// reports nothing of that try and sends the request again, once, on a new connection
-/// (`Attempt::new(false)`, which is never stale).
+/// reused connection turned out stale, that is, writing the request failed before anything
+/// was read back (the server closed the connection while it sat idle, so it did not read
+/// the request whole). The runtime then reports nothing of that try and sends the request
+/// again, once, on a new connection (`Attempt::new(false)`, which is never stale). Once the
+/// request is written, every event is reported: a request the server may have read is never
+/// sent twice.
 #[derive(Debug)]
 pub struct Attempt {
     reused: bool,
@@ -273,8 +287,6 @@ pub enum AttemptStep {
     Forward,
     /// Report it; the exchange is over (`End` or `Failed`).
     Last,
-    /// Report nothing: the reused connection was stale; retry on a new one.
-    Stale,
 }
 
 impl Attempt {
@@ -284,23 +296,27 @@ impl Attempt {
     }
 
     /// Writing the request failed: true when the try is stale (retry, report nothing);
-    /// otherwise the failure goes to [`ClientConn::handle_failed`] and is reported.
+    /// otherwise the failure goes to [`ClientConn::handle_write_failed`] and is reported.
     pub fn write_failed(&self) -> bool {
         self.reused && !self.answered
     }
 
     /// What to do with the next event of [`ClientConn::poll_event`].
     pub fn event(&mut self, event: &OwnedEvent) -> AttemptStep {
-        let reset = matches!(event, OwnedEvent::Failed(TransportFailure::Reset(_)));
-        if reset && self.write_failed() {
-            return AttemptStep::Stale;
-        }
         self.answered = true;
         match event {
             OwnedEvent::End | OwnedEvent::Failed(_) => AttemptStep::Last,
             _ => AttemptStep::Forward,
         }
     }
+}
+
+/// Whether an idle connection taken from the [`Pool`] is still open, from a peek at its
+/// socket that does not wait (`recv` with `MSG_PEEK | MSG_DONTWAIT`): open only when there
+/// is nothing to read. An end, a TLS alert or stray bytes on an idle HTTP/1.1 connection
+/// all mean the server is done with it.
+pub fn still_open(peek: io::Result<usize>) -> bool {
+    matches!(peek, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
 /// What an HTTP/1.1 error means to the machine.
@@ -339,13 +355,21 @@ impl<C> Pool<C> {
     }
 
     /// The most recently used idle connection to `target` that has not outlived the idle
-    /// timeout at `now`; `None`: open a new one. Expired ones are dropped.
-    pub fn checkout(&mut self, now: Instant, target: &Target) -> Option<C> {
+    /// timeout at `now` and is `open` (see [`still_open`]); `None`: open a new one. Expired
+    /// and closed ones are dropped.
+    pub fn checkout(
+        &mut self,
+        now: Instant,
+        target: &Target,
+        mut open: impl FnMut(&C) -> bool,
+    ) -> Option<C> {
         let queue = self.idle.get_mut(target)?;
         let timeout = self.idle_timeout;
         let found = loop {
             match queue.pop_back() {
-                Some((conn, since)) if now.saturating_duration_since(since) < timeout => {
+                Some((conn, since))
+                    if now.saturating_duration_since(since) < timeout && open(&conn) =>
+                {
                     break Some(conn)
                 }
                 Some(_) => continue,

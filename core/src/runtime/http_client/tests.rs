@@ -140,9 +140,13 @@ fn the_pool_reuses_the_newest_connection_and_forgets_idle_ones() {
     assert_eq!(pool.checkin(now, a.clone(), 3), Some(1), "the oldest no longer fits");
     assert_eq!(pool.checkin(now, b.clone(), 7), None);
     assert_eq!(pool.len(), 3);
-    assert_eq!(pool.checkout(now, &a), Some(3));
-    assert_eq!(pool.checkout(now + Duration::from_secs(10), &a), None, "2 idled too long");
-    assert_eq!(pool.checkout(now, &b), Some(7));
+    assert_eq!(pool.checkout(now, &a, |_| true), Some(3));
+    assert_eq!(
+        pool.checkout(now + Duration::from_secs(10), &a, |_| true),
+        None,
+        "2 idled too long"
+    );
+    assert_eq!(pool.checkout(now, &b, |_| true), Some(7));
     assert!(pool.is_empty());
     let mut none: Pool<u8> = Pool::new(0, Duration::from_secs(1));
     assert_eq!(none.checkin(now, a, 5), Some(5));
@@ -167,12 +171,15 @@ fn an_endpoint_checks_its_url_and_headers_and_hides_its_token() {
 }
 
 #[test]
-fn a_reused_connection_is_stale_only_until_the_first_event_of_its_answer() {
+fn a_reused_connection_is_stale_only_while_its_request_is_being_written() {
     let reset = || OwnedEvent::Failed(TransportFailure::Reset("closed".into()));
-    // A pooled connection reset before any answer: stale, retried, nothing reported.
-    let mut stale = Attempt::new(true);
+    // A pooled connection whose write failed before anything came back: stale, retried.
+    let stale = Attempt::new(true);
     assert!(stale.write_failed());
-    assert_eq!(stale.event(&reset()), AttemptStep::Stale);
+    // Written, then reset before any answer: the server may have read it; reported, last.
+    let mut written = Attempt::new(true);
+    assert_eq!(written.event(&reset()), AttemptStep::Last);
+    assert!(!written.write_failed());
     // Once a head came back, a reset is the answer's failure, reported once and last.
     let mut answered = Attempt::new(true);
     let head = OwnedEvent::Head(Box::new(ResponseHead {
@@ -182,24 +189,34 @@ fn a_reused_connection_is_stale_only_until_the_first_event_of_its_answer() {
     assert_eq!(answered.event(&head), AttemptStep::Forward);
     assert!(!answered.write_failed());
     assert_eq!(answered.event(&reset()), AttemptStep::Last);
-    // A new connection is never stale: its reset is reported.
-    let mut fresh = Attempt::new(false);
-    assert!(!fresh.write_failed());
-    assert_eq!(fresh.event(&reset()), AttemptStep::Last);
-    // Other failures and the end are last, never stale.
+    // A new connection is never stale.
+    assert!(!Attempt::new(false).write_failed());
     assert_eq!(Attempt::new(true).event(&OwnedEvent::End), AttemptStep::Last);
-    let timed_out = OwnedEvent::Failed(TransportFailure::TimedOut);
-    assert_eq!(Attempt::new(true).event(&timed_out), AttemptStep::Last);
 }
 
 #[test]
-fn a_reused_connection_closed_before_any_answer_hands_the_request_back_once() {
+fn an_idle_connection_is_open_only_when_a_peek_finds_nothing_to_read() {
+    use std::io::{Error, ErrorKind};
+    assert!(still_open(Err(Error::from(ErrorKind::WouldBlock))));
+    assert!(!still_open(Ok(0)), "the server closed it");
+    assert!(!still_open(Ok(1)), "a TLS alert or stray bytes");
+    assert!(!still_open(Err(Error::from(ErrorKind::ConnectionReset))));
+    let mut pool = Pool::new(4, Duration::from_secs(20));
     let now = crate::testkit::VirtualClock::new().now();
-    // EOF before the head: not reported, the request comes back for a new connection.
+    let a = Target { host: "a".into(), port: 1, tls: false };
+    let _ = pool.checkin(now, a.clone(), 1);
+    let _ = pool.checkin(now, a.clone(), 2);
+    assert_eq!(pool.checkout(now, &a, |c| *c != 2), Some(1), "the closed one is skipped");
+    assert!(pool.is_empty(), "and dropped");
+}
+
+#[test]
+fn only_a_request_whose_write_failed_is_handed_back_for_another_connection() {
+    let now = crate::testkit::VirtualClock::new().now();
+    // A write failure before anything came back: not reported, the request comes back.
     let mut conn = ClientConn::new(Config::default());
     conn.send_reused(now, StreamId(5), post("http://127.0.0.1:9/mcp", b"{}")).unwrap();
-    let _ = written(&mut conn);
-    conn.handle_end();
+    conn.handle_write_failed(TransportFailure::Reset("broken pipe".into()));
     assert!(events(&mut conn).is_empty(), "a stale connection's failure is not reported");
     let (stream, request) = conn.take_stale().expect("the request to send again");
     assert_eq!(stream, StreamId(5));
@@ -207,30 +224,40 @@ fn a_reused_connection_closed_before_any_answer_hands_the_request_back_once() {
     assert!(conn.take_stale().is_none(), "taken once");
     assert!(conn.is_closed());
 
-    // A write failure before any answer: the same.
+    // Written whole, then EOF before the head: the server may have run it. Reported, never
+    // handed back.
     let mut conn = ClientConn::new(Config::default());
-    conn.send_reused(now, StreamId(6), post("http://127.0.0.1:9/mcp", b"")).unwrap();
-    conn.handle_failed(TransportFailure::Reset("broken pipe".into()));
-    assert!(events(&mut conn).is_empty());
-    assert_eq!(conn.take_stale().map(|(s, _)| s), Some(StreamId(6)));
+    conn.send_reused(now, StreamId(6), post("http://127.0.0.1:9/mcp", b"{}")).unwrap();
+    let _ = written(&mut conn);
+    conn.handle_end();
+    let got = events(&mut conn);
+    assert!(matches!(got[..], [(StreamId(6), OwnedEvent::Failed(TransportFailure::Reset(_)))]));
+    assert!(conn.take_stale().is_none());
 
-    // Once the answer started, a failure is reported as usual and nothing is retried.
+    // The same for a read failure.
     let mut conn = ClientConn::new(Config::default());
     conn.send_reused(now, StreamId(7), post("http://127.0.0.1:9/mcp", b"")).unwrap();
+    conn.handle_failed(TransportFailure::Reset("connection reset".into()));
+    assert!(matches!(events(&mut conn)[..], [(StreamId(7), OwnedEvent::Failed(_))]));
+    assert!(conn.take_stale().is_none());
+
+    // Once the answer started, a write failure is reported as usual too.
+    let mut conn = ClientConn::new(Config::default());
+    conn.send_reused(now, StreamId(8), post("http://127.0.0.1:9/mcp", b"")).unwrap();
     conn.handle_data(
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n{",
     );
-    conn.handle_end();
+    conn.handle_write_failed(TransportFailure::Reset("broken pipe".into()));
     let got = events(&mut conn);
-    assert!(matches!(got[0], (StreamId(7), OwnedEvent::Head(_))), "{got:?}");
-    assert!(matches!(got.last(), Some((StreamId(7), OwnedEvent::Failed(_)))), "{got:?}");
+    assert!(matches!(got[0], (StreamId(8), OwnedEvent::Head(_))), "{got:?}");
+    assert!(matches!(got.last(), Some((StreamId(8), OwnedEvent::Failed(_)))), "{got:?}");
     assert!(conn.take_stale().is_none());
 
-    // A fresh connection (plain send) reports the same EOF as a failure.
+    // A fresh connection (plain send) reports a write failure.
     let mut conn = ClientConn::new(Config::default());
-    conn.send(now, StreamId(8), post("http://127.0.0.1:9/mcp", b"")).unwrap();
-    conn.handle_end();
+    conn.send(now, StreamId(9), post("http://127.0.0.1:9/mcp", b"")).unwrap();
+    conn.handle_write_failed(TransportFailure::Reset("broken pipe".into()));
     let got = events(&mut conn);
-    assert!(matches!(got[..], [(StreamId(8), OwnedEvent::Failed(TransportFailure::Reset(_)))]));
+    assert!(matches!(got[..], [(StreamId(9), OwnedEvent::Failed(TransportFailure::Reset(_)))]));
     assert!(conn.take_stale().is_none());
 }
