@@ -214,6 +214,24 @@ pub enum StdioTransmit {
     Write(Bytes),
 }
 
+/// What an HTTP client does with a [`Transmit`] ([`Transmit::into_http_client`]).
+#[must_use]
+#[derive(Clone, Debug, PartialEq)]
+pub enum HttpClientTransmit {
+    /// Perform `request` as exchange `stream` and report its response on it.
+    Open {
+        /// The exchange.
+        stream: StreamId,
+        /// What to send.
+        request: Box<HttpRequest>,
+    },
+    /// Stop exchange `stream`: close its connection, report nothing more.
+    Abort {
+        /// The exchange.
+        stream: StreamId,
+    },
+}
+
 impl Transmit {
     /// The stream it acts on.
     pub fn stream(&self) -> StreamId {
@@ -234,6 +252,19 @@ impl Transmit {
             Self::Close { .. } => Ok(StdioTransmit::Close),
             Self::Write { bytes, .. } => Ok(StdioTransmit::Write(bytes)),
             Self::Abort { .. } | Self::Http { .. } | Self::Respond { .. } => {
+                Err(TransportFailure::Unsupported(self.kind()))
+            }
+        }
+    }
+
+    /// Narrows this transmit to what an HTTP client performs: open an exchange, or abort
+    /// one. `Err` names why not; a runtime hands it to the client's
+    /// [`fail`](crate::client::Client::fail) once it has drained the outputs.
+    pub fn into_http_client(self) -> Result<HttpClientTransmit, TransportFailure> {
+        match self {
+            Self::Http { stream, request } => Ok(HttpClientTransmit::Open { stream, request }),
+            Self::Abort { stream } => Ok(HttpClientTransmit::Abort { stream }),
+            Self::Close { .. } | Self::Write { .. } | Self::Respond { .. } => {
                 Err(TransportFailure::Unsupported(self.kind()))
             }
         }
@@ -303,5 +334,27 @@ mod tests {
         assert_eq!(failure.to_string(), "http request is not supported on this transport");
         let abort = Transmit::Abort { stream: StreamId(1) }.into_stdio();
         assert_eq!(abort, Err(TransportFailure::Unsupported("abort")));
+    }
+
+    #[test]
+    fn an_http_client_opens_and_aborts_exchanges_and_names_what_it_cannot() {
+        let request = HttpRequest {
+            method: Method::POST,
+            uri: Uri::from_static("http://127.0.0.1/mcp"),
+            headers: HeaderMap::new(),
+            body: Bytes::new(),
+        };
+        let open = Transmit::Http { stream: StreamId(2), request: Box::new(request.clone()) };
+        let request = Box::new(request);
+        assert_eq!(
+            open.into_http_client(),
+            Ok(HttpClientTransmit::Open { stream: StreamId(2), request })
+        );
+        let abort = Transmit::Abort { stream: StreamId(2) }.into_http_client();
+        assert_eq!(abort, Ok(HttpClientTransmit::Abort { stream: StreamId(2) }));
+        let write = Transmit::Write { stream: StreamId(2), bytes: Bytes::new() };
+        assert_eq!(write.into_http_client(), Err(TransportFailure::Unsupported("write")));
+        let close = Transmit::Close { stream: StreamId(2) }.into_http_client();
+        assert_eq!(close, Err(TransportFailure::Unsupported("close")));
     }
 }

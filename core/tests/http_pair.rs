@@ -470,3 +470,25 @@ fn every_request_ends_exactly_once_under_random_cuts() {
     }
     QuickCheck::new().tests(200).quickcheck(property as fn(Vec<(u8, u8)>, Vec<bool>) -> TestResult);
 }
+
+#[test]
+fn an_effect_the_runtime_cannot_perform_fails_the_session_and_every_pending_call() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    let now = pair.clock.now();
+    let id = pair
+        .client
+        .send::<CallTool>(now, &call("add", json!({"a": 1, "b": 1})), RequestOptions::default())
+        .unwrap();
+    // A runtime that could not perform one of the machine's transmits says so.
+    let failure = zest_core::io::TransportFailure::Unsupported("write");
+    pair.client.fail(now, failure.clone());
+    pair.pump();
+    let events = pair.take_client_events();
+    let closed = RequestError::Closed(CloseReason::TransportFailed(failure.clone()));
+    assert_eq!(responses(&events), [(id, Err(closed))]);
+    assert!(
+        matches!(events.last(), Some(ClientEvent::Closed(CloseReason::TransportFailed(f))) if *f == failure),
+        "{events:?}"
+    );
+    assert!(pair.client.is_closed());
+}

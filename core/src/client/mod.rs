@@ -32,7 +32,7 @@ pub use over_http::MAX_EXPIRIES_IN_A_ROW;
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
 use crate::framing::lines::LineViolation;
 use crate::http::client::HttpTransport;
-use crate::io::{Input, Output};
+use crate::io::{Input, Output, TransportFailure};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
 use crate::rpc::{parse_params, Endpoint, InboundEntry, Incoming, Limits, RequestOptions, Routed};
@@ -315,6 +315,14 @@ impl Client {
         // stdio closes its stream in `poll_output`; HTTP drops its streams in `close_with`.
         self.closing = matches!(self.transport, Transport::Stdio(_));
         self.close_with(CloseReason::Local);
+    }
+
+    /// The runtime cannot carry on: an effect it cannot perform (see
+    /// [`Transmit::into_http_client`](crate::io::Transmit::into_http_client), whose `Err` is
+    /// a [`TransportFailure::Unsupported`]). The session ends as `close` ends it, with
+    /// [`CloseReason::TransportFailed`]`(failure)`. Drain the outputs first.
+    pub fn fail(&mut self, _now: Instant, failure: TransportFailure) {
+        self.close_with(CloseReason::TransportFailed(failure));
     }
 
     /// The next effect or event; `None` when drained.

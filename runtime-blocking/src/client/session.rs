@@ -27,8 +27,8 @@ use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerReque
 use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{
-    HttpRequest, Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, Transmit,
-    TransportFailure,
+    HttpClientTransmit, HttpRequest, Input, Output, Receive, StdioTransmit, StreamEvent, StreamId,
+    Transmit, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
@@ -355,7 +355,11 @@ impl Session {
         loop {
             while let Some(out) = st.machine.poll_output() {
                 match out {
-                    Output::Transmit(t) if self.http.is_some() => Self::exchange(st, t),
+                    Output::Transmit(t) if self.http.is_some() => {
+                        if let Err(failure) = Self::exchange(st, t) {
+                            unsupported = unsupported.or(Some(failure));
+                        }
+                    }
                     Output::Transmit(t) => match t.into_stdio() {
                         Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
                         Ok(StdioTransmit::Close) => close = true,
@@ -365,6 +369,10 @@ impl Session {
                 }
             }
             let Some(failure) = unsupported.take() else { break };
+            if self.http.is_some() {
+                st.machine.fail(Instant::now(), failure);
+                continue;
+            }
             let event = StreamEvent::Failed(failure);
             let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
             st.machine.handle_input(input);
@@ -451,22 +459,21 @@ impl Session {
     }
 
     /// Notes one transmit of the machine (under the lock); performed by [`perform_http`].
-    fn exchange(st: &mut State, transmit: Transmit) {
-        match transmit {
-            Transmit::Http { stream, request } => {
+    /// `Err` for an effect an HTTP client cannot perform.
+    fn exchange(st: &mut State, transmit: Transmit) -> Result<(), TransportFailure> {
+        match transmit.into_http_client()? {
+            HttpClientTransmit::Open { stream, request } => {
                 let cell = Arc::new(AbortCell::default());
                 st.exchanges.insert(stream, cell.clone());
                 st.to_open.push((stream, *request, cell));
             }
-            Transmit::Abort { stream } => {
+            HttpClientTransmit::Abort { stream } => {
                 if let Some(cell) = st.exchanges.remove(&stream) {
                     st.to_abort.push(cell);
                 }
             }
-            // A client over HTTP only opens and aborts exchanges; writes, closes and
-            // responses belong to pipes and servers.
-            Transmit::Write { .. } | Transmit::Close { .. } | Transmit::Respond { .. } => {}
         }
+        Ok(())
     }
 
     /// Opens and cuts the exchanges a drain asked for (unlocked). A caller that waits for its

@@ -19,7 +19,7 @@ use std::time::Instant;
 use smol::channel::Receiver;
 use smol::future::FutureExt as _;
 use smol::Timer;
-use zest_core::io::{Input, Output, Transmit};
+use zest_core::io::{HttpClientTransmit, Input, Output};
 use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Book, Command, Driver};
@@ -108,21 +108,26 @@ impl Driver {
         exchanges: &mut Exchanges,
     ) -> bool {
         let mut closed = false;
-        while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Transmit(Transmit::Http { stream, request }) => {
-                    let events = exchanges.events();
-                    let work = connector::exchange(connector.clone(), stream, *request, events);
-                    exchanges.start(stream, work);
+        loop {
+            // An effect this runtime cannot perform fails the session, once drained.
+            let mut unsupported = None;
+            while let Some(output) = self.core.poll_output() {
+                match output {
+                    Output::Transmit(t) => match t.into_http_client() {
+                        Ok(HttpClientTransmit::Open { stream, request }) => {
+                            let events = exchanges.events();
+                            let work =
+                                connector::exchange(connector.clone(), stream, *request, events);
+                            exchanges.start(stream, work);
+                        }
+                        Ok(HttpClientTransmit::Abort { stream }) => exchanges.abort(stream),
+                        Err(failure) => unsupported = unsupported.or(Some(failure)),
+                    },
+                    Output::Event(event) => closed |= self.handle_event(book, event),
                 }
-                Output::Transmit(Transmit::Abort { stream }) => exchanges.abort(stream),
-                // A client over HTTP only opens and aborts exchanges; writes, closes and
-                // responses belong to pipes and servers.
-                Output::Transmit(
-                    Transmit::Write { .. } | Transmit::Close { .. } | Transmit::Respond { .. },
-                ) => {}
-                Output::Event(event) => closed |= self.handle_event(book, event),
             }
+            let Some(failure) = unsupported else { break };
+            self.core.fail(Instant::now(), failure);
         }
         closed
     }
