@@ -4,15 +4,15 @@
 
 use std::sync::{Arc, Weak};
 
-use smol::channel::{self, Sender};
+use smol::channel::Sender;
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::Task;
 use zest_core::error::CloseReason;
 use zest_core::handler::AsyncHandler;
-use zest_core::server::{Broadcast, BroadcastSink, ServerConfig};
+use zest_core::server::{Broadcast, BroadcastBudget, BroadcastSink, ServerConfig};
 
 use crate::http_server::Hub;
-use crate::server::{serve_on, serve_stdio_on, Command, Registry, RequestContext};
+use crate::server::{serve_on, serve_stdio_on, Command, Commands, Registry, RequestContext};
 
 /// The app's handle on a running server: a stdio (or in-memory) session, or every session
 /// of an HTTP server (see [`zest_core::server::ServerHandle`] for what it does). From
@@ -26,7 +26,8 @@ enum Target {
     /// Weak: a handle the app keeps does not keep a stopped server's router alive (nor
     /// does a handler's own context make a cycle through the hub's tasks).
     Http(Weak<Hub>),
-    Stdio(Sender<Command>),
+    /// The session's commands, and its budget for logs and updates.
+    Stdio(Sender<Command>, BroadcastBudget),
 }
 
 impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
@@ -38,8 +39,13 @@ impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
                     hub.broadcast(command);
                 }
             }
-            // Err once the session's loop is gone: there is nobody left to tell.
-            Self::Stdio(commands) => drop(commands.try_send(Command::Broadcast(command))),
+            // Past the budget a log or an update is dropped; Err once the session's loop is
+            // gone: there is nobody left to tell.
+            Self::Stdio(commands, budget) => {
+                if budget.admit(&command) {
+                    drop(commands.try_send(Command::Broadcast(command)));
+                }
+            }
         }
     }
 }
@@ -50,8 +56,8 @@ pub(crate) fn http_handle(hub: &Arc<Hub>) -> ServerHandle {
 }
 
 /// The handle on one stdio (or in-memory) session.
-pub(crate) fn stdio_handle(commands: Sender<Command>) -> ServerHandle {
-    ServerHandle::new(Arc::new(Target::Stdio(commands)))
+pub(crate) fn stdio_handle(commands: Sender<Command>, budget: BroadcastBudget) -> ServerHandle {
+    ServerHandle::new(Arc::new(Target::Stdio(commands, budget)))
 }
 
 /// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`](crate::serve),
@@ -84,19 +90,19 @@ impl StdioServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let (commands, queue) = channel::unbounded();
-        let handle = stdio_handle(commands.clone());
+        let commands = Commands::new();
+        let handle = commands.handle();
         let config = announcing(config);
-        let task = smol::spawn(serve_on(config, registry, reader, writer, commands, queue));
+        let task = smol::spawn(serve_on(config, registry, reader, writer, commands));
         Self { handle, task: Some(task) }
     }
 
     /// Serves one session on this process's stdin and stdout, as
     /// [`serve_stdio`](crate::serve_stdio) does.
     pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
-        let (commands, queue) = channel::unbounded();
-        let handle = stdio_handle(commands.clone());
-        let task = smol::spawn(serve_stdio_on(announcing(config), registry, commands, queue));
+        let commands = Commands::new();
+        let handle = commands.handle();
+        let task = smol::spawn(serve_stdio_on(announcing(config), registry, commands));
         Self { handle, task: Some(task) }
     }
 

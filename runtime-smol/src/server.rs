@@ -23,7 +23,7 @@ use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
     not_reading, CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
 };
-use zest_core::server::{Broadcast, Server, ServerConfig};
+use zest_core::server::{Broadcast, BroadcastBudget, Server, ServerConfig};
 use zest_core::RequestOptions;
 
 use crate::call::{self, Outgoing, ReplyTx, Submit};
@@ -49,19 +49,37 @@ pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 /// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`](crate::StdioServer::stdio)
 /// serves with a [`ServerHandle`] to change them.
 pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
-    let (commands, queue) = channel::unbounded();
-    serve_stdio_on(config, registry, commands, queue).await
+    serve_stdio_on(config, registry, Commands::new()).await
 }
 
-/// [`serve_stdio`] on a given command channel.
+/// A stdio session's command queue: what its handles and handlers send its loop, and the
+/// handles' budget for logs and updates ([`BROADCAST_QUEUE`](zest_core::server::BROADCAST_QUEUE)).
+pub(crate) struct Commands {
+    tx: Sender<Command>,
+    rx: Receiver<Command>,
+    budget: BroadcastBudget,
+}
+
+impl Commands {
+    pub(crate) fn new() -> Self {
+        let (tx, rx) = channel::unbounded();
+        Self { tx, rx, budget: BroadcastBudget::new() }
+    }
+
+    /// A handle on the session these commands feed.
+    pub(crate) fn handle(&self) -> ServerHandle {
+        stdio_handle(self.tx.clone(), self.budget.clone())
+    }
+}
+
+/// [`serve_stdio`] on a given command queue.
 pub(crate) async fn serve_stdio_on(
     config: ServerConfig,
     registry: Registry,
-    commands: Sender<Command>,
-    queue: Receiver<Command>,
+    commands: Commands,
 ) -> CloseReason {
     let (reader, writer, restore) = stdio::open();
-    let reason = serve_on(config, registry, reader, writer, commands, queue).await;
+    let reason = serve_on(config, registry, reader, writer, commands).await;
     drop(restore);
     reason
 }
@@ -83,25 +101,24 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let (commands, queue) = channel::unbounded();
-    serve_on(config, registry, reader, writer, commands, queue).await
+    serve_on(config, registry, reader, writer, Commands::new()).await
 }
 
-/// [`serve`] on a given command channel, whose sender a [`ServerHandle`] may hold.
+/// [`serve`] on a given command queue, whose [`ServerHandle`]s may exist already.
 pub(crate) async fn serve_on<R, W>(
     config: ServerConfig,
     registry: Registry,
     reader: R,
     writer: W,
-    commands: Sender<Command>,
-    queue: Receiver<Command>,
+    commands: Commands,
 ) -> CloseReason
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let executor = Executor::new();
-    let link = StdioLink { commands, closed: Arc::new(OnceLock::new()) };
+    let Commands { tx, rx: queue, budget } = commands;
+    let link = StdioLink { commands: tx, budget, closed: Arc::new(OnceLock::new()) };
     let driver = Driver {
         backlog_limit: config.max_backlog_bytes,
         core: Server::new(config, registry, Instant::now()),
@@ -235,7 +252,10 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
 
     fn apply(&mut self, now: Instant, command: Command) {
         match command {
-            Command::Broadcast(command) => command.apply(now, &mut self.core),
+            Command::Broadcast(command) => {
+                self.link.budget.taken(&command);
+                command.apply(now, &mut self.core);
+            }
             Command::Call { out, related } => {
                 let Outgoing { key, method, params, opts, on_progress, reply } = out;
                 let core = &mut self.core;
@@ -351,6 +371,7 @@ enum Inner {
 #[derive(Clone)]
 struct StdioLink {
     commands: Sender<Command>,
+    budget: BroadcastBudget,
     closed: Arc<OnceLock<CloseReason>>,
 }
 
@@ -360,7 +381,7 @@ impl SessionLink {
     }
 
     fn stdio(link: StdioLink) -> Self {
-        let server = stdio_handle(link.commands.clone());
+        let server = stdio_handle(link.commands.clone(), link.budget.clone());
         Self { inner: Inner::Stdio(link), server }
     }
 }

@@ -278,3 +278,34 @@ async fn a_handle_kept_after_its_http_server_stopped_does_not_keep_the_server_al
     // Telling a stopped server's sessions something is telling nobody.
     handle.log(LoggingLevel::Info, json!("after the end"));
 }
+
+#[tokio::test]
+async fn stdio_logs_past_the_broadcast_queue_are_dropped_while_the_loop_is_behind() {
+    use zest_tokio::core::server::BROADCAST_QUEUE;
+    let (client, server) = in_memory(config(), registry()).await.unwrap();
+    let rx = client.notifications();
+    let handle = server.handle();
+    // On this one-thread runtime the session's loop cannot run during the burst.
+    for i in 0..5_000 {
+        handle.log(LoggingLevel::Info, json!(i));
+    }
+    let mut seen = 0;
+    'marked: for _ in 0..50 {
+        marker(&handle);
+        let wait = async {
+            loop {
+                let n = rx.recv().await.expect("the session is open");
+                if is_marker(&n) {
+                    return;
+                }
+                seen += 1;
+            }
+        };
+        if tokio::time::timeout(Duration::from_millis(100), wait).await.is_ok() {
+            break 'marked;
+        }
+    }
+    assert_eq!(seen, BROADCAST_QUEUE, "the first ones queued, the rest dropped");
+    client.close().await.unwrap();
+    server.stopped().await;
+}

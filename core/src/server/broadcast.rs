@@ -5,6 +5,8 @@
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -12,6 +14,51 @@ use serde_json::Value;
 use super::{ListKind, Registry, Session};
 use crate::http::server::Router;
 use crate::schema::LoggingLevel;
+
+/// How many logs and resource updates a server handle lets wait for a session loop that has
+/// not taken them yet (a stdio or in-memory session's; see [`BroadcastBudget`]). Past it,
+/// newer ones are dropped: a handle never blocks the app, and a loop that falls behind does
+/// not hold more and more. Registry changes are never dropped. Over HTTP the router applies
+/// each command at once; a session's messages then wait for its GET stream, at most
+/// `RouterConfig::max_backlog` of them (the oldest goes first).
+pub const BROADCAST_QUEUE: usize = 256;
+
+/// The [`BROADCAST_QUEUE`] rule for one session's queue, shared (cloned) by its handles,
+/// which [`admit`](Self::admit) each command, and its loop, which says when it has
+/// [`taken`](Self::taken) one.
+#[derive(Clone, Debug, Default)]
+pub struct BroadcastBudget(Arc<AtomicUsize>);
+
+impl BroadcastBudget {
+    /// A budget with nothing waiting.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `command` may be queued for the loop (counted when it may): always for a
+    /// registry change; for a log or a resource update, while fewer than
+    /// [`BROADCAST_QUEUE`] of those wait.
+    pub fn admit<H>(&self, command: &Broadcast<H>) -> bool {
+        if !command.may_be_dropped() {
+            return true;
+        }
+        let below = |n: usize| (n < BROADCAST_QUEUE).then_some(n + 1);
+        self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, below).is_ok()
+    }
+
+    /// The loop took `command` off its queue (to apply it).
+    pub fn taken<H>(&self, command: &Broadcast<H>) {
+        if command.may_be_dropped() {
+            let less = |n: usize| Some(n.saturating_sub(1));
+            let _ = self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, less);
+        }
+    }
+
+    /// Logs and resource updates admitted and not taken yet.
+    pub fn waiting(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+}
 
 /// A change to the registry, applied where the registry lives.
 pub type RegistryChange<H> = Box<dyn FnOnce(&mut Registry<H>) + Send>;
@@ -45,6 +92,17 @@ pub enum Broadcast<H> {
         /// The resource that changed.
         uri: String,
     },
+}
+
+impl<H> Broadcast<H> {
+    /// True for what a full queue drops (logs, resource updates); false for a registry
+    /// change.
+    pub fn may_be_dropped(&self) -> bool {
+        match self {
+            Self::ChangeRegistry { .. } => false,
+            Self::Log { .. } | Self::ResourceUpdated { .. } => true,
+        }
+    }
 }
 
 impl<H: Clone> Broadcast<H> {

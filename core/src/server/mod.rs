@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use ask::{Ask, Asked};
-pub use broadcast::{Broadcast, RegistryChange};
+pub use broadcast::{Broadcast, BroadcastBudget, RegistryChange, BROADCAST_QUEUE};
 pub use config::{ServerConfig, SessionInfo};
 pub use events::{Call, CallContext, ClientNotification, Event};
 pub use handle::{BroadcastSink, ServerHandle};

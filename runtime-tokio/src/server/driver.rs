@@ -21,7 +21,7 @@ use zest_core::runtime::{
     not_reading, CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep,
     FINAL_FLUSH_LIMIT,
 };
-use zest_core::server::{Broadcast, Server, ServerConfig};
+use zest_core::server::{Broadcast, BroadcastBudget, Server, ServerConfig};
 
 use super::{handle, Registry, RequestContext, ServerHandle, SessionLink};
 use crate::calls::{CatchUnwind, Reply};
@@ -53,16 +53,20 @@ pub(super) struct Driver {
     inline_first_poll: bool,
     /// `ServerConfig::max_backlog_bytes`: past it, a client that does not read is cut off.
     backlog_limit: usize,
+    /// The session's handles' budget for logs and updates waiting in `commands`.
+    budget: BroadcastBudget,
 }
 
 impl Driver {
     pub(super) fn new(config: ServerConfig, registry: Registry) -> Self {
         let (tx, commands) = mpsc::unbounded_channel();
         let backlog_limit = config.max_backlog_bytes;
+        let budget = BroadcastBudget::new();
         Self {
             backlog_limit,
             core: Server::new(config, registry, Instant::now()),
-            link: SessionLink::stdio(tx.clone(), Arc::new(CallKeys::new())),
+            link: SessionLink::stdio(tx.clone(), Arc::new(CallKeys::new()), budget.clone()),
+            budget,
             answers: tx,
             commands,
             dispatch: SessionDispatch::new(Arc::default()),
@@ -73,7 +77,7 @@ impl Driver {
 
     /// The app's handle on this session.
     pub(super) fn handle(&self) -> ServerHandle {
-        handle::stdio_handle(self.answers.clone())
+        handle::stdio_handle(self.answers.clone(), self.budget.clone())
     }
 
     /// Serves until the core reports `Closed` (which stops every handler), then flushes what
@@ -157,7 +161,10 @@ impl Driver {
                 let core = &mut self.core;
                 self.dispatch.start(Some(key), reply, None, || call.send(now, core));
             }
-            Command::Broadcast(command) => command.apply(now, &mut self.core),
+            Command::Broadcast(command) => {
+                self.budget.taken(&command);
+                command.apply(now, &mut self.core);
+            }
             Command::Cancel { key } => {
                 if let Some(id) = self.dispatch.abandon(key) {
                     // Err only if the outcome was already decided; nothing to cancel then.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::mpsc;
 use zest_core::handler::AsyncHandler;
-use zest_core::server::{Broadcast, BroadcastSink};
+use zest_core::server::{Broadcast, BroadcastBudget, BroadcastSink};
 
 use super::driver::Command;
 use super::RequestContext;
@@ -25,7 +25,8 @@ enum Target {
     /// Weak: a handle the app keeps does not keep a stopped server's router alive (nor
     /// does a handler's own context make a cycle through the hub's tasks).
     Http(Weak<Hub>),
-    Stdio(mpsc::UnboundedSender<Command>),
+    /// The session's commands, and its budget for logs and updates ([`BROADCAST_QUEUE`](zest_core::server::BROADCAST_QUEUE)).
+    Stdio(mpsc::UnboundedSender<Command>, BroadcastBudget),
 }
 
 impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
@@ -37,8 +38,13 @@ impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
                     hub.broadcast(command);
                 }
             }
-            // Err once the session's loop is gone: there is nobody left to tell.
-            Self::Stdio(commands) => drop(commands.send(Command::Broadcast(command))),
+            // Past the budget a log or an update is dropped; Err once the session's loop is
+            // gone: there is nobody left to tell.
+            Self::Stdio(commands, budget) => {
+                if budget.admit(&command) {
+                    drop(commands.send(Command::Broadcast(command)));
+                }
+            }
         }
     }
 }
@@ -49,6 +55,9 @@ pub(crate) fn http_handle(hub: &Arc<Hub>) -> ServerHandle {
 }
 
 /// The handle on one stdio (or in-memory) session.
-pub(super) fn stdio_handle(commands: mpsc::UnboundedSender<Command>) -> ServerHandle {
-    ServerHandle::new(Arc::new(Target::Stdio(commands)))
+pub(super) fn stdio_handle(
+    commands: mpsc::UnboundedSender<Command>,
+    budget: BroadcastBudget,
+) -> ServerHandle {
+    ServerHandle::new(Arc::new(Target::Stdio(commands, budget)))
 }

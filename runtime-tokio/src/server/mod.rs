@@ -16,7 +16,7 @@ use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::{CallKeys, Link, PeerCall, Report};
-use zest_core::server::ServerConfig;
+use zest_core::server::{BroadcastBudget, ServerConfig};
 
 use crate::calls;
 use driver::{Command, Driver};
@@ -236,8 +236,12 @@ impl StdioLink {
 }
 
 impl SessionLink {
-    fn stdio(commands: mpsc::UnboundedSender<Command>, keys: Arc<CallKeys>) -> Self {
-        let server = handle::stdio_handle(commands.clone());
+    fn stdio(
+        commands: mpsc::UnboundedSender<Command>,
+        keys: Arc<CallKeys>,
+        budget: BroadcastBudget,
+    ) -> Self {
+        let server = handle::stdio_handle(commands.clone(), budget);
         Self { inner: Inner::Stdio(StdioLink { commands, keys }), server }
     }
 }

@@ -159,3 +159,26 @@ fn a_change_that_panics_changes_and_announces_nothing() {
     assert!(drain(&mut s).is_empty());
     assert!(s.registry().tools().any(|t| t.name == "echo"), "the registry is as it was");
 }
+
+#[test]
+fn a_full_queue_drops_logs_and_updates_but_never_a_registry_change() {
+    use super::{BroadcastBudget, BROADCAST_QUEUE};
+    let budget = BroadcastBudget::new();
+    let shared = budget.clone();
+    let log = || Broadcast::<()>::Log { level: LoggingLevel::Info, logger: None, data: json!(1) };
+    let update = Broadcast::<()>::ResourceUpdated { uri: "file:///a".into() };
+    let change = Broadcast::<()>::ChangeRegistry { changed: vec![], change: Box::new(|_| {}) };
+    for _ in 0..BROADCAST_QUEUE {
+        assert!(budget.admit(&log()));
+    }
+    assert!(!shared.admit(&log()), "full: a handle clone sees the same count");
+    assert!(!budget.admit(&update));
+    assert!(budget.admit(&change), "a registry change always goes");
+    assert_eq!(budget.waiting(), BROADCAST_QUEUE);
+    // The loop takes one (a registry change does not count): one more fits.
+    shared.taken(&change);
+    assert!(!budget.admit(&update));
+    shared.taken(&log());
+    assert!(budget.admit(&update));
+    assert_eq!(budget.waiting(), BROADCAST_QUEUE);
+}
