@@ -1,14 +1,17 @@
-//! Memory of idle Streamable HTTP sessions: 1,000 sessions go through the handshake in one
+//! Memory of idle Streamable HTTP sessions: 10,000 sessions go through the handshake in one
 //! [`Router`], then sit idle; the bench prints the heap bytes each one holds (a counting
 //! allocator, so the figure is exact for this build) and the router's throughput for the
-//! handshake itself.
+//! handshake itself. Then every session gets a request to its client with a deadline, and
+//! the bench prints what finding the router's next deadline costs (`poll_timeout`, which a
+//! runtime asks after every operation) and what a timer tick with nothing due costs: with
+//! a heap of deadlines neither grows with the number of sessions.
 //!
 //! `cargo bench -p zest-core --bench sessions` prints the figures; nothing is asserted.
 #![allow(clippy::disallowed_methods)] // A benchmark reads the clock.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, Method};
 use serde_json::json;
@@ -16,6 +19,7 @@ use zest_core::http::server::{Router, RouterConfig};
 use zest_core::io::{Input, Output, Receive, RequestHead, StreamEvent, StreamId, Transmit};
 use zest_core::schema::Tool;
 use zest_core::server::{Registry, ServerConfig};
+use zest_core::RequestOptions;
 
 struct Counting;
 
@@ -38,7 +42,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-const SESSIONS: usize = 1000;
+const SESSIONS: usize = 10_000;
 
 fn exchange(
     router: &mut Router<u8>,
@@ -108,4 +112,38 @@ fn main() {
         "handshakes: {:.0}/s (initialize + initialized, two POSTs each, in memory)",
         (SESSIONS - 1) as f64 / took.as_secs_f64()
     );
+    deadlines(&mut router);
+}
+
+/// Gives every session a request to its client with a deadline, then times the router's
+/// deadline look-ups.
+fn deadlines(router: &mut Router<u8>) {
+    let now = Instant::now();
+    let ids: Vec<_> = router.sessions().cloned().collect();
+    for (i, id) in ids.iter().enumerate() {
+        let session = router.session_mut(id).expect("held");
+        let timeout = Duration::from_secs(600) + Duration::from_millis(i as u64);
+        let opts = RequestOptions::default().timeout(timeout);
+        session.request(now, None, "ping", None, opts).expect("the session is open");
+    }
+    while router.poll_output().is_some() {}
+    let first = router.poll_timeout().expect("a deadline");
+    assert!(first <= now + Duration::from_secs(600));
+    const LOOKUPS: u32 = 100_000;
+    let start = Instant::now();
+    let mut soonest = first;
+    for _ in 0..LOOKUPS {
+        soonest = soonest.min(std::hint::black_box(router.poll_timeout()).unwrap());
+    }
+    let lookup = start.elapsed() / LOOKUPS;
+    const TICKS: u32 = 10_000;
+    let start = Instant::now();
+    for _ in 0..TICKS {
+        router.handle_input(Input::Timeout(now));
+        while router.poll_output().is_some() {}
+    }
+    let tick = start.elapsed() / TICKS;
+    println!("deadlines held: {} (one request to the client per session)", ids.len());
+    println!("next deadline (poll_timeout): {} ns per look-up", lookup.as_nanos());
+    println!("timer tick with nothing due: {} ns", tick.as_nanos());
 }

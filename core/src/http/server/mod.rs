@@ -38,8 +38,9 @@ mod store;
 mod streams;
 #[cfg(test)]
 mod tests;
+mod timers;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,6 +55,7 @@ pub use store::{EventStore, MemoryEventStore};
 use self::checks::LOOPBACK;
 use self::decide::{join, Undecided};
 use self::streams::{Answer, Logical, Mode, Slot, SlotKind, Wire};
+use self::timers::Timers;
 use crate::error::Rejection;
 use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
 use crate::jsonrpc::{Message, RequestId};
@@ -195,7 +197,7 @@ pub struct Router<H> {
     /// Sessions a command touched: drained at the next `poll_output`.
     touched: Vec<SessionId>,
     /// Sessions whose machine has a deadline.
-    timers: HashSet<SessionId>,
+    timers: Timers,
     next_sweep: Option<Instant>,
     /// POSTs that started handlers, their answer not yet decided (see [`decide`]).
     undecided: Vec<Undecided>,
@@ -224,7 +226,7 @@ impl<H: Clone> Router<H> {
             wire: Wire { transmits: VecDeque::new(), store: Box::new(MemoryEventStore::default()) },
             events: VecDeque::new(),
             touched: Vec::new(),
-            timers: HashSet::new(),
+            timers: Timers::default(),
             next_sweep: None,
             undecided: Vec::new(),
             calls_asked: 0,
@@ -314,11 +316,7 @@ impl<H: Clone> Router<H> {
     /// for idle sessions.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let machines = self
-            .timers
-            .iter()
-            .filter_map(|id| self.sessions.get(id).and_then(|s| s.machine.poll_timeout()));
-        machines.chain(self.next_sweep).chain(self.next_decision()).min()
+        self.timers.next().into_iter().chain(self.next_sweep).chain(self.next_decision()).min()
     }
 
     /// The sessions held now.
@@ -544,11 +542,7 @@ impl<H: Clone> Router<H> {
             }
             self.events.push_back(RouterEvent { session: id.clone(), event });
         }
-        if slot.machine.poll_timeout().is_some() {
-            self.timers.insert(id.clone());
-        } else {
-            self.timers.remove(id);
-        }
+        self.timers.set(id, slot.machine.poll_timeout());
         if slot.machine.is_closed() {
             return self.end_session(id);
         }
@@ -641,8 +635,7 @@ impl<H: Clone> Router<H> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        let due: Vec<SessionId> = self.timers.iter().cloned().collect();
-        for id in due {
+        for id in self.timers.take_due(now) {
             if let Some(slot) = self.sessions.get_mut(&id) {
                 slot.machine.handle_timeout(now);
                 self.flush(&id);
@@ -686,7 +679,7 @@ impl<H: Clone> Router<H> {
             }
         }
         self.wire.store.forget_session(id);
-        self.timers.remove(id);
+        self.timers.set(id, None);
     }
 
     /// Answers `stream` with the status and JSON-RPC error body of `rejection`.
