@@ -432,8 +432,10 @@ enum Answer {
 }
 
 impl Rejection {
-    /// The one mapping of rejections to JSON-RPC codes and HTTP statuses (MCP-DIGEST §2.2,
-    /// §5.2, §5.3), for the revision and transport of the session.
+    /// The one mapping of rejections to JSON-RPC codes and HTTP statuses
+    /// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>,
+    /// <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports>), for the
+    /// revision and transport of the session.
     ///
     /// `version` is the negotiated revision or, before one is agreed, the one the request
     /// claims (over HTTP, its `MCP-Protocol-Version` header, or 2025-03-26 when it has none).
@@ -510,7 +512,8 @@ impl Rejection {
             | Self::UserRejected(_)
             | Self::MessageTooLarge { .. } => Answer::InBand,
             // 2026-07-28: an unknown method gets 404, which the body tells apart from a
-            // legacy server's 404 (MCP-DIGEST §5.3 item 8).
+            // legacy server's 404
+            // (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
             Self::MethodNotFound(_) => Answer::Stateless(404),
             Self::ForbiddenOrigin | Self::ForbiddenHost => Answer::Refused(403),
             Self::StreamConflict => Answer::Refused(409),

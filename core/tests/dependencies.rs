@@ -1,5 +1,5 @@
 //! The core does no IO: no async runtime, HTTP client, TLS or socket crate may enter its
-//! dependency tree (DESIGN.md §2).
+//! dependency tree (docs/design-notes.md#sans-io-core).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)] // This test runs cargo itself.
 
 use std::process::Command;

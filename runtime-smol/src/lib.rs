@@ -7,7 +7,7 @@
 //! global executor, which starts its own threads on first use.
 //!
 //! All protocol semantics live in [`zest_core`]; this crate is adapters, one driver loop per
-//! session and handles (DESIGN.md §5).
+//! session and handles (docs/design-notes.md#thin-runtimes).
 //!
 //! - [`Client`]: spawns a server process ([`StdioCommand`]), performs the handshake and offers
 //!   the typed API of [`ClientApi`]. Calls are futures; dropping one cancels its request.

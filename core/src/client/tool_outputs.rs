@@ -1,4 +1,5 @@
-//! Checking tool results against the `outputSchema` the server listed (MCP-DIGEST §7 tools):
+//! Checking tool results against the `outputSchema` the server listed
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#output-schema>):
 //! schemas are learned from `tools/list` answers, kept as sent, and a `tools/call` result for
 //! a listed tool with a schema must carry `structuredContent` that matches it. An `isError`
 //! result is not checked (it is the tool's own failure, reported as such).

@@ -1,4 +1,6 @@
-//! Every JSON-RPC error code zest sends or recognises, in one place (MCP-DIGEST §2.2).
+//! Every JSON-RPC error code zest sends or recognises, in one place
+//! (<https://www.jsonrpc.org/specification#error_object>,
+//! <https://modelcontextprotocol.io/specification/2025-11-25/schema>).
 
 /// Invalid JSON.
 pub const PARSE_ERROR: i64 = -32700;

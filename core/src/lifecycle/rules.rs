@@ -134,7 +134,8 @@ const fn notification(method: &'static str, sender: Sender, era: Era) -> MethodR
 use Capability as C;
 use Sender::{Client as ByClient, Either as ByEither, Server as ByServer};
 
-/// Every method of every revision (MCP-DIGEST §1.1, §1.2, §4.1, §4.2), with the revisions it
+/// Every method of every revision (the schemas of every revision, e.g.
+/// <https://modelcontextprotocol.io/specification/2026-07-28/schema>), with the revisions it
 /// lives in.
 ///
 /// The 2026-07-28 rows only say that those methods exist there; no machine speaks that
@@ -279,7 +280,7 @@ mod tests {
     use super::*;
     use ProtocolVersion as V;
 
-    /// Every row, as MCP-DIGEST §1.1/§1.2/§4 gives it: method, kind, first and last revision.
+    /// Every row, as the revisions' schemas give it: method, kind, first and last revision.
     #[test]
     fn every_row_starts_and_ends_where_the_digest_says() {
         use Kind::{Notification as N, Request as R};

@@ -191,7 +191,8 @@ impl Endpoint {
             Message::Notification(n) => match n.method.as_str() {
                 "notifications/progress" => self.route_progress(now, n),
                 "notifications/cancelled" => {
-                    // Malformed or unknown cancellations are ignored (MCP-DIGEST §3.4).
+                    // Malformed or unknown cancellations are ignored
+                    // (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation).
                     let Ok(params) = parse_params::<CancelledParams>(n.params.as_ref()) else {
                         return Routed::Nothing;
                     };

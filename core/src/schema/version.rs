@@ -8,7 +8,8 @@ use ProtocolVersion as V;
 
 /// A revision of the MCP specification, ordered oldest first.
 ///
-/// The feature predicates are the branch points of DESIGN.md §6 and MCP-DIGEST §1.2: code asks
+/// The feature predicates are the branch points between revisions
+/// (docs/design-notes.md#revisions-as-feature-predicates): code asks
 /// `version.has_elicitation()` instead of comparing dates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
@@ -150,7 +151,8 @@ impl ProtocolVersion {
 /// The revisions a feature or method spans: from `since` through `until`, both inclusive;
 /// `until: None` means it is still in the newest revision.
 ///
-/// The named eras below are the one source of the feature matrix (MCP-DIGEST §1.2): the
+/// The named eras below are the one source of the feature matrix
+/// (docs/design-notes.md#revisions-as-feature-predicates): the
 /// predicates on [`ProtocolVersion`] and the method rule table both read them, and no other
 /// code compares revisions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +276,7 @@ mod tests {
         assert!(V::V2026_07_28.is_stateless() && !V::V2025_11_25.is_stateless());
     }
 
-    /// Each predicate against its row of MCP-DIGEST §1.2, for every revision (columns
+    /// Each predicate against its row of the revisions' changelogs, for every revision (columns
     /// 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28).
     #[test]
     fn every_predicate_matches_its_row_of_the_matrix() {

@@ -284,9 +284,10 @@ impl<H: Clone> Session<H> {
     /// A tool result checked against the tool's `outputSchema`; a mismatch becomes an
     /// `isError` result that says why.
     ///
-    /// Only a plain, successful `CallToolResult` is checked (MCP-DIGEST §4.5): results that
-    /// report a failure (`isError: true`) carry no structured output, and results of another
-    /// shape (a task-creation result, a 2026-07-28 input-required result) are not tool
+    /// Only a plain, successful `CallToolResult` is checked
+    /// (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#output-schema>):
+    /// results that report a failure (`isError: true`) carry no structured output, and results
+    /// of another shape (a task-creation result, a 2026-07-28 input-required result) are not tool
     /// output at all. Neither is checked in a revision without structured output, whose
     /// client never saw the schema.
     pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {

@@ -10,7 +10,8 @@ mod stdio;
 
 pub(crate) use stdio::StdioTransport;
 
-/// The transports MCP defines (MCP-DIGEST §5).
+/// The transports MCP defines
+/// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TransportKind {

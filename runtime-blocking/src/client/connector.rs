@@ -173,7 +173,7 @@ impl Connector {
             }
         }
         let tcp = tcp.ok_or_else(|| refused(last))?;
-        // Nagle would hold each small request back (DESIGN.md §5).
+        // Nagle would hold each small request back (docs/design-notes.md#latency-tcp_nodelay).
         let _ = tcp.set_nodelay(true);
         if !target.tls {
             return Ok(Conn { io: Io::Plain(tcp), http: ClientConn::new(self.config.clone()) });

@@ -112,7 +112,8 @@ pub(super) fn spawn(
     socket: TcpStream,
     done: impl FnOnce() + Send + 'static,
 ) -> io::Result<ToConn> {
-    // Nagle would hold small SSE events and JSON answers back (DESIGN.md §5).
+    // Nagle would hold small SSE events and JSON answers back
+    // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
     let reading = socket.try_clone()?;
     let cut = socket.try_clone()?;

@@ -104,7 +104,7 @@ impl Connector {
             let tcp = TcpStream::connect((target.host.as_str(), target.port))
                 .await
                 .map_err(|e| TransportFailure::Refused(format!("{target}: {e}")))?;
-            // Nagle would hold each small request back (DESIGN.md §5).
+            // Nagle would hold each small request back (docs/design-notes.md#latency-tcp_nodelay).
             let _ = tcp.set_nodelay(true);
             if !target.tls {
                 return Ok(Box::new(tcp) as Box<dyn Io>);

@@ -35,7 +35,8 @@ pub(super) async fn serve(
     ids: Arc<StreamIds>,
     stop: Receiver<()>,
 ) {
-    // Nagle would hold small SSE events and JSON answers back (DESIGN.md §5).
+    // Nagle would hold small SSE events and JSON answers back
+    // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
     let mut reader = socket.clone();
     let mut writer = Writer::new(socket);

@@ -24,7 +24,8 @@ pub(super) async fn serve(
     ids: Arc<StreamIds>,
     mut stop: watch::Receiver<bool>,
 ) {
-    // Nagle would hold small SSE events and JSON answers back (DESIGN.md §5).
+    // Nagle would hold small SSE events and JSON answers back
+    // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
     let (mut reader, writer) = socket.into_split();
     let mut writer = Writer::new(writer);

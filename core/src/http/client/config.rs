@@ -12,7 +12,9 @@ use crate::error::UsageError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpMode {
-    /// Back-compat detection (MCP-DIGEST §5.5): POST `initialize` as Streamable HTTP; on 400,
+    /// Back-compat detection
+    /// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#backwards-compatibility>):
+    /// POST `initialize` as Streamable HTTP; on 400,
     /// 404 or 405 fall back to legacy HTTP+SSE (GET the same URL, await `event: endpoint`).
     /// 401 and 403 never fall back: the session closes with the status and challenge.
     #[default]

@@ -1,4 +1,5 @@
-//! Legacy HTTP+SSE, client side (2024-11-05 servers; MCP-DIGEST §5.4).
+//! Legacy HTTP+SSE, client side (2024-11-05 servers;
+//! <https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#http-with-sse>).
 //!
 //! ```text
 //!  GET url ──SSE head──▶ AwaitingEndpoint ──event: endpoint, same origin──▶ Open(endpoint)

@@ -1,5 +1,6 @@
 //! The HTTP client transports: the Streamable HTTP planner, the legacy HTTP+SSE client, and
-//! back-compat detection between them (MCP-DIGEST §5.2, §5.4, §5.5).
+//! back-compat detection between them
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#backwards-compatibility>).
 //!
 //! Configure with [`HttpClientConfig`] and start a session with
 //! [`Client::new_http`](crate::client::Client::new_http). The client machine hands each

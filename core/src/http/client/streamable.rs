@@ -1,4 +1,6 @@
-//! Streamable HTTP, client side (MCP-DIGEST §5.2): one POST per message, JSON or SSE answers,
+//! Streamable HTTP, client side
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>):
+//! one POST per message, JSON or SSE answers,
 //! the session and protocol-version headers, the standalone GET stream, resumption with
 //! `Last-Event-ID`, session expiry, and DELETE on close.
 //!

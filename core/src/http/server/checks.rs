@@ -25,7 +25,8 @@ pub(super) fn check_host(headers: &HeaderMap, allowed: &[String]) -> Result<(), 
 
 /// An `Origin`, when present, must be an allowed origin: one whose host is allowed (any
 /// scheme and port), or one listed exactly. Requests without `Origin` (not from a browser)
-/// pass (MCP-DIGEST §5.2.1).
+/// pass
+/// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning>).
 pub(super) fn check_origin(
     headers: &HeaderMap,
     allowed_hosts: &[String],
@@ -48,7 +49,8 @@ pub(super) fn check_origin(
     }
 }
 
-/// A POST must send JSON and accept both JSON and SSE answers (MCP-DIGEST §5.2.2).
+/// A POST must send JSON and accept both JSON and SSE answers
+/// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server>).
 pub(super) fn check_post_media(headers: &HeaderMap) -> Result<(), Rejection> {
     let json = headers
         .get(CONTENT_TYPE)
@@ -74,7 +76,8 @@ pub(super) fn check_get_media(headers: &HeaderMap) -> Result<(), Rejection> {
 }
 
 /// The `MCP-Protocol-Version` header: absent is fine (the session knows, or 2025-03-26 is
-/// assumed); present, it must name a revision we support (MCP-DIGEST §5.2.7).
+/// assumed); present, it must name a revision we support
+/// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#protocol-version-header>).
 pub(super) fn version_header(
     headers: &HeaderMap,
     supported: &[ProtocolVersion],

@@ -1,4 +1,6 @@
-//! Back-compat detection (MCP-DIGEST §5.5): which answers to the first `initialize` fall back
+//! Back-compat detection
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#backwards-compatibility>):
+//! which answers to the first `initialize` fall back
 //! to legacy HTTP+SSE, and which do not.
 
 use super::*;
