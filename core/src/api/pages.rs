@@ -1,18 +1,5 @@
 //! Following a paginated list's cursors to its end, sans IO: the one loop behind every
 //! runtime's [`ClientApi::list_all`](super::ClientApi::list_all).
-//!
-//! ```text
-//! let mut walk = PageWalk::<ListTools>::new();
-//! while let Some(params) = walk.next_params() {
-//!     walk.page(call(ListTools::NAME, params)?)?;   // the runtime's one request
-//! }
-//! walk.items()
-//! ```
-//!
-//! A server whose cursors never end is refused in two ways, with one error on every
-//! runtime: a cursor it already gave (a loop) ends the walk at once, and so does a page past
-//! [`MAX_PAGES`]. Pages stay raw until the last is in (a runtime's future must be `Send`,
-//! and an item type need not be), so only each page's `nextCursor` is read on the way.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -25,7 +12,23 @@ use crate::error::RequestError;
 use crate::jsonrpc::RawJson;
 use crate::schema::PaginatedParams;
 
-/// The state of one `list_all` walk over method `M`. See the [module docs](self).
+/// The state of one `list_all` walk over method `M`.
+///
+/// Following a paginated list's cursors to its end, sans IO: the one loop behind every
+/// runtime's [`ClientApi::list_all`](super::ClientApi::list_all).
+///
+/// ```text
+/// let mut walk = PageWalk::<ListTools>::new();
+/// while let Some(params) = walk.next_params() {
+/// walk.page(call(ListTools::NAME, params)?)?;   // the runtime's one request
+/// }
+/// walk.items()
+/// ```
+///
+/// A server whose cursors never end is refused in two ways, with one error on every
+/// runtime: a cursor it already gave (a loop) ends the walk at once, and so does a page past
+/// [`MAX_PAGES`]. Pages stay raw until the last is in (a runtime's future must be `Send`,
+/// and an item type need not be), so only each page's `nextCursor` is read on the way.
 pub struct PageWalk<M> {
     /// The cursor to ask for next; `None` before the first page and after the last.
     cursor: Option<String>,

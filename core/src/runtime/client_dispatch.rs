@@ -1,17 +1,6 @@
 //! The bookkeeping around one client machine that every runtime's client session needs,
 //! whatever runs its handlers: the calls in flight, the client handlers answering server
 //! requests, the handshake's one outcome and the session's close reason.
-//!
-//! A runtime hands every [`Event`] the machine reports to [`ClientDispatch::route`], then
-//! performs each [`ClientStep`] from [`ClientDispatch::poll_step`]. Every event is matched
-//! here, exhaustively: an event added to the machine is a compile error in this one place,
-//! never a silent drop in a runtime. The runtime matches only steps, which name what it must
-//! do with its executor: hand over an outcome, start or stop a handler task, queue a
-//! notification.
-//!
-//! The ordering rule of close reasons lives here too: the reason is recorded (in the
-//! [`OnceLock`] shared with the session's handles) before any caller is handed a failure
-//! that the close caused, so a caller that sees its call fail also sees `close_reason()`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -66,7 +55,22 @@ impl<R, T> fmt::Debug for ClientStep<R, T> {
     }
 }
 
-/// A client session's state beside its machine. See the [module docs](self).
+/// A client session's state beside its machine.
+///
+/// The bookkeeping around one client machine that every runtime's client session needs,
+/// whatever runs its handlers: the calls in flight, the client handlers answering server
+/// requests, the handshake's one outcome and the session's close reason.
+///
+/// A runtime hands every [`Event`] the machine reports to [`ClientDispatch::route`], then
+/// performs each [`ClientStep`] from [`ClientDispatch::poll_step`]. Every event is matched
+/// here, exhaustively: an event added to the machine is a compile error in this one place,
+/// never a silent drop in a runtime. The runtime matches only steps, which name what it must
+/// do with its executor: hand over an outcome, start or stop a handler task, queue a
+/// notification.
+///
+/// The ordering rule of close reasons lives here too: the reason is recorded (in the
+/// [`OnceLock`] shared with the session's handles) before any caller is handed a failure
+/// that the close caused, so a caller that sees its call fail also sees `close_reason()`.
 pub struct ClientDispatch<R, T> {
     calls: Calls<R>,
     serving: HashMap<RequestId, T>,

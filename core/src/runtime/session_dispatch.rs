@@ -3,11 +3,6 @@
 //! handler runs for which call, with which cancellation flag, and the session's own requests
 //! to the client. It is the one-session counterpart of the HTTP server's
 //! [`Dispatch`](super::http_server::Dispatch).
-//!
-//! A runtime hands every event of its session to [`SessionDispatch::route`] and performs each
-//! [`SessionStep`] from [`SessionDispatch::poll_step`]: start a handler (filing its task with
-//! [`SessionDispatch::started`] if it needs one), stop a task, hand an outcome to a handler
-//! that asked the client something. Every server event is matched here, exhaustively.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -69,7 +64,18 @@ struct Running<T> {
     task: Option<T>,
 }
 
-/// One server session's state beside its machine. See the [module docs](self).
+/// One server session's state beside its machine.
+///
+/// The bookkeeping around one server [`Session`](crate::server::Session) on one stream
+/// (stdio, or an in-memory pipe) that every runtime needs, whatever runs its handlers: which
+/// handler runs for which call, with which cancellation flag, and the session's own requests
+/// to the client. It is the one-session counterpart of the HTTP server's
+/// [`Dispatch`](super::http_server::Dispatch).
+///
+/// A runtime hands every event of its session to [`SessionDispatch::route`] and performs each
+/// [`SessionStep`] from [`SessionDispatch::poll_step`]: start a handler (filing its task with
+/// [`SessionDispatch::started`] if it needs one), stop a task, hand an outcome to a handler
+/// that asked the client something. Every server event is matched here, exhaustively.
 pub struct SessionDispatch<H, T, R> {
     running: HashMap<RequestId, Running<T>>,
     calls: Calls<R>,

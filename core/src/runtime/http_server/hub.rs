@@ -1,17 +1,6 @@
 //! The one [`Router`] every connection of an HTTP server feeds, behind a mutex, with its
 //! [`Dispatch`]: the part of an HTTP server's shared state that is the same on every
 //! executor.
-//!
-//! Whoever has an input (a connection with a request's bytes, a handler with its answer, a
-//! report or a request to the client, the timer with a due deadline) calls the hub, which
-//! locks, feeds the router, performs every output and unlocks. Transmits go to their
-//! connection while the lock is held, so the transmits of one stream keep their order
-//! whoever produced them. What must not run under the lock (starting handlers, stopping
-//! their tasks, waking a shutdown) the hub asks of its [`HubHost`] once unlocked.
-//!
-//! A runtime supplies the host (its clock, its way to start and stop handlers, its timer
-//! and idle wake-ups) and keeps only its loops: the listener, the connection tasks, the
-//! timer that sleeps until [`Hub::tick`]'s deadline, and the shutdown's waits.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -110,7 +99,22 @@ pub struct Start<H> {
     pub context: CallContext,
 }
 
-/// The shared state of one HTTP server. See the [module docs](self).
+/// The shared state of one HTTP server.
+///
+/// The one [`Router`] every connection of an HTTP server feeds, behind a mutex, with its
+/// [`Dispatch`]: the part of an HTTP server's shared state that is the same on every
+/// executor.
+///
+/// Whoever has an input (a connection with a request's bytes, a handler with its answer, a
+/// report or a request to the client, the timer with a due deadline) calls the hub, which
+/// locks, feeds the router, performs every output and unlocks. Transmits go to their
+/// connection while the lock is held, so the transmits of one stream keep their order
+/// whoever produced them. What must not run under the lock (starting handlers, stopping
+/// their tasks, waking a shutdown) the hub asks of its [`HubHost`] once unlocked.
+///
+/// A runtime supplies the host (its clock, its way to start and stop handlers, its timer
+/// and idle wake-ups) and keeps only its loops: the listener, the connection tasks, the
+/// timer that sleeps until [`Hub::tick`]'s deadline, and the shutdown's waits.
 pub struct Hub<H: HubHost> {
     state: Mutex<State<H>>,
     host: H,
