@@ -10,7 +10,7 @@
 //!   stop us reading, or two peers could block each other): it asks the supervisor, which
 //!   has a worker thread write instead (so that it never blocks on a write itself). At the end, [`Outbox::finish`] writes what is left and closes the stream, but
 //!   waits no longer than a deadline.
-//! - the supervisor's bell: the one thread that sleeps until the machine's `poll_timeout`
+//! - the supervisor's wake-up: the one thread that sleeps until the machine's `poll_timeout`
 //!   (the only timer), has the reader's frames written, and ends the session.
 //! - [`Slot`]: where a blocked thread waits for its one outcome ([`CallSlot`] files one in
 //!   zest-core's calls table).
@@ -160,10 +160,10 @@ pub(crate) enum Wake {
     Closed,
 }
 
-/// Frames waiting to be written, and the supervisor's bell.
+/// Frames waiting to be written, and the supervisor's wake-up.
 pub(crate) struct Outbox<W> {
     ctl: Mutex<Ctl>,
-    bell: Condvar,
+    wake: Condvar,
     writer: Mutex<Option<W>>,
 }
 
@@ -186,7 +186,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
         let writer = Mutex::new(Some(writer));
         // Written frames' buffers are kept for the machine to encode the next large one into.
         let ctl = Mutex::new(Ctl { queue: WriteQueue::recycling(), ..Ctl::default() });
-        Arc::new(Self { ctl, bell: Condvar::new(), writer })
+        Arc::new(Self { ctl, wake: Condvar::new(), writer })
     }
 
     /// A written frame's buffer to hand back to the machine (`recycle`), if one was kept.
@@ -229,7 +229,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
         let mut ctl = lock(&self.ctl);
         if ctl.timer_at.is_none_or(|at| deadline < at) {
             ctl.timer_at = Some(deadline);
-            self.bell.notify_all();
+            self.wake.notify_all();
         }
     }
 
@@ -243,7 +243,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
         }
         if !may_block {
             ctl.write_asked = true;
-            self.bell.notify_all();
+            self.wake.notify_all();
             return None;
         }
         ctl.writing = true;
@@ -274,7 +274,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
         ctl.writing = false;
         if ctl.closed {
             // The supervisor may be waiting in `finish` for this last write.
-            self.bell.notify_all();
+            self.wake.notify_all();
         }
         failure
     }
@@ -298,13 +298,13 @@ impl<W: Write + Send + 'static> Outbox<W> {
     /// Asks the supervisor to end the session.
     pub(crate) fn ask_close(&self) {
         lock(&self.ctl).close_asked = true;
-        self.bell.notify_all();
+        self.wake.notify_all();
     }
 
     /// Tells the supervisor the session has closed.
     pub(crate) fn set_closed(&self) {
         lock(&self.ctl).closed = true;
-        self.bell.notify_all();
+        self.wake.notify_all();
     }
 
     /// The supervisor's wait: returns what it must do next.
@@ -327,9 +327,9 @@ impl<W: Write + Send + 'static> Outbox<W> {
                         ctl.timer_at = None;
                         return Wake::Due;
                     }
-                    self.bell.wait_timeout(ctl, at - now).unwrap_or_else(PoisonError::into_inner).0
+                    self.wake.wait_timeout(ctl, at - now).unwrap_or_else(PoisonError::into_inner).0
                 }
-                None => self.bell.wait(ctl).unwrap_or_else(PoisonError::into_inner),
+                None => self.wake.wait(ctl).unwrap_or_else(PoisonError::into_inner),
             };
         }
     }
@@ -361,7 +361,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
                 ctl.queue.handle_timeout(now);
                 break;
             }
-            let waited = self.bell.wait_timeout(ctl, deadline - now);
+            let waited = self.wake.wait_timeout(ctl, deadline - now);
             ctl = waited.unwrap_or_else(PoisonError::into_inner).0;
         }
         drop(ctl);

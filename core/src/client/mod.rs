@@ -165,9 +165,9 @@ impl Client {
             Input::Receive(now, r) => {
                 let stdio = match &mut self.transport {
                     Transport::Http(http) => {
-                        let mut upshots = Vec::new();
-                        http.receive(now, r.stream, r.event, &mut upshots);
-                        return self.handle_upshots(now, upshots);
+                        let mut planned = Vec::new();
+                        http.receive(now, r.stream, r.event, &mut planned);
+                        return self.handle_planned(now, planned);
                     }
                     Transport::Stdio(stdio) => stdio,
                 };

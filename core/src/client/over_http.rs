@@ -16,7 +16,7 @@ use std::time::Instant;
 use super::{Client, ClientConfig, Event, Phase, Transport};
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::framing::sse::SseViolation;
-use crate::http::client::{HttpClientConfig, HttpTransport, Upshot};
+use crate::http::client::{HttpClientConfig, HttpTransport, PlannerEvent};
 use crate::jsonrpc::RequestId;
 
 /// Sessions that may expire in a row, with no response to any request in between, before
@@ -40,20 +40,20 @@ impl Client {
         Ok(Self::start(config, transport, now))
     }
 
-    pub(super) fn handle_upshots(&mut self, now: Instant, upshots: Vec<Upshot>) {
-        for upshot in upshots {
+    pub(super) fn handle_planned(&mut self, now: Instant, planned: Vec<PlannerEvent>) {
+        for planned_event in planned {
             if matches!(self.phase, Phase::Closed) {
                 return;
             }
-            match upshot {
-                Upshot::Close(reason) => self.close_with(reason),
-                Upshot::Failed { id, error } => self.request_failed(id, error),
-                Upshot::Frame { stream, incoming } => {
+            match planned_event {
+                PlannerEvent::Close(reason) => self.close_with(reason),
+                PlannerEvent::Failed { id, error } => self.request_failed(id, error),
+                PlannerEvent::Frame { stream, incoming } => {
                     self.endpoint.receiving_on(stream);
                     self.handle_incoming(now, incoming);
                 }
-                Upshot::SessionExpired => self.session_expired(now),
-                Upshot::Violation(v) => self.http_violation(v),
+                PlannerEvent::SessionExpired => self.session_expired(now),
+                PlannerEvent::Violation(v) => self.http_violation(v),
             }
         }
     }

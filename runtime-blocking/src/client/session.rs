@@ -65,7 +65,7 @@ pub(crate) struct Session {
 
 /// Where the machine's frames go: the child's stdin, a writer of the caller's
 /// ([`Client::over`](super::Client::over)), or nowhere (over HTTP the machine asks for
-/// exchanges instead, and the outbox is only the supervisor's bell).
+/// exchanges instead, and the outbox is only the supervisor's wake-up).
 pub(crate) enum Pipe {
     Stdin(ChildStdin),
     Stream(Box<dyn Write + Send>),

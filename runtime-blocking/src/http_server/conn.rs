@@ -51,7 +51,7 @@ pub(super) struct Conn {
     io: Mutex<Io>,
     /// What the writer thread is woken for. Lock order: `io`, then `queue`.
     queue: Mutex<Queue>,
-    rung: Signal,
+    wake: Signal,
     hub: Arc<Hub>,
     /// The socket again, to cut the connection without the IO lock (whose holder may be
     /// stuck writing to a client that does not read).
@@ -123,7 +123,7 @@ pub(super) fn spawn(
     let conn = Arc::new(Conn {
         io: Mutex::new(io),
         queue: Mutex::default(),
-        rung: Signal::default(),
+        wake: Signal::default(),
         hub,
         cut,
         backlog_limit,
@@ -166,7 +166,7 @@ impl Conn {
             let _ = self.cut.shutdown(Shutdown::Both);
         }
         if !serving().is_some_and(|c| std::ptr::eq(Arc::as_ptr(&c), self)) {
-            self.rung.notify_one();
+            self.wake.notify_one();
         }
     }
 
@@ -175,7 +175,7 @@ impl Conn {
     pub(super) fn stop(&self) {
         let mut queue = lock(&self.queue);
         queue.stop = true;
-        self.rung.notify_one();
+        self.wake.notify_one();
     }
 
     fn start_reader(self: &Arc<Self>, socket: TcpStream) -> io::Result<()> {
@@ -260,8 +260,8 @@ impl Conn {
                 stop_seen = queue.stop;
                 if queue.transmits.is_empty() && !stop_news {
                     queue = match deadline {
-                        Some(at) => self.rung.wait_timeout(queue, until(at, Instant::now())).0,
-                        None => self.rung.wait(queue),
+                        Some(at) => self.wake.wait_timeout(queue, until(at, Instant::now())).0,
+                        None => self.wake.wait(queue),
                     };
                     if queue.ended {
                         break;
@@ -368,7 +368,7 @@ impl Conn {
         let _ = lock(&self.io).socket.shutdown(Shutdown::Both);
         let mut queue = lock(&self.queue);
         queue.ended = true;
-        self.rung.notify_one();
+        self.wake.notify_one();
     }
 }
 

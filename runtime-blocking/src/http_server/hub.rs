@@ -40,7 +40,7 @@ pub(super) type Started = Start<Handler>;
 /// "task" is nothing: its context's cancellation flag is what it sees.
 pub(super) struct Threads {
     /// The timer thread's deadline, and the shutdown's wait for idle handlers.
-    bell: Mutex<Bell>,
+    timer: Mutex<TimerState>,
     /// Wakes the timer thread for a deadline sooner than the one it sleeps until.
     sooner: Signal,
     /// Wakes the shutdown waiting for handlers to finish.
@@ -49,7 +49,7 @@ pub(super) struct Threads {
 }
 
 #[derive(Default)]
-struct Bell {
+struct TimerState {
     /// The router's next deadline, as the timer thread should see it.
     armed: Option<Instant>,
     /// When the timer thread wakes next by itself (`None`: it waits to be woken).
@@ -61,7 +61,7 @@ struct Bell {
 impl Threads {
     pub(super) fn new() -> Self {
         Self {
-            bell: Mutex::default(),
+            timer: Mutex::default(),
             sooner: Signal::default(),
             idle: Signal::default(),
             workers: Workers::new("zest-http-handler"),
@@ -91,18 +91,18 @@ impl HubHost for Threads {
     }
 
     fn rearm(&self, next: Option<Instant>) {
-        let mut bell = lock(&self.bell);
-        bell.armed = next;
+        let mut timer = lock(&self.timer);
+        timer.armed = next;
         // Only a deadline sooner than the timer thread's own wake-up needs it woken: woken
         // at a later one, it finds nothing due and sleeps again (so a call answered before
         // its `json_wait` costs the timer thread nothing).
-        let sooner = match (next, bell.wakes_at) {
+        let sooner = match (next, timer.wakes_at) {
             (Some(next), Some(wakes)) => next < wakes,
             (next, None) => next.is_some(),
             (None, Some(_)) => false,
         };
         if sooner {
-            bell.wakes_at = next;
+            timer.wakes_at = next;
             self.sooner.notify_all();
         }
     }
@@ -121,7 +121,7 @@ impl HubHost for Threads {
     fn stop(&self, _tasks: Vec<()>) {}
 
     fn idle(&self) {
-        let _bell = lock(&self.bell);
+        let _bell = lock(&self.timer);
         self.idle.notify_all();
     }
 
@@ -160,32 +160,32 @@ impl HubExt for Arc<Hub> {
 
     fn run_timer(&self) {
         let host = self.host();
-        let mut bell = lock(&host.bell);
+        let mut timer = lock(&host.timer);
         loop {
-            if bell.stopped {
+            if timer.stopped {
                 return;
             }
-            if bell.armed.is_some_and(|at| at <= Instant::now()) {
-                drop(bell);
-                // Fires what is due; the drain re-arms the bell with the next deadline.
+            if timer.armed.is_some_and(|at| at <= Instant::now()) {
+                drop(timer);
+                // Fires what is due; the drain re-arms the timer with the next deadline.
                 self.tick();
-                bell = lock(&host.bell);
+                timer = lock(&host.timer);
                 continue;
             }
-            bell.wakes_at = bell.armed;
-            bell = match bell.armed {
+            timer.wakes_at = timer.armed;
+            timer = match timer.armed {
                 Some(at) => {
                     let wait = at.saturating_duration_since(Instant::now());
-                    host.sooner.wait_timeout(bell, wait).0
+                    host.sooner.wait_timeout(timer, wait).0
                 }
-                None => host.sooner.wait(bell),
+                None => host.sooner.wait(timer),
             };
         }
     }
 
     fn stop_timer(&self) {
         let host = self.host();
-        lock(&host.bell).stopped = true;
+        lock(&host.timer).stopped = true;
         host.sooner.notify_all();
     }
 
@@ -197,9 +197,9 @@ impl HubExt for Arc<Hub> {
             }
             // Woken when a handler finishes; the slice bounds a wake-up lost between the
             // count and the wait.
-            let bell = lock(&self.host().bell);
+            let timer = lock(&self.host().timer);
             let slice = (deadline - now).min(Duration::from_millis(50));
-            drop(self.host().idle.wait_timeout(bell, slice));
+            drop(self.host().idle.wait_timeout(timer, slice));
         }
     }
 

@@ -18,7 +18,7 @@ use http::header::{HeaderValue, ACCEPT};
 use http::{HeaderMap, Method, Uri};
 
 use super::uri::{resolve_endpoint, Refusal};
-use super::{media, read_sse, www_authenticate, Common, Media, SseOut, Upshot};
+use super::{media, read_sse, www_authenticate, Common, Media, PlannerEvent, SseOut};
 use crate::error::{CloseReason, ProtocolViolation, RequestError};
 use crate::framing::sse::SseDecoder;
 use crate::io::{ResponseHead, StreamEvent, StreamId, Transmit, TransportFailure};
@@ -90,7 +90,7 @@ impl Legacy {
         &mut self,
         stream: StreamId,
         event: StreamEvent<'_>,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         if self.done {
             return;
@@ -115,7 +115,7 @@ impl Legacy {
         self.queued.clear();
     }
 
-    fn on_sse(&mut self, event: StreamEvent<'_>, up: &mut Vec<Upshot>) {
+    fn on_sse(&mut self, event: StreamEvent<'_>, up: &mut Vec<PlannerEvent>) {
         match event {
             StreamEvent::Head(head) => self.on_sse_head(&head, up),
             StreamEvent::Data(bytes) => {
@@ -123,10 +123,10 @@ impl Legacy {
                     match item {
                         SseOut::Endpoint(data) => self.on_endpoint(data, up),
                         SseOut::Frame(incoming) => {
-                            up.push(Upshot::Frame { stream: self.sse, incoming });
+                            up.push(PlannerEvent::Frame { stream: self.sse, incoming });
                         }
                         SseOut::Violation(v) => {
-                            up.push(Upshot::Violation(ProtocolViolation::Sse(v)));
+                            up.push(PlannerEvent::Violation(ProtocolViolation::Sse(v)));
                         }
                         SseOut::Retry(_) => {}
                     }
@@ -147,14 +147,14 @@ impl Legacy {
         }
     }
 
-    fn on_sse_head(&mut self, head: &ResponseHead, up: &mut Vec<Upshot>) {
+    fn on_sse_head(&mut self, head: &ResponseHead, up: &mut Vec<PlannerEvent>) {
         if !head.status.is_success() {
             let www_authenticate = www_authenticate(&head.headers);
             let reason = CloseReason::HttpStatus { status: head.status, www_authenticate };
             return self.end(reason, up);
         }
         if let Media::Other(kind) = media(&head.headers) {
-            up.push(Upshot::Violation(ProtocolViolation::UnexpectedContentType(kind)));
+            up.push(PlannerEvent::Violation(ProtocolViolation::UnexpectedContentType(kind)));
             let why =
                 TransportFailure::Other("the sse url did not answer with an event stream".into());
             return self.end(CloseReason::TransportFailed(why), up);
@@ -163,7 +163,7 @@ impl Legacy {
     }
 
     /// `event: endpoint`: the first one names where to POST; later ones are ignored.
-    fn on_endpoint(&mut self, data: String, up: &mut Vec<Upshot>) {
+    fn on_endpoint(&mut self, data: String, up: &mut Vec<PlannerEvent>) {
         if matches!(self.phase, Phase::Open(_)) {
             return;
         }
@@ -179,7 +179,7 @@ impl Legacy {
         }
     }
 
-    fn on_post(&mut self, stream: StreamId, event: StreamEvent<'_>, up: &mut Vec<Upshot>) {
+    fn on_post(&mut self, stream: StreamId, event: StreamEvent<'_>, up: &mut Vec<PlannerEvent>) {
         let why = match event {
             StreamEvent::Head(head) => {
                 let request = self.posts.remove(&stream).flatten();
@@ -189,9 +189,9 @@ impl Legacy {
                     Some(id) => {
                         let www_authenticate = www_authenticate(&head.headers);
                         let error = RequestError::HttpStatus { status, www_authenticate };
-                        up.push(Upshot::Failed { id, error });
+                        up.push(PlannerEvent::Failed { id, error });
                     }
-                    None => up.push(Upshot::Violation(ProtocolViolation::HttpStatus {
+                    None => up.push(PlannerEvent::Violation(ProtocolViolation::HttpStatus {
                         method: Method::POST,
                         status,
                     })),
@@ -206,14 +206,14 @@ impl Legacy {
             StreamEvent::Data(_) | StreamEvent::Accept(_) => return,
         };
         if let Some(Some(id)) = self.posts.remove(&stream) {
-            up.push(Upshot::Failed { id, error: RequestError::Transport(why) });
+            up.push(PlannerEvent::Failed { id, error: RequestError::Transport(why) });
         }
     }
 
     /// The GET stream is over, and with it the session.
-    fn end(&mut self, reason: CloseReason, up: &mut Vec<Upshot>) {
+    fn end(&mut self, reason: CloseReason, up: &mut Vec<PlannerEvent>) {
         self.done = true;
         self.queued.clear();
-        up.push(Upshot::Close(reason));
+        up.push(PlannerEvent::Close(reason));
     }
 }

@@ -67,7 +67,7 @@ use crate::schema::ProtocolVersion;
 
 /// What the planner tells the client machine, in the order it happened.
 #[derive(Debug)]
-pub(crate) enum Upshot {
+pub(crate) enum PlannerEvent {
     /// The session is over.
     Close(CloseReason),
     /// One of our requests ended without a response.
@@ -128,7 +128,7 @@ impl HttpTransport {
         now: Instant,
         stream: StreamId,
         event: StreamEvent<'_>,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         match &mut self.inner {
             Inner::Legacy(l) => l.receive(stream, event, up),

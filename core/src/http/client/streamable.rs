@@ -23,7 +23,9 @@ use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, ACCEPT};
 use http::{HeaderMap, Method, StatusCode};
 
-use super::{media, read_sse, www_authenticate, Common, HttpClientConfig, Media, SseOut, Upshot};
+use super::{
+    media, read_sse, www_authenticate, Common, HttpClientConfig, Media, PlannerEvent, SseOut,
+};
 use crate::error::{ProtocolViolation, RequestError};
 use crate::framing::sse::SseDecoder;
 use crate::io::{ResponseHead, StreamEvent, StreamId, Transmit, TransportFailure};
@@ -208,7 +210,7 @@ impl Streamable {
         now: Instant,
         stream: StreamId,
         event: StreamEvent<'_>,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         if self.closed {
             return;
@@ -300,7 +302,7 @@ impl Streamable {
         now: Instant,
         stream: StreamId,
         head: ResponseHead,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         let Some(mut ex) = self.exchanges.remove(&stream) else { return };
         let status = head.status;
@@ -344,7 +346,9 @@ impl Streamable {
                         Body::Sse(stream)
                     }
                     (Some(_), Media::Other(kind)) => {
-                        up.push(Upshot::Violation(ProtocolViolation::UnexpectedContentType(kind)));
+                        up.push(PlannerEvent::Violation(ProtocolViolation::UnexpectedContentType(
+                            kind,
+                        )));
                         Body::Ignore
                     }
                 };
@@ -360,7 +364,7 @@ impl Streamable {
         request: Option<RequestId>,
         initialize: bool,
         head: &ResponseHead,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         let status = head.status.as_u16();
         if initialize && self.detecting && matches!(status, 400 | 404 | 405) {
@@ -372,7 +376,7 @@ impl Streamable {
             let mut rest: Vec<RequestId> = self.owed.drain().map(|(id, _)| id).collect();
             rest.sort();
             for id in rest {
-                up.push(Upshot::Failed { id, error: RequestError::StreamLost });
+                up.push(PlannerEvent::Failed { id, error: RequestError::StreamLost });
             }
             self.fallback = self.init.take();
             return;
@@ -382,9 +386,9 @@ impl Streamable {
                 self.owed.remove(&id);
                 let www_authenticate = www_authenticate(&head.headers);
                 let error = RequestError::HttpStatus { status: head.status, www_authenticate };
-                up.push(Upshot::Failed { id, error });
+                up.push(PlannerEvent::Failed { id, error });
             }
-            None => up.push(Upshot::Violation(ProtocolViolation::HttpStatus {
+            None => up.push(PlannerEvent::Violation(ProtocolViolation::HttpStatus {
                 method: Method::POST,
                 status: head.status,
             })),
@@ -398,7 +402,7 @@ impl Streamable {
         now: Instant,
         sse: StreamId,
         head: &ResponseHead,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         let standalone = self.sse.get(&sse).is_some_and(|s| s.standalone);
         if head.status == StatusCode::METHOD_NOT_ALLOWED {
@@ -413,27 +417,27 @@ impl Streamable {
         }
         if !head.status.is_success() {
             let method = Method::GET;
-            up.push(Upshot::Violation(ProtocolViolation::HttpStatus {
+            up.push(PlannerEvent::Violation(ProtocolViolation::HttpStatus {
                 method,
                 status: head.status,
             }));
         } else if let Media::Other(kind) = media(&head.headers) {
-            up.push(Upshot::Violation(ProtocolViolation::UnexpectedContentType(kind)));
+            up.push(PlannerEvent::Violation(ProtocolViolation::UnexpectedContentType(kind)));
         }
         self.disconnected(now, sse, None, up);
     }
 
-    fn take_session(&mut self, headers: &HeaderMap, up: &mut Vec<Upshot>) {
+    fn take_session(&mut self, headers: &HeaderMap, up: &mut Vec<PlannerEvent>) {
         self.session = None;
         let Some(id) = headers.get(SESSION_ID) else { return };
         if !id.is_empty() && id.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
             self.session = Some(id.clone());
         } else {
-            up.push(Upshot::Violation(ProtocolViolation::InvalidSessionId));
+            up.push(PlannerEvent::Violation(ProtocolViolation::InvalidSessionId));
         }
     }
 
-    fn on_data(&mut self, stream: StreamId, bytes: &[u8], up: &mut Vec<Upshot>) {
+    fn on_data(&mut self, stream: StreamId, bytes: &[u8], up: &mut Vec<PlannerEvent>) {
         let Some(ex) = self.exchanges.get_mut(&stream) else { return };
         match &mut ex.body {
             Body::Json(buf) if buf.len() + bytes.len() > self.common.max_message => {
@@ -451,7 +455,13 @@ impl Streamable {
         }
     }
 
-    fn on_sse_data(&mut self, stream: StreamId, key: StreamId, bytes: &[u8], up: &mut Vec<Upshot>) {
+    fn on_sse_data(
+        &mut self,
+        stream: StreamId,
+        key: StreamId,
+        bytes: &[u8],
+        up: &mut Vec<PlannerEvent>,
+    ) {
         let Some(s) = self.sse.get_mut(&key) else { return };
         // Progress on a resumed connection (a new event id, or a message) restarts the count.
         let before = (s.attempts > 0).then(|| s.decoder.last_event_id().map(str::to_owned));
@@ -461,7 +471,7 @@ impl Streamable {
             match item {
                 SseOut::Frame(incoming) => frames.push(incoming),
                 SseOut::Retry(delay) => s.retry = delay.min(self.max_retry),
-                SseOut::Violation(v) => up.push(Upshot::Violation(ProtocolViolation::Sse(v))),
+                SseOut::Violation(v) => up.push(PlannerEvent::Violation(ProtocolViolation::Sse(v))),
                 SseOut::Endpoint(_) => {}
             }
         }
@@ -478,7 +488,7 @@ impl Streamable {
         now: Instant,
         stream: StreamId,
         failure: Option<TransportFailure>,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         let Some(ex) = self.exchanges.remove(&stream) else { return };
         match (ex.body, ex.role) {
@@ -525,7 +535,7 @@ impl Streamable {
         now: Instant,
         key: StreamId,
         failure: Option<TransportFailure>,
-        up: &mut Vec<Upshot>,
+        up: &mut Vec<PlannerEvent>,
     ) {
         let owes = self.owed.values().any(|k| *k == key);
         let Some(s) = self.sse.get_mut(&key) else { return };
@@ -583,7 +593,7 @@ impl Streamable {
     }
 
     /// Hands a frame to the machine, minus responses already delivered (a replay).
-    fn deliver(&mut self, stream: StreamId, incoming: Incoming, up: &mut Vec<Upshot>) {
+    fn deliver(&mut self, stream: StreamId, incoming: Incoming, up: &mut Vec<PlannerEvent>) {
         let incoming = match incoming {
             Incoming::Message(Message::Response(Response { id: Some(id), outcome })) => {
                 if !self.settle(&id) {
@@ -605,7 +615,7 @@ impl Streamable {
             }
             other => other,
         };
-        up.push(Upshot::Frame { stream, incoming });
+        up.push(PlannerEvent::Frame { stream, incoming });
     }
 
     /// A response for `id` arrived: false if it is a replay of one already delivered. One we
@@ -620,19 +630,19 @@ impl Streamable {
     }
 
     /// Fails every request the stream keyed `key` still owes, in id order.
-    fn fail_owed(&mut self, key: StreamId, error: &RequestError, up: &mut Vec<Upshot>) {
+    fn fail_owed(&mut self, key: StreamId, error: &RequestError, up: &mut Vec<PlannerEvent>) {
         let mut ids: Vec<RequestId> =
             self.owed.iter().filter(|(_, k)| **k == key).map(|(id, _)| id.clone()).collect();
         ids.sort();
         for id in ids {
             self.owed.remove(&id);
-            up.push(Upshot::Failed { id, error: error.clone() });
+            up.push(PlannerEvent::Failed { id, error: error.clone() });
         }
     }
 
     /// The server ended the session: drop every stream of it and tell the machine, which fails
     /// what was in flight and (if configured) starts over.
-    fn expire(&mut self, up: &mut Vec<Upshot>) {
+    fn expire(&mut self, up: &mut Vec<PlannerEvent>) {
         self.generation += 1;
         self.session = None;
         self.version = None;
@@ -645,7 +655,7 @@ impl Streamable {
         self.initialized_sent = false;
         self.held.clear();
         self.opening_get = false;
-        up.push(Upshot::SessionExpired);
+        up.push(PlannerEvent::SessionExpired);
     }
 }
 

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
 
-use super::streams::Logical;
+use super::streams::SseStream;
 use super::{checks, session_header, Exchange, Router, SessionId};
 use crate::error::Rejection;
 use crate::io::{RequestHead, StreamId};
@@ -29,10 +29,10 @@ impl<H: Clone> Router<H> {
         if let Some(last) = head.headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
             return self.resume(&id, stream, last);
         }
-        if slot.standalone.as_ref().is_some_and(|l| l.carrier.is_some()) {
+        if slot.standalone.as_ref().is_some_and(|l| l.carried_by.is_some()) {
             return self.refuse(stream, None, &Rejection::StreamConflict);
         }
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        self.exchanges.insert(stream, Exchange::Carrying(id.clone()));
         slot.open_standalone(&id, stream, &mut self.wire, self.config.retry);
     }
 
@@ -41,7 +41,7 @@ impl<H: Clone> Router<H> {
     fn resume(&mut self, id: &SessionId, stream: StreamId, last: &str) {
         let Some(slot) = self.sessions.get_mut(id) else { return };
         self.wire.open_sse(stream, HeaderMap::new());
-        let Some((number, seq)) = Logical::parse_event_id(last) else {
+        let Some((number, seq)) = SseStream::parse_event_id(last) else {
             return self.wire.close(stream);
         };
         for event in self.wire.store.replay(id, number, seq) {
@@ -62,11 +62,11 @@ impl<H: Clone> Router<H> {
                 _ => return self.wire.close(stream),
             },
         };
-        if let Some(old) = logical.carrier.replace(stream) {
+        if let Some(old) = logical.carried_by.replace(stream) {
             self.exchanges.remove(&old);
             self.wire.close(old);
         }
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        self.exchanges.insert(stream, Exchange::Carrying(id.clone()));
         if standalone {
             slot.flush_standalone_backlog(id, &mut self.wire);
         }

@@ -15,12 +15,12 @@ use crate::rpc::Incoming;
 
 impl<H: Clone> Router<H> {
     pub(super) fn open_legacy(&mut self, now: Instant, stream: StreamId) {
-        let kind = SlotKind::Legacy { carrier: Some(stream) };
+        let kind = SlotKind::Legacy { carried_by: Some(stream) };
         let id = match self.open_session(now, kind) {
             Ok(id) => id,
             Err(rejection) => return self.refuse(stream, None, &rejection),
         };
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        self.exchanges.insert(stream, Exchange::Carrying(id.clone()));
         self.wire.open_sse(stream, HeaderMap::new());
         let endpoint = format!("{}?sessionId={id}", self.config.legacy_messages_path);
         if let Ok(event) = sse::encode_event(None, Some("endpoint"), &endpoint) {

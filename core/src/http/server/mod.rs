@@ -54,7 +54,7 @@ pub use store::{EventStore, MemoryEventStore};
 
 use self::checks::LOOPBACK;
 use self::decide::{join, Undecided};
-use self::streams::{Answer, Logical, Mode, Slot, SlotKind, Wire};
+use self::streams::{Answer, Mode, Slot, SlotKind, SseStream, Wire};
 use self::timers::Timers;
 use crate::error::Rejection;
 use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
@@ -211,7 +211,7 @@ enum Exchange {
     /// A POST whose body is arriving; `legacy` names the session of a legacy POST.
     Body { head: Box<RequestHead>, body: Vec<u8>, legacy: Option<SessionId> },
     /// Carries a stream of this session (an answer, the GET stream, the legacy stream).
-    Carrier(SessionId),
+    Carrying(SessionId),
 }
 
 impl<H: Clone> Router<H> {
@@ -419,14 +419,14 @@ impl<H: Clone> Router<H> {
 
     /// The client went away from `stream`.
     fn gone(&mut self, now: Instant, stream: StreamId) {
-        let Some(Exchange::Carrier(id)) = self.exchanges.remove(&stream) else { return };
+        let Some(Exchange::Carrying(id)) = self.exchanges.remove(&stream) else { return };
         self.forget_answer(stream);
         let Some(slot) = self.sessions.get_mut(&id) else { return };
         // An answer not yet streamed dies with its POST; its replies have nowhere to go.
         slot.answers.retain(|origin, a| *origin != stream || matches!(a.mode, Mode::Sse));
         if slot.detach(stream) {
             // A legacy session lives as long as its GET stream.
-            slot.kind = SlotKind::Legacy { carrier: None };
+            slot.kind = SlotKind::Legacy { carried_by: None };
             slot.machine.close(now);
         }
         if slot.kind == SlotKind::Ephemeral && slot.answers.is_empty() {
@@ -460,8 +460,8 @@ impl<H: Clone> Router<H> {
             return self.refuse(stream, None, &Rejection::BatchNotAllowed);
         }
         slot.last_active = now;
-        slot.answers.insert(stream, Answer::new(Logical::unnumbered(stream), ids));
-        self.exchanges.insert(stream, Exchange::Carrier(id.clone()));
+        slot.answers.insert(stream, Answer::new(SseStream::unnumbered(stream), ids));
+        self.exchanges.insert(stream, Exchange::Carrying(id.clone()));
         slot.machine.handle_decoded(now, stream, incoming);
         let asked = self.calls_asked;
         self.flush(&id);
@@ -580,12 +580,12 @@ impl<H: Clone> Router<H> {
                         self.wire.json(origin, StatusCode::OK, headers, body);
                     }
                 }
-                Mode::Sse => match answer.logical.carrier {
-                    Some(carrier) => {
+                Mode::Sse => match answer.logical.carried_by {
+                    Some(carried_by) => {
                         let number = answer.logical.number;
                         slot.answers.remove(&origin);
-                        self.exchanges.remove(&carrier);
-                        self.wire.close(carrier);
+                        self.exchanges.remove(&carried_by);
+                        self.wire.close(carried_by);
                         slot.written_whole(number);
                     }
                     // The client lost the stream: it waits, finished, for a resume.
@@ -673,9 +673,9 @@ impl<H: Clone> Router<H> {
         // An answer still undecided gets its head first: its stream ends, it is not refused.
         self.decide_all_of(id);
         let Some(slot) = self.sessions.remove(id) else { return };
-        for carrier in slot.carriers() {
-            if self.exchanges.remove(&carrier).is_some() {
-                self.wire.close(carrier);
+        for carried_by in slot.carried_by() {
+            if self.exchanges.remove(&carried_by).is_some() {
+                self.wire.close(carried_by);
             }
         }
         self.wire.store.forget_session(id);

@@ -3,7 +3,7 @@
 //!
 //! A *logical* stream outlives the HTTP exchange that carries it: when a client loses the
 //! connection, the stream waits (its events kept in the [`EventStore`]) until the client
-//! resumes it with `Last-Event-ID` on a new GET, which becomes its carrier.
+//! resumes it with `Last-Event-ID` on a new GET, which carries it from then on.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -71,8 +71,8 @@ pub(super) enum SlotKind {
     Stateful,
     /// Streamable HTTP without sessions: this session serves one POST, then goes.
     Ephemeral,
-    /// Legacy HTTP+SSE: every message goes on the GET stream `carrier`.
-    Legacy { carrier: Option<StreamId> },
+    /// Legacy HTTP+SSE: every message goes on the GET stream, carried by exchange `carried_by`.
+    Legacy { carried_by: Option<StreamId> },
 }
 
 /// One session and its streams.
@@ -86,7 +86,7 @@ pub(super) struct Slot<H> {
     /// stream the session's routes name).
     pub(super) answers: HashMap<StreamId, Answer>,
     /// The standalone GET stream, once opened.
-    pub(super) standalone: Option<Logical>,
+    pub(super) standalone: Option<SseStream>,
     /// Standalone messages waiting for a GET stream, oldest first.
     backlog: VecDeque<Vec<u8>>,
     /// Streams written whole since the last sweep, then those written whole before it. Their
@@ -99,11 +99,11 @@ pub(super) struct Slot<H> {
 /// The answer to one POST.
 #[derive(Debug)]
 pub(super) struct Answer {
-    pub(super) logical: Logical,
+    pub(super) logical: SseStream,
     /// Requests of the POST still unanswered.
     pub(super) waiting: Vec<RequestId>,
     pub(super) mode: Mode,
-    /// Every request is answered (or cancelled); for an SSE answer without a carrier, the
+    /// Every request is answered (or cancelled); for an SSE answer no exchange carries, the
     /// stream waits for its client to resume it.
     pub(super) finished: bool,
     /// The POST carried at least one request (else it gets 202, or 400 with errors).
@@ -126,11 +126,11 @@ pub(super) enum Mode {
 
 /// A numbered SSE stream of a session.
 #[derive(Debug)]
-pub(super) struct Logical {
+pub(super) struct SseStream {
     pub(super) number: u64,
     seq: u64,
     /// The exchange carrying it now; `None` after the client lost it.
-    pub(super) carrier: Option<StreamId>,
+    pub(super) carried_by: Option<StreamId>,
 }
 
 impl<H: Clone> Slot<H> {
@@ -160,10 +160,10 @@ impl<H: Clone> Slot<H> {
         }
     }
 
-    pub(super) fn new_logical(&mut self, carrier: Option<StreamId>) -> Logical {
+    pub(super) fn new_sse_stream(&mut self, carried_by: Option<StreamId>) -> SseStream {
         let number = self.next_stream;
         self.next_stream += 1;
-        Logical { number, seq: 0, carrier }
+        SseStream { number, seq: 0, carried_by }
     }
 
     /// True when priming events and polling apply (2025-11-25 on).
@@ -179,35 +179,35 @@ impl<H: Clone> Slot<H> {
         wire: &mut Wire,
         max_backlog: usize,
     ) {
-        if let SlotKind::Legacy { carrier } = self.kind {
-            return match carrier {
-                Some(carrier) => wire.write(carrier, legacy_event(&json)),
+        if let SlotKind::Legacy { carried_by } = self.kind {
+            return match carried_by {
+                Some(carried_by) => wire.write(carried_by, legacy_event(&json)),
                 None => push_bounded(&mut self.backlog, json, max_backlog),
             };
         }
         match &mut self.standalone {
-            Some(logical) if logical.carrier.is_some() => logical.send(id, &json, wire),
+            Some(logical) if logical.carried_by.is_some() => logical.send(id, &json, wire),
             _ => push_bounded(&mut self.backlog, json, max_backlog),
         }
     }
 
-    /// Opens the standalone stream on `carrier` and sends what waited for it.
+    /// Opens the standalone stream on exchange `carried_by` and sends what waited for it.
     pub(super) fn open_standalone(
         &mut self,
         id: &SessionId,
-        carrier: StreamId,
+        carried_by: StreamId,
         wire: &mut Wire,
         retry: Option<Duration>,
     ) {
         let primes = self.primes();
         let mut logical = match self.standalone.take() {
             Some(mut l) => {
-                l.carrier = Some(carrier);
+                l.carried_by = Some(carried_by);
                 l
             }
-            None => self.new_logical(Some(carrier)),
+            None => self.new_sse_stream(Some(carried_by)),
         };
-        wire.open_sse(carrier, HeaderMap::new());
+        wire.open_sse(carried_by, HeaderMap::new());
         if primes {
             logical.prime(wire, retry);
         }
@@ -217,10 +217,10 @@ impl<H: Clone> Slot<H> {
         self.standalone = Some(logical);
     }
 
-    /// The standalone stream was resumed on a new carrier: what was sent while it had none
+    /// The standalone stream was resumed on a new exchange: what was sent while it had none
     /// (kept in the backlog) goes out now, after the replay.
     pub(super) fn flush_standalone_backlog(&mut self, id: &SessionId, wire: &mut Wire) {
-        let Some(logical) = self.standalone.as_mut().filter(|l| l.carrier.is_some()) else {
+        let Some(logical) = self.standalone.as_mut().filter(|l| l.carried_by.is_some()) else {
             return;
         };
         for json in self.backlog.drain(..) {
@@ -230,41 +230,41 @@ impl<H: Clone> Slot<H> {
 
     /// The legacy GET stream opened: it carries everything from now on.
     pub(super) fn flush_legacy_backlog(&mut self, wire: &mut Wire) {
-        if let SlotKind::Legacy { carrier: Some(carrier) } = self.kind {
+        if let SlotKind::Legacy { carried_by: Some(carried_by) } = self.kind {
             for json in self.backlog.drain(..) {
-                wire.write(carrier, legacy_event(&json));
+                wire.write(carried_by, legacy_event(&json));
             }
         }
     }
 
-    /// Forgets `carrier` wherever it carried a stream (the client went away). Streams wait
+    /// Forgets `carried_by` wherever it carried a stream (the client went away). Streams wait
     /// for a resume; a legacy session has none and says so with `true`.
-    pub(super) fn detach(&mut self, carrier: StreamId) -> bool {
-        if self.kind == (SlotKind::Legacy { carrier: Some(carrier) }) {
+    pub(super) fn detach(&mut self, carried_by: StreamId) -> bool {
+        if self.kind == (SlotKind::Legacy { carried_by: Some(carried_by) }) {
             return true;
         }
         for logical in self.answers.values_mut().map(|a| &mut a.logical).chain(&mut self.standalone)
         {
-            if logical.carrier == Some(carrier) {
-                logical.carrier = None;
+            if logical.carried_by == Some(carried_by) {
+                logical.carried_by = None;
             }
         }
         false
     }
 
     /// Every exchange this session is carried on.
-    pub(super) fn carriers(&self) -> Vec<StreamId> {
+    pub(super) fn carried_by(&self) -> Vec<StreamId> {
         let mut all: Vec<StreamId> = self
             .answers
             .iter()
             .filter_map(|(origin, a)| match a.mode {
-                Mode::Sse => a.logical.carrier,
+                Mode::Sse => a.logical.carried_by,
                 // An undecided or JSON answer is carried by its POST.
                 _ => Some(*origin),
             })
-            .chain(self.standalone.as_ref().and_then(|l| l.carrier))
+            .chain(self.standalone.as_ref().and_then(|l| l.carried_by))
             .collect();
-        if let SlotKind::Legacy { carrier: Some(c) } = self.kind {
+        if let SlotKind::Legacy { carried_by: Some(c) } = self.kind {
             all.push(c);
         }
         all
@@ -272,12 +272,12 @@ impl<H: Clone> Slot<H> {
 
     /// True when nothing holds this session open: no exchange carries it and no POST waits.
     pub(super) fn is_idle(&self) -> bool {
-        self.carriers().is_empty() && self.answers.values().all(|a| a.finished)
+        self.carried_by().is_empty() && self.answers.values().all(|a| a.finished)
     }
 }
 
 impl Answer {
-    pub(super) fn new(logical: Logical, waiting: Vec<RequestId>) -> Self {
+    pub(super) fn new(logical: SseStream, waiting: Vec<RequestId>) -> Self {
         Self {
             logical,
             had_requests: !waiting.is_empty(),
@@ -331,10 +331,10 @@ impl Answer {
     }
 }
 
-impl Logical {
+impl SseStream {
     /// A stream not yet numbered: an answer that may still go out as JSON.
-    pub(super) fn unnumbered(carrier: StreamId) -> Self {
-        Self { number: 0, seq: 0, carrier: Some(carrier) }
+    pub(super) fn unnumbered(carried_by: StreamId) -> Self {
+        Self { number: 0, seq: 0, carried_by: Some(carried_by) }
     }
 
     /// Sends (and keeps) one message as the next event of this stream.
@@ -345,17 +345,17 @@ impl Logical {
         let data = String::from_utf8_lossy(json);
         let Ok(event) = sse::encode_event(Some(&id), None, &data) else { return };
         wire.store.store(session, self.number, self.seq, event.clone());
-        if let Some(carrier) = self.carrier {
-            wire.write(carrier, event);
+        if let Some(carried_by) = self.carried_by {
+            wire.write(carried_by, event);
         }
     }
 
     /// The priming event: an id (sequence 0) and empty data, so the client can resume from
     /// the start, with the reconnection delay.
     pub(super) fn prime(&mut self, wire: &mut Wire, retry: Option<Duration>) {
-        let Some(carrier) = self.carrier else { return };
+        let Some(carried_by) = self.carried_by else { return };
         if let Ok(event) = sse::encode_priming(&format!("{}-0", self.number), retry) {
-            wire.write(carrier, event);
+            wire.write(carried_by, event);
         }
     }
 
