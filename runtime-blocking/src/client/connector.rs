@@ -11,12 +11,11 @@ use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustix::net::RecvFlags;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{
-    still_open, Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
+    Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
 };
 use zest_core::runtime::{ConnectError, OwnedEvent};
 
@@ -68,14 +67,6 @@ struct Conn {
     http: ClientConn,
 }
 
-/// Whether an idle connection is still open: a peek that does not wait finds nothing.
-fn is_open(tcp: &TcpStream) -> bool {
-    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
-    still_open(
-        rustix::net::recv(tcp, &mut [0u8; 1][..], flags).map(|(n, _)| n).map_err(io::Error::from),
-    )
-}
-
 /// Cuts one exchange from another thread: set before or after its socket exists.
 #[derive(Default)]
 pub(crate) struct AbortCell(Mutex<(bool, Option<TcpStream>)>);
@@ -119,24 +110,9 @@ pub(crate) struct Connector {
 impl Connector {
     /// Checks the endpoint's trust roots and builds the TLS settings.
     pub(crate) fn new(endpoint: &HttpEndpoint) -> Result<Arc<Self>, ConnectError> {
-        let mut roots = rustls::RootCertStore::empty();
-        if endpoint.webpki_roots {
-            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        }
-        for der in &endpoint.root_certificates {
-            roots.add(CertificateDer::from(der.clone())).map_err(|e| {
-                ConnectError::InvalidConfig(format!("unusable root certificate: {e}"))
-            })?;
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ConnectError::InvalidConfig(format!("tls: {e}")))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let tls = zest_net::tls_client_config(endpoint)?;
         Ok(Arc::new(Self {
-            tls: Arc::new(tls),
+            tls,
             config: endpoint.connection_config(),
             connect_timeout: endpoint.connect_timeout,
             pool: Mutex::new(endpoint.pool()),
@@ -239,7 +215,8 @@ pub(crate) fn exchange(
             return None;
         }
     };
-    let pooled = lock(&connector.pool).checkout(Instant::now(), &target, |c| is_open(c.io.tcp()));
+    let pooled =
+        lock(&connector.pool).checkout(Instant::now(), &target, |c| zest_net::is_open(c.io.tcp()));
     let reused = pooled.is_some();
     let conn = match pooled {
         Some(conn) => conn,

@@ -20,7 +20,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use zest_core::http::server::{Router, RouterConfig};
+use zest_core::http::server::Router;
 use zest_core::http1;
 pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
@@ -34,47 +34,7 @@ use crate::server::{announcing, Registry, ServerHandle};
 
 pub use zest_core::runtime::DEFAULT_SHUTDOWN_GRACE;
 
-/// How an HTTP server serves, besides the MCP [`ServerConfig`]: the router's settings
-/// (endpoint paths, allowed hosts and origins, limits, JSON or stateless modes) and the
-/// HTTP/1.1 limits of each connection. Build with [`HttpConfig::new`].
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct HttpConfig {
-    /// The router's settings; its `rng_seed` comes from the OS in [`HttpConfig::new`].
-    pub router: RouterConfig,
-    /// Head size and head-read deadline per request. The body limit is the router's
-    /// `max_body`.
-    pub http1: http1::Config,
-    /// See [`DEFAULT_SHUTDOWN_GRACE`].
-    pub shutdown_grace: Duration,
-}
-
-impl HttpConfig {
-    /// Every default, with the session-id CSPRNG seeded from the OS.
-    pub fn new() -> Self {
-        Self {
-            router: router_config(),
-            http1: http1::Config::default(),
-            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
-        }
-    }
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// A [`RouterConfig`] with every default and its `rng_seed` filled from the OS (the only
-/// place zest reads entropy for session ids).
-pub fn router_config() -> RouterConfig {
-    let mut seed = [0u8; 32];
-    // Without OS entropy session ids would be guessable: refusing to start is the only
-    // safe answer, and no supported OS lacks it.
-    getrandom::fill(&mut seed).expect("the OS provides entropy");
-    RouterConfig::new(seed)
-}
+pub use zest_net::{router_config, HttpConfig};
 
 /// Serves MCP over HTTP on `addr` (`"127.0.0.1:8080"`; port 0 picks a free one) with every
 /// [`HttpConfig`] default: Streamable HTTP at `/mcp`, legacy HTTP+SSE at `/sse` and
@@ -136,8 +96,7 @@ impl HttpServer {
         registry: Registry,
     ) -> io::Result<Self> {
         let local_addr = listener.local_addr()?;
-        let mut connection = http.http1.clone();
-        connection.max_body_bytes = Some(http.router.max_body as u64);
+        let connection = http.connection();
         let hub = Hub::new(Router::new(announcing(config), http.router, registry), Threads::new());
         let stop = Arc::new(AtomicBool::new(false));
         let done = Arc::new(Done::default());

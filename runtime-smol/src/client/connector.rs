@@ -7,15 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_rustls::TlsConnector;
-use rustix::net::RecvFlags;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use smol::future::FutureExt as _;
 use smol::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use smol::net::TcpStream;
 use smol::Timer;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
-use zest_core::runtime::http_client::{still_open, ClientConn, HttpEndpoint, Pool, Target};
+use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
 use zest_core::runtime::{ConnectError, ExchangeEvents, OwnedEvent};
 
 use crate::wire::Alarm;
@@ -64,24 +63,9 @@ pub(super) struct Connector {
 impl Connector {
     /// Checks the endpoint's trust roots and builds the TLS settings.
     pub(super) fn new(endpoint: &HttpEndpoint) -> Result<Arc<Self>, ConnectError> {
-        let mut roots = rustls::RootCertStore::empty();
-        if endpoint.webpki_roots {
-            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        }
-        for der in &endpoint.root_certificates {
-            roots.add(CertificateDer::from(der.clone())).map_err(|e| {
-                ConnectError::InvalidConfig(format!("unusable root certificate: {e}"))
-            })?;
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ConnectError::InvalidConfig(format!("tls: {e}")))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let tls = zest_net::tls_client_config(endpoint)?;
         Ok(Arc::new(Self {
-            tls: TlsConnector::from(Arc::new(tls)),
+            tls: TlsConnector::from(tls),
             config: endpoint.connection_config(),
             connect_timeout: endpoint.connect_timeout,
             pool: Mutex::new(endpoint.pool()),
@@ -136,14 +120,6 @@ fn tls_reason(e: &io::Error) -> String {
     }
 }
 
-/// Whether an idle connection is still open: a peek that does not wait finds nothing.
-fn is_open(tcp: &TcpStream) -> bool {
-    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
-    still_open(
-        rustix::net::recv(tcp, &mut [0u8; 1][..], flags).map(|(n, _)| n).map_err(io::Error::from),
-    )
-}
-
 /// Performs one exchange and reports its response on `stream`. A reused connection whose
 /// write fails (the server dropped it while idle; zest-core's [`ClientConn::take_stale`]
 /// says so) is replaced by a new one, once.
@@ -161,7 +137,8 @@ pub(super) async fn exchange(
         Ok(target) => target,
         Err(why) => return fail(TransportFailure::Other(why)),
     };
-    let pooled = connector.lock().checkout(Instant::now(), &target, |c| is_open(c.io.tcp()));
+    let pooled =
+        connector.lock().checkout(Instant::now(), &target, |c| zest_net::is_open(c.io.tcp()));
     let (mut conn, sent) = match pooled {
         Some(mut conn) => {
             let sent = conn.http.send_reused(Instant::now(), stream, request);

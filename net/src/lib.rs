@@ -1,0 +1,141 @@
+//! What every zest runtime's network side shares and zest-core cannot hold, since it reads
+//! the OS or links a TLS stack: the HTTP server settings with their session-id seed from OS
+//! entropy ([`HttpConfig`]), the TLS client settings of an endpoint ([`tls_client_config`]),
+//! and the peek that tells whether an idle pooled socket is still open ([`is_open`]).
+//!
+//! zest-tokio, zest-smol and zest-blocking re-export these under their own names; an
+//! application uses them from its runtime crate.
+#![forbid(unsafe_code)]
+
+use std::io;
+use std::os::fd::AsFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustix::net::RecvFlags;
+use rustls::pki_types::CertificateDer;
+use zest_core::http::server::RouterConfig;
+use zest_core::http1;
+use zest_core::runtime::http_client::{still_open, HttpEndpoint};
+use zest_core::runtime::{ConnectError, DEFAULT_SHUTDOWN_GRACE};
+
+/// How an HTTP server serves, besides the MCP `ServerConfig`: the router's settings
+/// (endpoint paths, allowed hosts and origins, limits, JSON or stateless modes) and the
+/// HTTP/1.1 limits of each connection. Build with [`HttpConfig::new`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The router's settings; its `rng_seed` comes from the OS in [`HttpConfig::new`].
+    pub router: RouterConfig,
+    /// Head size and head-read deadline per request. The body limit is the router's
+    /// `max_body`.
+    pub http1: http1::Config,
+    /// How long a shutdown lets running handlers finish, then lets connections write what
+    /// is left (see [`DEFAULT_SHUTDOWN_GRACE`]).
+    pub shutdown_grace: Duration,
+}
+
+impl HttpConfig {
+    /// Every default, with the session-id CSPRNG seeded from the OS.
+    pub fn new() -> Self {
+        Self {
+            router: router_config(),
+            http1: http1::Config::default(),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+
+    /// The HTTP/1.1 limits of each connection, with the router's body limit.
+    pub fn connection(&self) -> http1::Config {
+        let mut connection = self.http1.clone();
+        connection.max_body_bytes = Some(self.router.max_body as u64);
+        connection
+    }
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A [`RouterConfig`] with every default and its `rng_seed` filled from the OS (the only
+/// place zest reads entropy for session ids).
+pub fn router_config() -> RouterConfig {
+    let mut seed = [0u8; 32];
+    // Without OS entropy session ids would be guessable: refusing to start is the only
+    // safe answer, and no supported OS lacks it.
+    getrandom::fill(&mut seed).expect("the OS provides entropy");
+    RouterConfig::new(seed)
+}
+
+/// The TLS client settings for `endpoint`: the webpki roots (unless turned off) and its
+/// own root certificates, rustls's safe default protocol versions with the ring provider,
+/// ALPN `http/1.1`. `Err` names an unusable root certificate.
+pub fn tls_client_config(
+    endpoint: &HttpEndpoint,
+) -> Result<Arc<rustls::ClientConfig>, ConnectError> {
+    let mut roots = rustls::RootCertStore::empty();
+    if endpoint.webpki_roots {
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    }
+    for der in &endpoint.root_certificates {
+        roots
+            .add(CertificateDer::from(der.clone()))
+            .map_err(|e| ConnectError::InvalidConfig(format!("unusable root certificate: {e}")))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ConnectError::InvalidConfig(format!("tls: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(tls))
+}
+
+/// Whether an idle pooled socket is still open: a peek that does not wait
+/// (`MSG_PEEK | MSG_DONTWAIT`) finds nothing to read (see zest-core's [`still_open`]).
+pub fn is_open(socket: impl AsFd) -> bool {
+    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
+    let peek = rustix::net::recv(socket, &mut [0u8; 1][..], flags);
+    still_open(peek.map(|(n, _)| n).map_err(io::Error::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{Shutdown, TcpListener, TcpStream};
+
+    use super::*;
+
+    /// True once `closed` holds, checked up to 1,000 times (loopback delivers at once; the
+    /// bound only turns a surprise into a failure).
+    fn soon(closed: impl Fn() -> bool) -> bool {
+        (0..1000).any(|_| {
+            std::thread::yield_now();
+            closed()
+        })
+    }
+
+    #[test]
+    fn a_socket_is_open_until_the_peer_closes_or_sends_something() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        assert!(is_open(&client));
+        server.write_all(b"x").unwrap();
+        assert!(soon(|| !is_open(&client)), "stray bytes mean the connection is done");
+        let other = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        server.shutdown(Shutdown::Both).unwrap();
+        assert!(soon(|| !is_open(&other)), "an end means the connection is done");
+    }
+
+    #[test]
+    fn each_config_gets_its_own_seed_and_the_router_body_limit() {
+        let (a, b) = (HttpConfig::new(), HttpConfig::new());
+        assert_ne!(a.router.rng_seed, b.router.rng_seed);
+        assert_eq!(a.connection().max_body_bytes, Some(a.router.max_body as u64));
+    }
+}
