@@ -27,10 +27,10 @@ use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerReque
 use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{
-    HttpClientTransmit, HttpRequest, Input, Output, Receive, StdioTransmit, StreamEvent, StreamId,
-    Transmit, TransportFailure,
+    HttpRequest, Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
 };
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{
     ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent, HTTP_CLOSE_GRACE,
 };
@@ -350,32 +350,28 @@ impl Session {
     /// Drains the machine: frames to the outbox, events to their waiters.
     fn drain(&self, st: &mut State, deliveries: &mut Deliveries) {
         let mut close = false;
-        // A transmit a pipe cannot carry fails the session, fed back once drained.
-        let mut unsupported = None;
-        loop {
-            while let Some(out) = st.machine.poll_output() {
-                match out {
-                    Output::Transmit(t) if self.http.is_some() => {
-                        if let Err(failure) = Self::exchange(st, t) {
-                            unsupported = unsupported.or(Some(failure));
-                        }
+        if self.http.is_some() {
+            self.drain_http(st, deliveries);
+        } else {
+            // A transmit a pipe cannot carry fails the session, fed back once drained.
+            let mut unsupported = None;
+            loop {
+                while let Some(out) = st.machine.poll_output() {
+                    match out {
+                        Output::Transmit(t) => match t.into_stdio() {
+                            Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
+                            Ok(StdioTransmit::Close) => close = true,
+                            Err(failure) => unsupported = Some(failure),
+                        },
+                        Output::Event(event) => self.event(st, event, deliveries),
                     }
-                    Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
-                        Ok(StdioTransmit::Close) => close = true,
-                        Err(failure) => unsupported = Some(failure),
-                    },
-                    Output::Event(event) => self.event(st, event, deliveries),
                 }
+                let Some(failure) = unsupported.take() else { break };
+                let event = StreamEvent::Failed(failure);
+                let now = Instant::now();
+                st.machine
+                    .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
             }
-            let Some(failure) = unsupported.take() else { break };
-            if self.http.is_some() {
-                st.machine.fail(Instant::now(), failure);
-                continue;
-            }
-            let event = StreamEvent::Failed(failure);
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            st.machine.handle_input(input);
         }
         let State { pending, .. } = st;
         self.out.queue(pending, close);
@@ -458,22 +454,25 @@ impl Session {
         })
     }
 
-    /// Notes one transmit of the machine (under the lock); performed by [`perform_http`].
-    /// `Err` for an effect an HTTP client cannot perform.
-    fn exchange(st: &mut State, transmit: Transmit) -> Result<(), TransportFailure> {
-        match transmit.into_http_client()? {
-            HttpClientTransmit::Open { stream, request } => {
-                let cell = Arc::new(AbortCell::default());
-                st.exchanges.insert(stream, cell.clone());
-                st.to_open.push((stream, *request, cell));
-            }
-            HttpClientTransmit::Abort { stream } => {
-                if let Some(cell) = st.exchanges.remove(&stream) {
-                    st.to_abort.push(cell);
+    /// Drains the machine over HTTP (under the lock): the exchanges to open and cut are
+    /// noted for [`perform_http`], events routed.
+    fn drain_http(&self, st: &mut State, deliveries: &mut Deliveries) {
+        let mut outputs = HttpClientOutputs::new();
+        while let Some(output) = outputs.next(&mut st.machine, Instant::now()) {
+            match output {
+                HttpClientOutput::Open { stream, request } => {
+                    let cell = Arc::new(AbortCell::default());
+                    st.exchanges.insert(stream, cell.clone());
+                    st.to_open.push((stream, *request, cell));
                 }
+                HttpClientOutput::Abort { stream } => {
+                    if let Some(cell) = st.exchanges.remove(&stream) {
+                        st.to_abort.push(cell);
+                    }
+                }
+                HttpClientOutput::Event(event) => self.event(st, event, deliveries),
             }
         }
-        Ok(())
     }
 
     /// Opens and cuts the exchanges a drain asked for (unlocked). A caller that waits for its

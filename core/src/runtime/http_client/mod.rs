@@ -33,8 +33,10 @@ use http::uri::Scheme;
 use http::{Request, Uri};
 
 mod endpoint;
+mod outputs;
 
 pub use endpoint::HttpEndpoint;
+pub use outputs::{HttpClientOutput, HttpClientOutputs};
 
 use super::OwnedEvent;
 use crate::http1::{self, ClientConnection, ClientEvent, Config};

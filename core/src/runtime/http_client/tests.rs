@@ -261,3 +261,28 @@ fn only_a_request_whose_write_failed_is_handed_back_for_another_connection() {
     assert!(matches!(got[..], [(StreamId(9), OwnedEvent::Failed(TransportFailure::Reset(_)))]));
     assert!(conn.take_stale().is_none());
 }
+
+#[test]
+fn an_http_client_machine_drains_to_exchanges_and_events() {
+    use crate::client::{Client, ClientConfig, Event};
+    use crate::http::client::HttpClientConfig;
+    let now = crate::testkit::VirtualClock::new().now();
+    let http = HttpClientConfig::new("http://127.0.0.1:9/mcp".parse().unwrap());
+    let mut client = Client::new_http(ClientConfig::new("c", "1"), http, now).unwrap();
+    let mut outputs = HttpClientOutputs::new();
+    let first = outputs.next(&mut client, now);
+    let Some(HttpClientOutput::Open { stream, request }) = first else { panic!("{first:?}") };
+    assert_eq!(request.method, Method::POST, "initialize goes out first");
+    assert!(outputs.next(&mut client, now).is_none());
+    // The exchange fails: the handshake ends with the session, as events.
+    let failed = OwnedEvent::Failed(TransportFailure::Refused("nobody there".into()));
+    client.handle_input(failed.input(now, stream));
+    let mut events = Vec::new();
+    while let Some(output) = outputs.next(&mut client, now) {
+        match output {
+            HttpClientOutput::Event(event) => events.push(event),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(matches!(events.last(), Some(Event::Closed(_))), "{events:?}");
+}

@@ -19,7 +19,8 @@ use std::time::Instant;
 use smol::channel::Receiver;
 use smol::future::FutureExt as _;
 use smol::Timer;
-use zest_core::io::{HttpClientTransmit, Input, Output};
+use zest_core::io::Input;
+use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Book, Command, Driver};
@@ -108,26 +109,17 @@ impl Driver {
         exchanges: &mut Exchanges,
     ) -> bool {
         let mut closed = false;
-        loop {
-            // An effect this runtime cannot perform fails the session, once drained.
-            let mut unsupported = None;
-            while let Some(output) = self.core.poll_output() {
-                match output {
-                    Output::Transmit(t) => match t.into_http_client() {
-                        Ok(HttpClientTransmit::Open { stream, request }) => {
-                            let events = exchanges.events();
-                            let work =
-                                connector::exchange(connector.clone(), stream, *request, events);
-                            exchanges.start(stream, work);
-                        }
-                        Ok(HttpClientTransmit::Abort { stream }) => exchanges.abort(stream),
-                        Err(failure) => unsupported = unsupported.or(Some(failure)),
-                    },
-                    Output::Event(event) => closed |= self.handle_event(book, event),
+        let mut outputs = HttpClientOutputs::new();
+        while let Some(output) = outputs.next(&mut self.core, Instant::now()) {
+            match output {
+                HttpClientOutput::Open { stream, request } => {
+                    let events = exchanges.events();
+                    let work = connector::exchange(connector.clone(), stream, *request, events);
+                    exchanges.start(stream, work);
                 }
+                HttpClientOutput::Abort { stream } => exchanges.abort(stream),
+                HttpClientOutput::Event(event) => closed |= self.handle_event(book, event),
             }
-            let Some(failure) = unsupported else { break };
-            self.core.fail(Instant::now(), failure);
         }
         closed
     }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
-use zest_core::io::{HttpClientTransmit, Input, Output};
+use zest_core::io::Input;
+use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Command, Driver, Exit};
@@ -80,26 +81,17 @@ impl Driver {
     /// Performs every pending output; true once the session is closed.
     fn drain_http(&mut self, connector: &Arc<Connector>, exchanges: &mut Exchanges) -> bool {
         let mut closed = false;
-        loop {
-            // An effect this runtime cannot perform fails the session, once drained.
-            let mut unsupported = None;
-            while let Some(output) = self.core.poll_output() {
-                match output {
-                    Output::Transmit(t) => match t.into_http_client() {
-                        Ok(HttpClientTransmit::Open { stream, request }) => {
-                            let events = exchanges.events();
-                            let work =
-                                connector::exchange(connector.clone(), stream, *request, events);
-                            exchanges.start(stream, work);
-                        }
-                        Ok(HttpClientTransmit::Abort { stream }) => exchanges.abort(stream),
-                        Err(failure) => unsupported = unsupported.or(Some(failure)),
-                    },
-                    Output::Event(event) => closed |= self.dispatch(event),
+        let mut outputs = HttpClientOutputs::new();
+        while let Some(output) = outputs.next(&mut self.core, Instant::now()) {
+            match output {
+                HttpClientOutput::Open { stream, request } => {
+                    let events = exchanges.events();
+                    let work = connector::exchange(connector.clone(), stream, *request, events);
+                    exchanges.start(stream, work);
                 }
+                HttpClientOutput::Abort { stream } => exchanges.abort(stream),
+                HttpClientOutput::Event(event) => closed |= self.dispatch(event),
             }
-            let Some(failure) = unsupported else { break };
-            self.core.fail(Instant::now(), failure);
         }
         closed
     }
