@@ -30,7 +30,7 @@ use crate::call::{self, Outgoing, ReplyTx, Submit};
 use crate::handle::{stdio_handle, ServerHandle};
 use crate::stdio;
 use crate::wire::{self, Alarm, ReadOutcome};
-use crate::writer::Writer;
+use crate::writer::{self, Writer};
 
 /// What a server offers: typed async handlers whose parameters are the arguments (a
 /// `Deserialize + JsonSchema` type), a [`RequestContext`] and `State<S>` in any order (see
@@ -125,7 +125,7 @@ where
         executor: &executor,
         dispatch: SessionDispatch::new(link.closed.clone()),
         link,
-        writer: Writer::recycling(writer),
+        writer: writer::recycling(writer),
     };
     executor.run(driver.run(reader, queue)).await
 }
@@ -185,7 +185,7 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
             if let Some(reason) = self.drain() {
                 // Requests, progress and logs from handlers still running fail at once.
                 wire::close_queue(&queue);
-                self.writer.finish(Instant::now() + FINAL_FLUSH_LIMIT).await;
+                writer::finish(&mut self.writer, Instant::now() + FINAL_FLUSH_LIMIT).await;
                 return reason;
             }
             self.writer.try_progress();

@@ -1,152 +1,51 @@
-//! The write half of a session, driven by the session's own loop (no writer task):
-//! zest-core's [`WriteQueue`] says what to write, flush or close next; this performs it on an
-//! async sink.
-//!
-//! The frames of one drain leave in one write as soon as the drain is over
-//! ([`Writer::try_progress`], which never waits). What the sink does not take at once (a peer
-//! that stops reading fills the pipe) is written later from the loop's race, beside reading
-//! ([`Writer::progress`]): writing never stops the loop from reading (the classic pipe
-//! deadlock), and a frame costs no channel and no task hop.
+//! zest-core's [`Writer`](zest_core::runtime::Writer) over a smol (futures-io) sink: the
+//! session's loop writes through it (see zest-core for the contract); this crate supplies
+//! only the sink and the timer that bounds [`finish`].
 
-use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use bytes::Bytes;
-use smol::future::FutureExt as _;
 use smol::io::AsyncWrite;
 use smol::Timer;
-use zest_core::runtime::{WriteQueue, WriteStep};
+use zest_core::runtime::PollSink;
 
-/// The sink and the bytes queued for it.
-pub(crate) struct Writer<W> {
-    /// `None` once closed, failed or given up: later frames are dropped.
-    sink: Option<W>,
-    queue: WriteQueue,
-    /// A write failure not yet reported by [`progress`](Self::progress).
-    failure: Option<io::Error>,
+/// A futures-io `AsyncWrite` as zest-core's [`PollSink`].
+pub(crate) struct Sink<W>(W);
+
+impl<W: AsyncWrite + Unpin> PollSink for Sink<W> {
+    fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_close(cx)
+    }
 }
 
-impl<W: AsyncWrite + Unpin> Writer<W> {
-    pub(crate) fn new(sink: W) -> Self {
-        Self { sink: Some(sink), queue: WriteQueue::new(), failure: None }
-    }
+/// The writer of a session or connection over the sink `W`.
+pub(crate) type Writer<W> = zest_core::runtime::Writer<Sink<W>>;
 
-    /// A writer that keeps each large frame's buffer once written, for
-    /// [`take_spare`](Self::take_spare) (stdio: the machine encodes the next one into it).
-    pub(crate) fn recycling(sink: W) -> Self {
-        Self { sink: Some(sink), queue: WriteQueue::recycling(), failure: None }
-    }
+/// A writer over `sink`; [`recycling`] for stdio (it keeps large frames' buffers).
+pub(crate) fn over<W: AsyncWrite + Unpin>(sink: W) -> Writer<W> {
+    Writer::new(Sink(sink))
+}
 
-    /// A written frame's buffer to hand back to the machine (`recycle`), if one was kept.
-    pub(crate) fn take_spare(&mut self) -> Option<Vec<u8>> {
-        self.queue.take_spare()
-    }
+/// A writer over `sink` that keeps each large frame's buffer for the machine to reuse.
+pub(crate) fn recycling<W: AsyncWrite + Unpin>(sink: W) -> Writer<W> {
+    Writer::recycling(Sink(sink))
+}
 
-    /// Queues one frame. After [`close`](Self::close) or a write failure it is dropped (the
-    /// failure is reported once, by [`progress`](Self::progress)).
-    pub(crate) fn send(&mut self, frame: Bytes) {
-        self.queue.push(frame);
-    }
-
-    /// Closes the sink once what is queued is written.
-    pub(crate) fn close(&mut self) {
-        self.queue.close();
-    }
-
-    /// True while [`progress`](Self::progress) has something to do: bytes to write, a flush
-    /// or a close pending, or a failure to report. The loop waits on it only then.
-    pub(crate) fn busy(&self) -> bool {
-        self.failure.is_some() || (self.sink.is_some() && self.queue.is_busy())
-    }
-
-    /// True when more than `limit` bytes wait unwritten besides the largest frame among
-    /// them (zest-core's [`WriteQueue::is_backlogged`]).
-    pub(crate) fn is_backlogged(&self, limit: usize) -> bool {
-        self.queue.is_backlogged(limit)
-    }
-
-    /// Gives up: what is queued is dropped, and so is the sink (closing it).
-    pub(crate) fn abandon(&mut self) {
-        self.queue.handle_failed();
-        self.sink = None;
-        self.failure = None;
-    }
-
-    /// Writes what the sink takes without waiting; the rest is left to
-    /// [`progress`](Self::progress), and so is a failure.
-    pub(crate) fn try_progress(&mut self) {
-        if self.busy() && self.failure.is_none() {
-            let mut cx = Context::from_waker(Waker::noop());
-            if let Poll::Ready(Err(e)) = self.poll_work(&mut cx) {
-                self.failure = Some(e);
-            }
-        }
-    }
-
-    /// Writes, flushes and closes as far as the sink allows. Resolves with `Err` once when
-    /// writing failed (the sink is dropped then), with `Ok` when there is nothing left to do;
-    /// pends while the sink is not ready. Cancel-safe.
-    pub(crate) async fn progress(&mut self) -> io::Result<()> {
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
-        poll_fn(|cx| self.poll_work(cx)).await
-    }
-
-    /// Writes what is queued, then closes the sink, giving up at `deadline`; on a write
-    /// failure or past the deadline the sink is dropped (closed) with bytes unwritten.
-    pub(crate) async fn finish(&mut self, deadline: Instant) {
-        self.queue.finish(deadline);
-        self.failure = None;
-        if let Some(at) = self.queue.poll_timeout() {
-            // A failure ends the attempt like success does: the sink is dropped below.
-            let drained = async {
-                let _ = poll_fn(|cx| self.poll_work(cx)).await;
-                true
-            };
-            let timed_out = async {
-                Timer::at(at).await;
-                false
-            };
-            if !drained.or(timed_out).await {
-                self.queue.handle_timeout(Instant::now());
-            }
-        }
-        self.sink = None;
-    }
-
-    /// Performs the queue's steps until it is idle or done, or the sink is not ready.
-    fn poll_work(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        loop {
-            let Some(sink) = self.sink.as_mut() else { return Poll::Ready(Ok(())) };
-            let mut sink = Pin::new(sink);
-            let step = match self.queue.poll_step() {
-                WriteStep::Write(bytes) => {
-                    let written = ready!(sink.as_mut().poll_write(cx, &bytes));
-                    // The queue can keep a written frame's buffer only if we let go of it.
-                    drop(bytes);
-                    self.queue.handle_write_result(written)
-                }
-                WriteStep::Flush => {
-                    ready!(sink.poll_flush(cx)).map(|()| self.queue.handle_flushed())
-                }
-                WriteStep::Close => {
-                    ready!(sink.poll_close(cx)).map(|()| self.queue.handle_closed())
-                }
-                WriteStep::Idle => return Poll::Ready(Ok(())),
-                WriteStep::Done => {
-                    self.sink = None;
-                    return Poll::Ready(Ok(()));
-                }
-            };
-            if let Err(e) = step {
-                self.queue.handle_failed();
-                self.sink = None;
-                return Poll::Ready(Err(e));
-            }
-        }
-    }
+/// Writes what is queued and closes the sink, giving up at `deadline`.
+pub(crate) async fn finish<W: AsyncWrite + Unpin>(writer: &mut Writer<W>, deadline: Instant) {
+    writer
+        .finish(deadline, |at| async move {
+            Timer::at(at).await;
+        })
+        .await;
 }

@@ -8,7 +8,8 @@
 //!   drained from a machine; [`WriteQueue::poll_step`] says what to do next (write these
 //!   bytes, flush, close, nothing); the runtime performs the step on its sink and reports
 //!   back. Closing after the queue is drained, and giving up at a drain deadline, are the
-//!   queue's, not the runtime's.
+//!   queue's, not the runtime's. [`Writer`] performs those steps on any async sink a
+//!   runtime wraps as a [`PollSink`], from the session's own loop.
 //! - [`Calls`]: the table of a session's own requests in flight, from the machine's
 //!   [`RequestId`](crate::jsonrpc::RequestId) to the runtime's reply sender (anything that is
 //!   a [`ReplySlot`]), with progress callbacks, abandonment by a caller's [`CallKey`], and
@@ -51,6 +52,7 @@ mod session_dispatch;
 #[cfg(test)]
 mod test_reply;
 mod write;
+mod writer;
 
 /// How many unread server notifications a client session keeps (every runtime's
 /// `Client::notifications`): one queue shared by all its readers, each notification read
@@ -67,3 +69,4 @@ pub use inbox::{transmit_bytes, Inbox};
 pub use owned::OwnedEvent;
 pub use session_dispatch::{SessionDispatch, SessionStep};
 pub use write::{backlog_exceeds, not_reading, WriteEnd, WriteQueue, WriteStep};
+pub use writer::{PollSink, Writer};

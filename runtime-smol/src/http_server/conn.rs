@@ -17,7 +17,7 @@ use zest_core::runtime::not_reading;
 use super::hub::{Hub, ToConn};
 use super::stopping;
 use crate::wire::{self, Alarm, ReadOutcome};
-use crate::writer::Writer;
+use crate::writer;
 
 enum Wake {
     Read(ReadOutcome),
@@ -39,7 +39,7 @@ pub(super) async fn serve(
     // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
     let mut reader = socket.clone();
-    let mut writer = Writer::new(socket);
+    let mut writer = writer::over(socket);
     let inbox: ToConn = Arc::default();
     let backlog_limit = config.max_backlog_bytes;
     let mut conn = ServerConn::new(config, Instant::now(), ids);

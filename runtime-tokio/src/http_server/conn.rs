@@ -14,7 +14,7 @@ use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 use zest_core::runtime::not_reading;
 
 use super::hub::{Hub, ToConn};
-use crate::writer::Writer;
+use crate::writer;
 
 /// Serves one connection until it closes, or until shutdown finds it between requests.
 pub(super) async fn serve(
@@ -28,7 +28,7 @@ pub(super) async fn serve(
     // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
     let (mut reader, writer) = socket.into_split();
-    let mut writer = Writer::new(writer);
+    let mut writer = writer::over(writer);
     let inbox: ToConn = Arc::default();
     let backlog_limit = config.max_backlog_bytes;
     let mut conn = ServerConn::new(config, Instant::now(), ids);

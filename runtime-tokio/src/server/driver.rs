@@ -25,7 +25,7 @@ use zest_core::server::{Broadcast, BroadcastBudget, Server, ServerConfig};
 
 use super::{handle, Registry, RequestContext, ServerHandle, SessionLink};
 use crate::calls::{CatchUnwind, Reply};
-use crate::writer::Writer;
+use crate::writer::{self, Writer};
 
 /// What handler tasks and their contexts ask of the driver.
 pub(super) enum Command {
@@ -87,7 +87,7 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let mut writer = Writer::recycling(sink);
+        let mut writer = writer::recycling(sink);
         let mut buf = vec![0u8; 64 * 1024];
         let sleep = tokio::time::sleep(Duration::from_secs(3600));
         tokio::pin!(sleep);
@@ -137,7 +137,7 @@ impl Driver {
                 }
             }
         };
-        writer.finish(Instant::now() + FINAL_FLUSH_LIMIT).await;
+        writer::finish(&mut writer, Instant::now() + FINAL_FLUSH_LIMIT).await;
         reason
     }
 
