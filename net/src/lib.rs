@@ -13,10 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::net::RecvFlags;
-use rustls::pki_types::CertificateDer;
+use rustls::pki_types::{CertificateDer, ServerName};
 use zest_core::http::server::RouterConfig;
 use zest_core::http1;
-use zest_core::runtime::http_client::{still_open, HttpEndpoint};
+use zest_core::io::TransportFailure;
+use zest_core::runtime::http_client::{still_open, HttpEndpoint, Target};
 use zest_core::runtime::{ConnectError, DEFAULT_SHUTDOWN_GRACE};
 
 /// How an HTTP server serves, besides the MCP `ServerConfig`: the router's settings
@@ -92,6 +93,23 @@ pub fn tls_client_config(
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(tls))
+}
+
+/// The TLS server name to ask `target`'s host for; `Err` when the host is no valid name.
+pub fn tls_server_name(target: &Target) -> Result<ServerName<'static>, TransportFailure> {
+    ServerName::try_from(target.host.clone())
+        .map_err(|e| TransportFailure::Tls(format!("{}: {e}", target.host)))
+}
+
+/// A failed TCP connect to `target`, as the client machine reports it.
+pub fn refused(target: &Target, e: &io::Error) -> TransportFailure {
+    TransportFailure::Refused(format!("{target}: {e}"))
+}
+
+/// A failed TLS handshake with `target`, saying what rustls said (without the io wrapping).
+pub fn tls_failed(target: &Target, e: &io::Error) -> TransportFailure {
+    let why = e.get_ref().map_or_else(|| e.to_string(), ToString::to_string);
+    TransportFailure::Tls(format!("{target}: {why}"))
 }
 
 /// Whether an idle pooled socket is still open: a peek that does not wait

@@ -85,8 +85,14 @@ impl Alarm {
 
     /// Resolves when the alarm goes off; it is then disarmed until the next [`arm`](Self::arm).
     pub(crate) async fn fired(&mut self) {
-        (&mut self.timer).await;
+        std::future::poll_fn(|cx| self.poll_fired(cx)).await;
+    }
+
+    /// [`fired`](Self::fired) as a poll function.
+    pub(crate) fn poll_fired(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::ready!(std::pin::Pin::new(&mut self.timer).poll(cx));
         self.armed = None;
+        std::task::Poll::Ready(())
     }
 }
 

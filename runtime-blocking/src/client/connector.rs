@@ -11,7 +11,6 @@ use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::ServerName;
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
 use zest_core::runtime::http_client::{
@@ -130,7 +129,7 @@ impl Connector {
         let deadline = Instant::now() + self.connect_timeout;
         let refused = |e: io::Error| match e.kind() {
             io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => TransportFailure::TimedOut,
-            _ => TransportFailure::Refused(format!("{target}: {e}")),
+            _ => zest_net::refused(target, &e),
         };
         let addrs = (target.host.as_str(), target.port).to_socket_addrs().map_err(refused)?;
         let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
@@ -154,11 +153,9 @@ impl Connector {
         if !target.tls {
             return Ok(Conn { io: Io::Plain(tcp), http: ClientConn::new(self.config.clone()) });
         }
-        let tls_failed = |why: String| TransportFailure::Tls(format!("{target}: {why}"));
-        let name = ServerName::try_from(target.host.clone())
-            .map_err(|e| TransportFailure::Tls(format!("{}: {e}", target.host)))?;
+        let name = zest_net::tls_server_name(target)?;
         let session = rustls::ClientConnection::new(self.tls.clone(), name)
-            .map_err(|e| tls_failed(e.to_string()))?;
+            .map_err(|e| TransportFailure::Tls(format!("{target}: {e}")))?;
         let mut stream = rustls::StreamOwned::new(session, tcp);
         while stream.conn.is_handshaking() {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -172,20 +169,12 @@ impl Connector {
                     io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
                         TransportFailure::TimedOut
                     }
-                    _ => tls_failed(tls_reason(&e)),
+                    _ => zest_net::tls_failed(target, &e),
                 });
             }
         }
         let _ = stream.sock.set_write_timeout(None);
         Ok(Conn { io: Io::Tls(Box::new(stream)), http: ClientConn::new(self.config.clone()) })
-    }
-}
-
-/// What a rustls failure says, without the io wrapping.
-fn tls_reason(e: &io::Error) -> String {
-    match e.get_ref() {
-        Some(inner) => inner.to_string(),
-        None => e.to_string(),
     }
 }
 

@@ -30,7 +30,7 @@ use super::Shared;
 use crate::call::{Outgoing, ReplyTx};
 use crate::process::Spawned;
 use crate::wire::{self, Alarm, ReadOutcome};
-use crate::writer::Writer;
+use crate::writer::{self, Writer};
 
 /// What handles (and the driver's own helper tasks) ask of the driver.
 pub(super) enum Command {
@@ -87,7 +87,7 @@ impl Driver {
     pub(super) async fn run(mut self, spawned: Spawned, commands: Receiver<Command>) {
         let Spawned { supervisor, stdin, mut stdout } = spawned;
         let mut session =
-            Session { book: self.book(), writer: Writer::recycling(stdin), stdin_broken: None };
+            Session { book: self.book(), writer: writer::recycling(stdin), stdin_broken: None };
         self.drive(&mut session, &mut stdout, &commands).await;
         // Calls queued or made from now on fail at once; handler tasks are cancelled; what is
         // queued is written and stdin closed (within the first grace period: dropping the
@@ -95,7 +95,8 @@ impl Driver {
         wire::close_queue(&commands);
         let Session { mut writer, .. } = session;
         let deadline = Instant::now() + self.grace;
-        let exit = supervisor.shutdown(async move { writer.finish(deadline).await }).await;
+        let exit =
+            supervisor.shutdown(async move { writer::finish(&mut writer, deadline).await }).await;
         drop(stdout);
         self.record_exit(exit);
     }
@@ -113,11 +114,11 @@ impl Driver {
         W: AsyncWrite + Unpin,
     {
         let mut session =
-            Session { book: self.book(), writer: Writer::recycling(writer), stdin_broken: None };
+            Session { book: self.book(), writer: writer::recycling(writer), stdin_broken: None };
         self.drive(&mut session, &mut reader, &commands).await;
         wire::close_queue(&commands);
         let Session { mut writer, .. } = session;
-        writer.finish(Instant::now() + self.grace).await;
+        writer::finish(&mut writer, Instant::now() + self.grace).await;
         drop(reader);
         self.record_exit(Ok(ExitStatus::default()));
     }

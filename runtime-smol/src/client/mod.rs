@@ -138,7 +138,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let http = endpoint.http_config()?;
-        let connector = connector::Connector::new(&endpoint)?;
+        let connector = connector::connector(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new_http(config, http, Instant::now())

@@ -24,7 +24,7 @@ mod http;
 
 use super::process::{Child, Pipes};
 use crate::calls::{CatchUnwind, Reply};
-use crate::writer::Writer;
+use crate::writer::{self, Writer};
 
 /// How the child ended, as recorded for [`Client::close`](super::Client::close).
 pub(super) type Exit = Result<ExitStatus, (io::ErrorKind, String)>;
@@ -95,11 +95,12 @@ impl Driver {
         exit: watch::Sender<Option<Exit>>,
     ) {
         let Pipes { stdin, mut stdout } = pipes;
-        let mut writer = Writer::recycling(stdin);
+        let mut writer = writer::recycling(stdin);
         self.serve(&mut stdout, &mut writer, &mut commands, grace).await;
         Self::wind_down(&mut commands);
         // stdout stays open until the child is gone, so that its last writes cannot fail.
-        let status = child.shutdown(grace, writer.finish(Instant::now() + grace)).await;
+        let status =
+            child.shutdown(grace, writer::finish(&mut writer, Instant::now() + grace)).await;
         drop(stdout);
         exit.send_replace(Some(status.map_err(|e| (e.kind(), e.to_string()))));
     }
@@ -117,10 +118,10 @@ impl Driver {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let mut writer = Writer::recycling(writer);
+        let mut writer = writer::recycling(writer);
         self.serve(&mut reader, &mut writer, &mut commands, grace).await;
         Self::wind_down(&mut commands);
-        writer.finish(Instant::now() + grace).await;
+        writer::finish(&mut writer, Instant::now() + grace).await;
         drop(reader);
         exit.send_replace(Some(Ok(ExitStatus::default())));
     }

@@ -124,7 +124,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let http = endpoint.http_config()?;
-        let connector = connector::Connector::new(&endpoint)?;
+        let connector = connector::connector(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
         let core = zest_core::client::Client::new_http(config, http, std::time::Instant::now())

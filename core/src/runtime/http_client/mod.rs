@@ -23,6 +23,9 @@
 //! request written in full whose connection then closes before the answer is never sent
 //! again (the server may have run it): its exchange fails. (zest-blocking drives the same
 //! decision through [`Attempt`], for a runtime that owns each exchange on a thread.)
+//!
+//! An async runtime writes none of this: [`exchange`] performs one exchange over the
+//! runtime's [`Dialer`] (how to open a socket, read it with a deadline, and its clock).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -33,9 +36,11 @@ use http::uri::Scheme;
 use http::{Request, Uri};
 
 mod endpoint;
+mod exchange;
 mod outputs;
 
 pub use endpoint::HttpEndpoint;
+pub use exchange::{exchange, Connector, Dialer, HttpSocket};
 pub use outputs::{HttpClientOutput, HttpClientOutputs};
 
 use super::OwnedEvent;

@@ -24,7 +24,9 @@ use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Book, Command, Driver};
-use crate::client::connector::{self, Connector};
+use zest_core::runtime::http_client::exchange;
+
+use crate::client::connector::Connector;
 use crate::wire::{self, Alarm};
 
 enum Wake {
@@ -114,7 +116,7 @@ impl Driver {
             match output {
                 HttpClientOutput::Open { stream, request } => {
                     let events = exchanges.events();
-                    let work = connector::exchange(connector.clone(), stream, *request, events);
+                    let work = exchange(connector.clone(), stream, *request, events);
                     exchanges.start(stream, work);
                 }
                 HttpClientOutput::Abort { stream } => exchanges.abort(stream),

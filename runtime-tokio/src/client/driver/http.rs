@@ -14,7 +14,9 @@ use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{Exchanges, HTTP_CLOSE_GRACE};
 
 use super::{Command, Driver, Exit};
-use crate::client::connector::{self, Connector};
+use zest_core::runtime::http_client::exchange;
+
+use crate::client::connector::Connector;
 
 impl Driver {
     /// Runs the session to its end, lets its DELETE go out, and records the end.
@@ -86,7 +88,7 @@ impl Driver {
             match output {
                 HttpClientOutput::Open { stream, request } => {
                     let events = exchanges.events();
-                    let work = connector::exchange(connector.clone(), stream, *request, events);
+                    let work = exchange(connector.clone(), stream, *request, events);
                     exchanges.start(stream, work);
                 }
                 HttpClientOutput::Abort { stream } => exchanges.abort(stream),
