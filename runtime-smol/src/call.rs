@@ -52,14 +52,7 @@ pub(crate) async fn outcome(rx: Receiver<Reply>, cancel: impl FnOnce()) -> Reply
 }
 
 /// A request a handle asks its driver to send.
-pub(crate) struct Outgoing {
-    pub(crate) key: CallKey,
-    pub(crate) method: &'static str,
-    pub(crate) params: Option<RawJson>,
-    pub(crate) opts: RequestOptions,
-    pub(crate) on_progress: Option<ProgressFn>,
-    pub(crate) reply: ReplyTx,
-}
+pub(crate) type Outgoing = zest_core::runtime::OutgoingCall<ReplyTx>;
 
 /// The handle side: how a call reaches its driver.
 pub(crate) trait Submit: Sync {

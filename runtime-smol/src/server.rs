@@ -16,12 +16,11 @@ use smol::{future, Executor, Task};
 use zest_core::api::CallError;
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{AsyncHandler, BoxFuture};
-use zest_core::io::{
-    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
-};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
-    not_reading, CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep, FINAL_FLUSH_LIMIT,
+    not_reading, CallKey, Link, PeerCall, Report, SessionDispatch, SessionStep, StdioOutput,
+    StdioOutputs, FINAL_FLUSH_LIMIT,
 };
 use zest_core::server::{Broadcast, BroadcastBudget, Server, ServerConfig};
 use zest_core::RequestOptions;
@@ -281,28 +280,18 @@ impl<W: AsyncWrite + Unpin> Driver<'_, W> {
     /// Drains the machine's outputs; the close reason once the session has closed.
     fn drain(&mut self) -> Option<CloseReason> {
         let mut closed = None;
-        // A transmit a pipe cannot carry fails the session, fed back once drained.
-        let mut unsupported = None;
-        loop {
-            while let Some(output) = self.core.poll_output() {
-                match output {
-                    Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => self.writer.send(bytes),
-                        Ok(StdioTransmit::Close) => self.writer.close(),
-                        Err(failure) => unsupported = Some(failure),
-                    },
-                    Output::Event(event) => {
-                        self.dispatch.route(event);
-                        while let Some(step) = self.dispatch.poll_step() {
-                            closed = closed.or(self.perform(step));
-                        }
+        let mut outputs = StdioOutputs::new();
+        while let Some(output) = outputs.next(&mut self.core, Instant::now()) {
+            match output {
+                StdioOutput::Write(bytes) => self.writer.send(bytes),
+                StdioOutput::Close => self.writer.close(),
+                StdioOutput::Event(event) => {
+                    self.dispatch.route(event);
+                    while let Some(step) = self.dispatch.poll_step() {
+                        closed = closed.or(self.perform(step));
                     }
                 }
             }
-            let Some(failure) = unsupported.take() else { break };
-            let event = StreamEvent::Failed(failure);
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            self.core.handle_input(input);
         }
         closed
     }

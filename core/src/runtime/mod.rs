@@ -39,6 +39,7 @@
 //! arguments, and a runtime's future types appear only as an associated type of [`Link`].
 
 mod calls;
+mod client_command;
 mod client_dispatch;
 mod connect;
 mod context;
@@ -49,6 +50,7 @@ pub mod http_server;
 mod inbox;
 mod owned;
 mod session_dispatch;
+mod stdio_outputs;
 #[cfg(test)]
 mod test_reply;
 mod write;
@@ -60,6 +62,7 @@ mod writer;
 pub const NOTIFICATION_QUEUE: usize = 1024;
 
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
+pub use client_command::{ClientCommand, OutgoingCall, CALLER_STOPPED_WAITING};
 pub use client_dispatch::{ClientDispatch, ClientStep};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
@@ -68,5 +71,6 @@ pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
 pub use owned::OwnedEvent;
 pub use session_dispatch::{SessionDispatch, SessionStep};
+pub use stdio_outputs::{StdioMachine, StdioOutput, StdioOutputs};
 pub use write::{backlog_exceeds, not_reading, WriteEnd, WriteQueue, WriteStep};
 pub use writer::{PollSink, Writer};

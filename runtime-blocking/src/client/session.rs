@@ -26,14 +26,13 @@ use zest_core::api::{CallError, ProgressFn};
 use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
-use zest_core::io::{
-    HttpRequest, Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
-};
+use zest_core::io::{HttpRequest, Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{
     ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent, HTTP_CLOSE_GRACE,
 };
+use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::RequestOptions;
 
 use super::connector::{self, AbortCell, Connector};
@@ -353,24 +352,13 @@ impl Session {
         if self.http.is_some() {
             self.drain_http(st, deliveries);
         } else {
-            // A transmit a pipe cannot carry fails the session, fed back once drained.
-            let mut unsupported = None;
-            loop {
-                while let Some(out) = st.machine.poll_output() {
-                    match out {
-                        Output::Transmit(t) => match t.into_stdio() {
-                            Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
-                            Ok(StdioTransmit::Close) => close = true,
-                            Err(failure) => unsupported = Some(failure),
-                        },
-                        Output::Event(event) => self.event(st, event, deliveries),
-                    }
+            let mut outputs = StdioOutputs::new();
+            while let Some(output) = outputs.next(&mut st.machine, Instant::now()) {
+                match output {
+                    StdioOutput::Write(bytes) => st.pending.push(bytes),
+                    StdioOutput::Close => close = true,
+                    StdioOutput::Event(event) => self.event(st, event, deliveries),
                 }
-                let Some(failure) = unsupported.take() else { break };
-                let event = StreamEvent::Failed(failure);
-                let now = Instant::now();
-                st.machine
-                    .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
             }
         }
         let State { pending, .. } = st;

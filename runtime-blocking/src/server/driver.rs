@@ -18,14 +18,13 @@ use bytes::Bytes;
 use zest_core::api::CallError;
 use zest_core::error::{CloseReason, Rejection, UsageError};
 use zest_core::handler::SyncHandler;
-use zest_core::io::{
-    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
-};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
     not_reading, CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep,
     FINAL_FLUSH_LIMIT,
 };
+use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::server::{Broadcast, Call, CallContext, Server};
 
 use super::context::{Feed, SessionLink};
@@ -150,38 +149,28 @@ impl<W: Write + Send + 'static> ServerSession<W> {
 
     fn drain(&self, st: &mut State, answered: &mut Vec<Delivery<CallSlot>>) {
         let mut close = false;
-        // A transmit a pipe cannot carry fails the session, fed back once drained.
-        let mut unsupported = None;
-        loop {
-            while let Some(out) = st.machine.poll_output() {
-                match out {
-                    Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => st.pending.push(bytes),
-                        Ok(StdioTransmit::Close) => close = true,
-                        Err(failure) => unsupported = Some(failure),
-                    },
-                    Output::Event(event) => {
-                        st.dispatch.route(event);
-                        while let Some(step) = st.dispatch.poll_step() {
-                            match step {
-                                SessionStep::Run { id, handler, call, cancelled, context } => {
-                                    self.run_handler(st, id, handler, *call, cancelled, context);
-                                }
-                                SessionStep::Stop(()) => {}
-                                SessionStep::Deliver(delivery) => answered.push(delivery),
-                                SessionStep::Closed(reason) => {
-                                    st.closed = Some(reason);
-                                    self.out.set_closed();
-                                }
+        let mut outputs = StdioOutputs::new();
+        while let Some(output) = outputs.next(&mut st.machine, Instant::now()) {
+            match output {
+                StdioOutput::Write(bytes) => st.pending.push(bytes),
+                StdioOutput::Close => close = true,
+                StdioOutput::Event(event) => {
+                    st.dispatch.route(event);
+                    while let Some(step) = st.dispatch.poll_step() {
+                        match step {
+                            SessionStep::Run { id, handler, call, cancelled, context } => {
+                                self.run_handler(st, id, handler, *call, cancelled, context);
+                            }
+                            SessionStep::Stop(()) => {}
+                            SessionStep::Deliver(delivery) => answered.push(delivery),
+                            SessionStep::Closed(reason) => {
+                                st.closed = Some(reason);
+                                self.out.set_closed();
                             }
                         }
                     }
                 }
             }
-            let Some(failure) = unsupported.take() else { break };
-            let event = StreamEvent::Failed(failure);
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            st.machine.handle_input(input);
         }
         let State { pending, .. } = st;
         if self.out.queue_bounded(pending, close, self.backlog_limit) {

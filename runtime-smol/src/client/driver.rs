@@ -18,33 +18,19 @@ use smol::io::{AsyncRead, AsyncWrite};
 use smol::Task;
 use zest_core::client::{Client as CoreClient, Event, Negotiated, ServerNotification};
 use zest_core::handler::AsyncClientHandlers;
-use zest_core::io::{
-    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
-};
-use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, ClientDispatch, ClientStep};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
+use zest_core::runtime::{ClientCommand, ClientDispatch, ClientStep, StdioOutput, StdioOutputs};
 
 mod http;
 
 use super::Shared;
-use crate::call::{Outgoing, ReplyTx};
+use crate::call::ReplyTx;
 use crate::process::Spawned;
 use crate::wire::{self, Alarm, ReadOutcome};
 use crate::writer::{self, Writer};
 
-/// What handles (and the driver's own helper tasks) ask of the driver.
-pub(super) enum Command {
-    /// Send a request.
-    Call(Outgoing),
-    /// The caller of the request with this key dropped its future.
-    Cancel(CallKey),
-    /// Close the session (close(), or the last handle was dropped).
-    Close,
-    /// A client handler answered a server request.
-    Respond { id: RequestId, result: Result<RawJson, ErrorObject> },
-    /// The app replaced its roots (`Client::set_roots`).
-    RootsChanged,
-}
+/// What handles (and the driver's handler tasks) ask of the driver.
+pub(super) type Command = ClientCommand<ReplyTx>;
 
 /// The driver's fixed parts; see [`Driver::run`].
 pub(super) struct Driver {
@@ -221,48 +207,19 @@ impl Driver {
     }
 
     pub(super) fn apply(&mut self, s: &mut Book, now: Instant, command: Command) {
-        match command {
-            Command::Call(out) => {
-                let Outgoing { key, method, params, opts, on_progress, reply } = out;
-                let send = || self.core.request(now, method, params, opts);
-                s.start(Some(key), reply, on_progress, send);
-            }
-            Command::Cancel(key) => {
-                if let Some(id) = s.abandon(key) {
-                    let _ = self.core.cancel(now, &id, None);
-                }
-            }
-            Command::Close => self.core.close(now),
-            // Err only once the session is closed; nobody is left to tell.
-            Command::RootsChanged => drop(self.core.roots_changed(now)),
-            Command::Respond { id, result } => {
-                s.answered(&id);
-                // Err only if the server cancelled the request meanwhile: nothing to send.
-                let _ = self.core.respond(now, id, result);
-            }
-        }
+        s.apply(&mut self.core, now, command);
     }
 
     /// Drains the machine's outputs; true once the session has closed.
     fn drain<W: AsyncWrite + Unpin>(&mut self, s: &mut Session<W>) -> bool {
         let mut closed = false;
-        // A transmit a pipe cannot carry fails the session, fed back once drained.
-        let mut unsupported = None;
-        loop {
-            while let Some(output) = self.core.poll_output() {
-                match output {
-                    Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => s.writer.send(bytes),
-                        Ok(StdioTransmit::Close) => s.writer.close(),
-                        Err(failure) => unsupported = Some(failure),
-                    },
-                    Output::Event(event) => closed |= self.handle_event(&mut s.book, event),
-                }
+        let mut outputs = StdioOutputs::new();
+        while let Some(output) = outputs.next(&mut self.core, Instant::now()) {
+            match output {
+                StdioOutput::Write(bytes) => s.writer.send(bytes),
+                StdioOutput::Close => s.writer.close(),
+                StdioOutput::Event(event) => closed |= self.handle_event(&mut s.book, event),
             }
-            let Some(failure) = unsupported.take() else { break };
-            let event = StreamEvent::Failed(failure);
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            self.core.handle_input(input);
         }
         closed
     }

@@ -9,16 +9,14 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
-use zest_core::api::ProgressFn;
 use zest_core::client::{self as core, Event, Negotiated, ServerNotification};
 use zest_core::error::CloseReason;
 use zest_core::handler::AsyncClientHandlers;
-use zest_core::io::{
-    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
-};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::{CallKey, ClientDispatch, ClientStep, ConnectError};
-use zest_core::RequestOptions;
+use zest_core::runtime::{
+    ClientCommand, ClientDispatch, ClientStep, ConnectError, StdioOutput, StdioOutputs,
+};
 
 mod http;
 
@@ -30,23 +28,7 @@ use crate::writer::{self, Writer};
 pub(super) type Exit = Result<ExitStatus, (io::ErrorKind, String)>;
 
 /// What a [`Client`](super::Client) handle asks of its driver.
-pub(super) enum Command {
-    /// Send a request; its outcome goes to `reply`.
-    Request {
-        key: CallKey,
-        method: &'static str,
-        params: RawJson,
-        opts: RequestOptions,
-        on_progress: Option<ProgressFn>,
-        reply: Reply,
-    },
-    /// The caller of request `key` stopped waiting.
-    Cancel { key: CallKey },
-    /// End the session.
-    Close,
-    /// The app replaced its roots (`Client::set_roots`).
-    RootsChanged,
-}
+pub(super) type Command = ClientCommand<Reply>;
 
 /// A client handler's answer to a server request.
 type Answer = (RequestId, Result<RawJson, ErrorObject>);
@@ -189,9 +171,7 @@ impl Driver {
                     }
                 },
                 Some((id, result)) = answers.recv() => {
-                    self.dispatch.answered(&id);
-                    // Err only if the session closed meanwhile; then nobody awaits the answer.
-                    let _ = self.core.respond(Instant::now(), id, result);
+                    self.apply(Command::Respond { id, result });
                 }
                 written = writer.progress(), if writer.busy() => {
                     if let Err(failure) = written {
@@ -223,45 +203,19 @@ impl Driver {
     }
 
     fn apply(&mut self, command: Command) {
-        let now = Instant::now();
-        match command {
-            Command::Request { key, method, params, opts, on_progress, reply } => {
-                let core = &mut self.core;
-                let send = || core.request(now, method, Some(params), opts);
-                self.dispatch.start(Some(key), reply, on_progress, send);
-            }
-            Command::Cancel { key } => {
-                if let Some(id) = self.dispatch.abandon(key) {
-                    // Err only if the outcome was already decided; nothing to cancel then.
-                    let _ = self.core.cancel(now, &id, Some("the caller stopped waiting"));
-                }
-            }
-            Command::Close => self.core.close(now),
-            // Err only once the session is closed; nobody is left to tell.
-            Command::RootsChanged => drop(self.core.roots_changed(now)),
-        }
+        self.dispatch.apply(&mut self.core, Instant::now(), command);
     }
 
     /// Performs every pending output; true once the session is closed.
     fn drain<W: AsyncWrite + Unpin>(&mut self, writer: &mut Writer<W>) -> bool {
         let mut closed = false;
-        // A transmit a pipe cannot carry fails the session, fed back once drained.
-        let mut unsupported = None;
-        loop {
-            while let Some(output) = self.core.poll_output() {
-                match output {
-                    Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => writer.send(bytes),
-                        Ok(StdioTransmit::Close) => writer.close(),
-                        Err(failure) => unsupported = Some(failure),
-                    },
-                    Output::Event(event) => closed |= self.dispatch(event),
-                }
+        let mut outputs = StdioOutputs::new();
+        while let Some(output) = outputs.next(&mut self.core, Instant::now()) {
+            match output {
+                StdioOutput::Write(bytes) => writer.send(bytes),
+                StdioOutput::Close => writer.close(),
+                StdioOutput::Event(event) => closed |= self.dispatch(event),
             }
-            let Some(failure) = unsupported.take() else { break };
-            let event = StreamEvent::Failed(failure);
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            self.core.handle_input(input);
         }
         closed
     }

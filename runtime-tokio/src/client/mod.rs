@@ -20,7 +20,7 @@ use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
 use zest_core::io::TransportFailure;
 use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKeys, ConnectError, NOTIFICATION_QUEUE};
+use zest_core::runtime::{CallKeys, ConnectError, OutgoingCall, NOTIFICATION_QUEUE};
 use zest_core::schema::methods::Method;
 use zest_core::schema::Root;
 use zest_core::RequestOptions;
@@ -245,14 +245,15 @@ impl Client {
     ) -> Result<RawJson, CallError> {
         let key = self.shared.keys.next();
         let (reply, rx) = calls::reply();
-        let command = Command::Request { key, method, params, opts, on_progress, reply };
+        let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
+        let command = Command::Call(call);
         if self.shared.commands.send(command).is_err() {
             return Err(CallError::Usage(UsageError::Closed));
         }
         let commands = &self.shared.commands;
         calls::outcome(rx, || {
             // After the session ended there is nothing left to cancel.
-            let _ = commands.send(Command::Cancel { key });
+            let _ = commands.send(Command::Cancel(key));
         })
         .await
     }

@@ -13,13 +13,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::AsyncHandler;
-use zest_core::io::{
-    Input, Output, Receive, StdioTransmit, StreamEvent, StreamId, TransportFailure,
-};
+use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::{
-    not_reading, CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep,
-    FINAL_FLUSH_LIMIT,
+    not_reading, CallKey, CallKeys, PeerCall, Report, SessionDispatch, SessionStep, StdioOutput,
+    StdioOutputs, FINAL_FLUSH_LIMIT,
 };
 use zest_core::server::{Broadcast, BroadcastBudget, Server, ServerConfig};
 
@@ -177,28 +175,18 @@ impl Driver {
     /// Performs every pending output; the close reason once the session is over.
     fn drain<W: AsyncWrite + Unpin>(&mut self, writer: &mut Writer<W>) -> Option<CloseReason> {
         let mut closed = None;
-        // A transmit a pipe cannot carry fails the session, fed back once drained.
-        let mut unsupported = None;
-        loop {
-            while let Some(output) = self.core.poll_output() {
-                match output {
-                    Output::Transmit(t) => match t.into_stdio() {
-                        Ok(StdioTransmit::Write(bytes)) => writer.send(bytes),
-                        Ok(StdioTransmit::Close) => writer.close(),
-                        Err(failure) => unsupported = Some(failure),
-                    },
-                    Output::Event(event) => {
-                        self.dispatch.route(event);
-                        while let Some(step) = self.dispatch.poll_step() {
-                            closed = closed.or(self.perform(step));
-                        }
+        let mut outputs = StdioOutputs::new();
+        while let Some(output) = outputs.next(&mut self.core, Instant::now()) {
+            match output {
+                StdioOutput::Write(bytes) => writer.send(bytes),
+                StdioOutput::Close => writer.close(),
+                StdioOutput::Event(event) => {
+                    self.dispatch.route(event);
+                    while let Some(step) = self.dispatch.poll_step() {
+                        closed = closed.or(self.perform(step));
                     }
                 }
             }
-            let Some(failure) = unsupported.take() else { break };
-            let event = StreamEvent::Failed(failure);
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            self.core.handle_input(input);
         }
         closed
     }

@@ -61,9 +61,7 @@ impl Driver {
                     }
                 },
                 Some((id, result)) = answers.recv() => {
-                    self.dispatch.answered(&id);
-                    // Err only if the session closed meanwhile; then nobody awaits the answer.
-                    let _ = self.core.respond(Instant::now(), id, result);
+                    self.apply(Command::Respond { id, result });
                 }
                 () = &mut sleep, if self.core.poll_timeout().is_some() => {
                     self.core.handle_input(Input::Timeout(Instant::now()));
