@@ -22,11 +22,11 @@ impl StdioMachine for Client {
     type Event = client::Event;
 
     fn poll_output(&mut self) -> Option<Output<client::Event>> {
-        Client::poll_output(self)
+        Self::poll_output(self)
     }
 
     fn handle_input(&mut self, input: Input<'_>) {
-        Client::handle_input(self, input);
+        Self::handle_input(self, input);
     }
 }
 
@@ -34,11 +34,11 @@ impl<H: Clone> StdioMachine for Server<H> {
     type Event = server::Event<H>;
 
     fn poll_output(&mut self) -> Option<Output<server::Event<H>>> {
-        Server::poll_output(self)
+        Self::poll_output(self)
     }
 
     fn handle_input(&mut self, input: Input<'_>) {
-        Server::handle_input(self, input);
+        Self::handle_input(self, input);
     }
 }
 
@@ -89,7 +89,10 @@ impl StdioOutputs {
                 Some(Output::Event(event)) => return Some(StdioOutput::Event(event)),
                 None => {
                     let event = StreamEvent::Failed(self.unsupported.take()?);
-                    machine.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+                    machine.handle_input(Input::Receive(
+                        now,
+                        Receive { stream: StreamId::STDIO, event },
+                    ));
                 }
             }
         }
@@ -147,6 +150,10 @@ mod tests {
         }
         assert_eq!(seen, ["write b\"x\\n\"", "ready", "closed"]);
         assert_eq!(machine.failed.len(), 1);
-        assert!(matches!(machine.failed[0], TransportFailure::Unsupported(_)), "{:?}", machine.failed);
+        assert!(
+            matches!(machine.failed[0], TransportFailure::Unsupported(_)),
+            "{:?}",
+            machine.failed
+        );
     }
 }
