@@ -31,9 +31,11 @@ use std::time::Instant;
 use bytes::BytesMut;
 use http::{Response, StatusCode};
 
+mod accepted;
 mod dispatch;
 mod hub;
 
+pub use accepted::{serve_accepted, AcceptedIo};
 pub use dispatch::{Dispatch, ServerStats, Step};
 pub use hub::{panicked, Hub, HubConn, HubHost, Start};
 

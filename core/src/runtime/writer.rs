@@ -101,10 +101,16 @@ impl<S: PollSink> Writer<S> {
     /// writing failed (the sink is dropped then), with `Ok` when there is nothing left to do;
     /// pends while the sink is not ready. Cancel-safe.
     pub async fn progress(&mut self) -> io::Result<()> {
+        poll_fn(|cx| self.poll_progress(cx)).await
+    }
+
+    /// [`progress`](Self::progress) as a poll function, for a loop that polls several
+    /// sources at once.
+    pub fn poll_progress(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if let Some(e) = self.failure.take() {
-            return Err(e);
+            return Poll::Ready(Err(e));
         }
-        poll_fn(|cx| self.poll_work(cx)).await
+        self.poll_work(cx)
     }
 
     /// Writes what is queued, then closes the sink, giving up at `deadline` (when the future

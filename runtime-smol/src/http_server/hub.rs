@@ -32,11 +32,6 @@ use crate::wire;
 /// The router's handler type.
 type Handler = AsyncHandler<RequestContext>;
 
-/// What a connection task receives from the hub for the stream it carries: an inbox that
-/// wakes the task only while it waits (a transmit the task routes to itself while it feeds
-/// the hub costs no wake-up).
-pub(super) type ToConn = Arc<Inbox<Transmit>>;
-
 /// The shared server state.
 pub(crate) type Hub = http_server::Hub<Smol>;
 

@@ -1,20 +1,58 @@
-//! One accepted connection's task: socket bytes through zest-core's
-//! [`ServerConn`](zest_core::runtime::http_server::ServerConn), its exchanges fed to the hub,
-//! the router's transmits for them (through the connection's inbox) back to the socket.
+//! One accepted connection's task: zest-core's
+//! [`serve_accepted`](zest_core::runtime::http_server::serve_accepted) over a tokio socket;
+//! this supplies the read half, the timer and the shutdown signal.
 
-use std::future::poll_fn;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::task::{Context, Poll};
+use std::time::Instant;
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
-use zest_core::http1::{self, Config};
-use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
-use zest_core::runtime::not_reading;
+use tokio::time::Sleep;
+use zest_core::http1::Config;
+use zest_core::runtime::http_server::{serve_accepted, AcceptedIo, StreamIds};
 
-use super::hub::{Hub, ToConn};
+use super::hub::Hub;
 use crate::writer;
+
+/// The read half of an accepted socket, its timer and the server's shutdown signal.
+struct Accepted {
+    reader: OwnedReadHalf,
+    timer: Pin<Box<Sleep>>,
+    /// Resolves once shutdown has begun; `None` after that.
+    stop: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+}
+
+impl AcceptedIo for Accepted {
+    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let mut read = ReadBuf::new(buf);
+        Pin::new(&mut self.reader).poll_read(cx, &mut read).map_ok(|()| read.filled().len())
+    }
+
+    fn poll_timer(&mut self, cx: &mut Context<'_>, at: Instant) -> Poll<()> {
+        let at = tokio::time::Instant::from_std(at);
+        if self.timer.deadline() != at {
+            self.timer.as_mut().reset(at);
+        }
+        self.timer.as_mut().poll(cx)
+    }
+
+    fn poll_stopping(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(stop) = self.stop.as_mut() else { return Poll::Ready(()) };
+        std::task::ready!(stop.as_mut().poll(cx));
+        self.stop = None;
+        Poll::Ready(())
+    }
+
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
 
 /// Serves one connection until it closes, or until shutdown finds it between requests.
 pub(super) async fn serve(
@@ -27,95 +65,12 @@ pub(super) async fn serve(
     // Nagle would hold small SSE events and JSON answers back
     // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
-    let (mut reader, writer) = socket.into_split();
-    let mut writer = writer::over(writer);
-    let inbox: ToConn = Arc::default();
-    let backlog_limit = config.max_backlog_bytes;
-    let mut conn = ServerConn::new(config, Instant::now(), ids);
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut inputs: Vec<Inbound> = Vec::new();
-    let mut read_open = true;
-    let sleep = tokio::time::sleep(Duration::from_secs(3600));
-    tokio::pin!(sleep);
-    loop {
-        // Running: what this task sends itself through the hub needs no wake-up.
-        inbox.awake();
-        // Feed the router, then carry out what it sent this connection, until both settle
-        // (an answer ending may release a pipelined request).
-        loop {
-            inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
-            if !inputs.is_empty() {
-                hub.feed(&inputs, &inbox);
-                inputs.clear();
-            }
-            let mut moved = false;
-            while let Some(transmit) = inbox.try_recv() {
-                conn.handle_transmit(Instant::now(), transmit);
-                moved = true;
-            }
-            if !moved {
-                break;
-            }
-        }
-        while let Some(t) = conn.poll_transmit() {
-            match t {
-                http1::Transmit::Write(bytes) => writer.send(bytes),
-                http1::Transmit::Close => writer.close(),
-            }
-        }
-        writer.try_progress();
-        if writer.is_backlogged(backlog_limit) {
-            // The client does not take what it is sent: stop holding it for the client.
-            writer.abandon();
-            conn.handle_failure(not_reading(backlog_limit));
-            continue;
-        }
-        if conn.is_closed() && !writer.busy() {
-            break;
-        }
-        if *stop.borrow() && conn.stream().is_none() && !conn.is_closed() {
-            // Shutting down and between requests: nothing is lost by closing now.
-            conn.handle_failed("the server is shutting down".into());
-            continue;
-        }
-        if let Some(at) = conn.poll_timeout() {
-            let at = tokio::time::Instant::from_std(at);
-            if sleep.deadline() != at {
-                sleep.as_mut().reset(at);
-            }
-        }
-        tokio::select! {
-            read = reader.read(&mut buf), if read_open && !conn.is_closed() => match read {
-                Ok(0) => {
-                    read_open = false;
-                    conn.handle_end(Instant::now());
-                }
-                Ok(n) => conn.handle_data(Instant::now(), &buf[..n]),
-                Err(e) => {
-                    read_open = false;
-                    conn.handle_failed(format!("reading from the client failed: {e}"));
-                }
-            },
-            transmit = poll_fn(|cx| inbox.poll_recv(cx)) => {
-                conn.handle_transmit(Instant::now(), transmit);
-            }
-            written = writer.progress(), if writer.busy() => {
-                if let Err(e) = written {
-                    conn.handle_failed(format!("writing to the client failed: {e}"));
-                }
-            }
-            () = &mut sleep, if conn.poll_timeout().is_some() => {
-                conn.handle_timeout(Instant::now());
-            }
-            _ = stop.changed(), if !*stop.borrow() => {}
-        }
-    }
-    // The router hears about an exchange cut short (a no-op when none is under way).
-    conn.handle_failed("the connection closed".into());
-    inputs.extend(std::iter::from_fn(|| conn.poll_inbound()));
-    if !inputs.is_empty() {
-        hub.feed(&inputs, &inbox);
-    }
-    // What the hub still sends this connection has nowhere to go.
-    inbox.close();
+    let (reader, writer) = socket.into_split();
+    let stop = Box::pin(async move {
+        // Err: the server is gone, which also means it stops.
+        let _ = stop.wait_for(|stopping| *stopping).await;
+    });
+    let timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
+    let io = Accepted { reader, timer, stop: Some(stop) };
+    serve_accepted(hub, io, writer::over(writer), config, ids).await;
 }

@@ -30,11 +30,6 @@ use crate::server::{http_handle, RequestContext, SessionLink};
 /// The router's handler type.
 type Handler = AsyncHandler<RequestContext>;
 
-/// What a connection task receives from the hub for the stream it carries: an inbox that
-/// wakes the task only while it waits (a transmit the task routes to itself while it feeds
-/// the hub costs no wake-up).
-pub(super) type ToConn = Arc<Inbox<Transmit>>;
-
 /// The shared server state.
 pub(crate) type Hub = http_server::Hub<Tokio>;
 
