@@ -44,3 +44,13 @@ pub(crate) fn recycling<W: AsyncWrite + Unpin>(sink: W) -> Writer<W> {
 pub(crate) async fn finish<W: AsyncWrite + Unpin>(writer: &mut Writer<W>, deadline: Instant) {
     writer.finish(deadline, |at| tokio::time::sleep_until(at.into())).await;
 }
+
+/// A tokio `AsyncRead` as zest-core's [`PollRead`](zest_core::runtime::PollRead).
+pub(crate) struct Source<R>(pub(crate) R);
+
+impl<R: tokio::io::AsyncRead + Unpin> zest_core::runtime::PollRead for Source<R> {
+    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let mut read = tokio::io::ReadBuf::new(buf);
+        Pin::new(&mut self.0).poll_read(cx, &mut read).map_ok(|()| read.filled().len())
+    }
+}

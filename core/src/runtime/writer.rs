@@ -29,6 +29,13 @@ pub trait PollSink {
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 }
 
+/// A runtime's async byte source (a child's stdout, the read half of a stream), as a poll
+/// function: each runtime implements it for a wrapper of its own `AsyncRead`.
+pub trait PollRead {
+    /// Reads some bytes into `buf`; `Ok(0)` is the end of the stream.
+    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+}
+
 /// The sink and the bytes queued for it.
 #[derive(Debug)]
 pub struct Writer<S> {

@@ -27,7 +27,7 @@ use zest_core::RequestOptions;
 
 use crate::calls;
 use crate::command::{ClientOptions, StdioCommand};
-use driver::{Command, Driver};
+use driver::{Command, Driver, Host};
 
 /// What [`Client::notifications`] returns: a receiver of the session's one notification
 /// queue (`recv().await`, or as a `Stream`).
@@ -45,7 +45,7 @@ pub struct Client {
 }
 
 struct Shared {
-    commands: mpsc::UnboundedSender<Command>,
+    commands: CloseOnDrop,
     keys: CallKeys,
     negotiated: Negotiated,
     pid: u32,
@@ -70,8 +70,8 @@ impl Client {
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
         let core = zest_core::client::Client::new(config, std::time::Instant::now());
-        Self::launch(core, handlers, pid, move |driver, commands, exit| {
-            driver.run(child, pipes, commands, grace, exit)
+        Self::launch(core, handlers, pid, move |driver, exit| {
+            driver::run(driver, child, pipes, grace, exit)
         })
         .await
     }
@@ -96,8 +96,8 @@ impl Client {
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities.clone());
         let core = zest_core::client::Client::new(config, std::time::Instant::now());
-        Self::launch(core, handlers, 0, move |driver, commands, exit| {
-            driver.run_streams(reader, writer, commands, StdioCommand::DEFAULT_GRACE, exit)
+        Self::launch(core, handlers, 0, move |driver, exit| {
+            driver::run_streams(driver, reader, writer, StdioCommand::DEFAULT_GRACE, exit)
         })
         .await
     }
@@ -129,8 +129,8 @@ impl Client {
         config.capabilities = handlers.capabilities(config.capabilities.clone());
         let core = zest_core::client::Client::new_http(config, http, std::time::Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
-        Self::launch(core, handlers, 0, move |driver, commands, exit| {
-            driver.run_http(connector, commands, exit)
+        Self::launch(core, handlers, 0, move |driver, exit| {
+            driver::run_http(driver, connector, exit)
         })
         .await
     }
@@ -140,11 +140,7 @@ impl Client {
         core: zest_core::client::Client,
         handlers: AsyncClientHandlers,
         pid: u32,
-        run: impl FnOnce(
-            Driver,
-            mpsc::UnboundedReceiver<Command>,
-            watch::Sender<Option<driver::Exit>>,
-        ) -> F,
+        run: impl FnOnce(Driver, watch::Sender<Option<driver::Exit>>) -> F,
     ) -> Result<Self, ConnectError>
     where
         F: Future<Output = ()> + Send + 'static,
@@ -155,8 +151,10 @@ impl Client {
         let (exit_tx, exit) = watch::channel(None);
         let closed = Arc::new(OnceLock::new());
         let roots = handlers.root_list();
-        let driver = Driver::with_core(core, handlers, notes_tx, ready_tx, closed.clone());
-        tokio::spawn(run(driver, command_rx, exit_tx));
+        let host = Host::new((commands.clone(), command_rx), handlers, notes_tx, ready_tx);
+        tokio::spawn(run(Driver::new(core, closed.clone(), host), exit_tx));
+        // Dropped with the last handle, or with this future before the handshake ends.
+        let commands = CloseOnDrop(commands);
         let negotiated = match ready_rx.await {
             Ok(outcome) => outcome?,
             Err(_) => {
@@ -200,7 +198,7 @@ impl Client {
     /// without a root list, nothing changes and the error says why.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), UsageError> {
         replace_roots(self.shared.roots.as_ref(), roots)?;
-        self.shared.commands.send(Command::RootsChanged).map_err(|_| UsageError::Closed)
+        self.shared.commands.0.send(Command::RootsChanged).map_err(|_| UsageError::Closed)
     }
 
     /// The child's process id, which is also its process group id; 0 for a session over
@@ -224,7 +222,7 @@ impl Client {
     /// a success.
     pub async fn close(&self) -> io::Result<ExitStatus> {
         // If the driver is already gone the session is over and the status is recorded.
-        let _ = self.shared.commands.send(Command::Close);
+        let _ = self.shared.commands.0.send(Command::Close);
         let mut exit = self.shared.exit.clone();
         let recorded = exit.wait_for(Option::is_some).await;
         match recorded.as_deref() {
@@ -247,15 +245,27 @@ impl Client {
         let (reply, rx) = calls::reply();
         let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
         let command = Command::Call(call);
-        if self.shared.commands.send(command).is_err() {
+        if self.shared.commands.0.send(command).is_err() {
             return Err(CallError::Usage(UsageError::Closed));
         }
-        let commands = &self.shared.commands;
+        let commands = &self.shared.commands.0;
         calls::outcome(rx, || {
             // After the session ended there is nothing left to cancel.
             let _ = commands.send(Command::Cancel(key));
         })
         .await
+    }
+}
+
+/// The handles' command sender, which closes the session when dropped: the driver holds a
+/// sender of its own (for handler answers), so the queue alone never tells it the handles
+/// are gone.
+struct CloseOnDrop(mpsc::UnboundedSender<Command>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        // If the driver is already gone the session is over.
+        let _ = self.0.send(Command::Close);
     }
 }
 
