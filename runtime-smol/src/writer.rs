@@ -49,3 +49,12 @@ pub(crate) async fn finish<W: AsyncWrite + Unpin>(writer: &mut Writer<W>, deadli
         })
         .await;
 }
+
+/// A futures-io `AsyncRead` as zest-core's [`PollRead`](zest_core::runtime::PollRead).
+pub(crate) struct Source<R>(pub(crate) R);
+
+impl<R: smol::io::AsyncRead + Unpin> zest_core::runtime::PollRead for Source<R> {
+    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}

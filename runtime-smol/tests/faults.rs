@@ -389,7 +389,7 @@ fn a_broken_stdin_fails_the_session_after_the_grace_period_even_if_stdout_stays_
         else {
             panic!("{ping:?}")
         };
-        assert!(why.to_string().contains("write failed"), "{why}");
+        assert!(why.to_string().contains("writing to the server failed"), "{why}");
         // Not before the grace period, and not when the child's stdout ends two minutes on.
         assert!(took >= grace && took < Duration::from_secs(30), "{took:?}");
         client.close().await.unwrap();

@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
@@ -25,7 +25,8 @@ use zest_core::RequestOptions;
 use crate::call::{self, Outgoing, Submit};
 use crate::command::{ClientOptions, StdioCommand};
 use crate::process;
-use driver::{Command, Driver};
+use crate::wire::Alarm;
+use driver::{Command, Driver, Ending, Host};
 
 /// What [`Client::notifications`] returns: a receiver of the session's one notification
 /// queue (`recv().await`, or as a `Stream`).
@@ -84,9 +85,8 @@ impl Client {
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new(config, Instant::now());
-        let (driver, commands, starting) =
-            Starting::new(core, handlers, spawned.supervisor.grace());
-        smol::spawn(driver.run(spawned, commands)).detach();
+        let (driver, ending, starting) = Starting::new(core, handlers);
+        smol::spawn(driver::run(driver, spawned, ending)).detach();
         starting.ready(pid, true).await
     }
 
@@ -110,9 +110,9 @@ impl Client {
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new(config, Instant::now());
-        let (driver, commands, starting) =
-            Starting::new(core, handlers, StdioCommand::DEFAULT_GRACE);
-        smol::spawn(driver.run_streams(reader, writer, commands)).detach();
+        let (driver, ending, starting) = Starting::new(core, handlers);
+        let grace = StdioCommand::DEFAULT_GRACE;
+        smol::spawn(driver::run_streams(driver, reader, writer, grace, ending)).detach();
         starting.ready(0, false).await
     }
 
@@ -143,8 +143,8 @@ impl Client {
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new_http(config, http, Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
-        let (driver, commands, starting) = Starting::new(core, handlers, Duration::ZERO);
-        smol::spawn(driver.run_http(connector, commands)).detach();
+        let (driver, ending, starting) = Starting::new(core, handlers);
+        smol::spawn(driver::run_http(driver, connector, ending)).detach();
         starting.ready(0, false).await
     }
 
@@ -210,11 +210,7 @@ struct Starting {
 
 impl Starting {
     /// A driver for `core` and the channels that link it to the handles.
-    fn new(
-        core: CoreClient,
-        handlers: AsyncClientHandlers,
-        grace: Duration,
-    ) -> (Driver, Receiver<Command>, Self) {
+    fn new(core: CoreClient, handlers: AsyncClientHandlers) -> (Driver, Ending, Self) {
         let (command_tx, command_rx) = channel::unbounded();
         let (ready_tx, ready_rx) = channel::bounded(1);
         let (notification_tx, notification_rx) = channel::bounded(NOTIFICATION_QUEUE);
@@ -222,16 +218,16 @@ impl Starting {
         let shared =
             Arc::new(Shared { closed: Arc::default(), exit: Mutex::new(None), done: done_rx });
         let roots = handlers.root_list();
-        let driver = Driver {
-            core,
+        let host = Host {
+            commands: Box::pin(command_rx),
+            answers: command_tx.clone(),
             handlers,
-            commands: command_tx.clone(),
             notifications: notification_tx,
             ready: Some(ready_tx),
-            shared: shared.clone(),
-            grace,
-            done: done_tx,
+            alarm: Alarm::default(),
         };
+        let driver = Driver::new(core, shared.closed.clone(), host);
+        let ending = Ending { shared: shared.clone(), done: done_tx };
         let starting = Self {
             commands: CloseOnDrop(command_tx),
             ready: ready_rx,
@@ -239,7 +235,7 @@ impl Starting {
             shared,
             roots,
         };
-        (driver, command_rx, starting)
+        (driver, ending, starting)
     }
 
     /// Waits for the handshake's outcome; on failure with `reaps`, first for the driver to

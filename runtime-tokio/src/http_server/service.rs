@@ -36,7 +36,7 @@ use zest_core::runtime::http_server::{Inbound, StreamIds};
 use zest_core::runtime::{transmit_bytes, Inbox, OwnedEvent};
 use zest_core::server::{ListKind, ServerConfig};
 
-use super::hub::{Hub, ToConn, Tokio};
+use super::hub::{Hub, Tokio};
 use super::{timer, wind_down, HttpConfig, ServerStats};
 use crate::server::{announcing, http_handle, Registry, ServerHandle};
 
@@ -339,7 +339,7 @@ impl std::fmt::Debug for McpBody {
 struct Exchange {
     inner: Arc<Inner>,
     stream: StreamId,
-    inbox: ToConn,
+    inbox: Arc<Inbox<Transmit>>,
     /// The router closed the exchange, or heard that it failed: nothing more to tell it.
     finished: bool,
 }
