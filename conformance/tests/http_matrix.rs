@@ -6,84 +6,15 @@
 
 #[path = "support/clients.rs"]
 mod clients;
+#[path = "support/served.rs"]
+mod served;
 
-use std::sync::mpsc;
-use std::thread;
-
-use clients::{text, Blocking, Peer, Smol, Tokio, LIMIT};
+use clients::{text, Blocking, Peer, Smol, Tokio};
 use serde_json::{json, Value};
+use served::Served;
 use zest_conformance::fixture::content::{self, LOG_LINES, PROGRESS_STEPS, SIMPLE_TEXT};
-use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
 use zest_core::schema::ResourceContents;
-
-/// The everything fixture served over HTTP on 127.0.0.1 by one runtime, in this process.
-enum Served {
-    /// With the runtime its tasks run on.
-    Tokio(tokio::runtime::Runtime, zest_tokio::HttpServer),
-    /// Its tasks run on smol's global executor.
-    Smol(zest_smol::HttpServer),
-    /// Its threads are its own.
-    Blocking(zest_blocking::HttpServer),
-}
-
-impl Served {
-    fn start(runtime: Runtime) -> Self {
-        let config = fixture::server_config(runtime.name());
-        let addr = "127.0.0.1:0";
-        match runtime {
-            Runtime::Tokio => {
-                let registry = fixture::registry(asynchronous::adapt::<zest_tokio::RequestContext>);
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("a tokio runtime");
-                let server = rt.block_on(zest_tokio::serve_http(addr, config, registry));
-                Self::Tokio(rt, server.expect("bind 127.0.0.1:0"))
-            }
-            Runtime::Smol => {
-                let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
-                let server = smol::block_on(zest_smol::serve_http(addr, config, registry));
-                Self::Smol(server.expect("bind 127.0.0.1:0"))
-            }
-            Runtime::Blocking => {
-                let registry = fixture::registry(blocking::adapt);
-                Self::Blocking(zest_blocking::serve_http(addr, config, registry).expect("bind"))
-            }
-        }
-    }
-
-    fn url(&self) -> String {
-        match self {
-            Self::Tokio(_, s) => s.url(),
-            Self::Smol(s) => s.url(),
-            Self::Blocking(s) => s.url(),
-        }
-    }
-
-    fn session_count(&self) -> usize {
-        match self {
-            Self::Tokio(_, s) => s.session_count(),
-            Self::Smol(s) => s.session_count(),
-            Self::Blocking(s) => s.session_count(),
-        }
-    }
-
-    /// Shuts the server down gracefully, failing the test if that takes over [`LIMIT`].
-    fn shutdown(self) {
-        let (done, stopped) = mpsc::channel();
-        thread::spawn(move || {
-            match self {
-                Self::Tokio(rt, s) => rt.block_on(s.shutdown()),
-                Self::Smol(s) => smol::block_on(s.shutdown()),
-                Self::Blocking(s) => s.shutdown(),
-            }
-            let _ = done.send(());
-        });
-        stopped.recv_timeout(LIMIT).expect("the server shuts down within 30 s");
-    }
-}
 
 /// The client of runtime `C` against the server of runtime `server`.
 fn pair<C: Peer>(server: Runtime) {

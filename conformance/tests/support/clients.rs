@@ -12,6 +12,7 @@ use zest_core::api::{CallError, ClientApi};
 use zest_core::client::ServerNotification;
 use zest_core::framing::lines::DEFAULT_MAX_LINE;
 use zest_core::runtime::http_client::HttpEndpoint;
+use zest_core::runtime::ConnectError;
 use zest_core::schema::{
     CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
     LoggingMessageParams, ReadResourceResult, SamplingContent,
@@ -25,8 +26,13 @@ pub trait Peer: Sized {
     /// `tokio`, `smol` or `blocking`.
     const RUNTIME: &'static str;
     /// Connects to `endpoint` (Streamable HTTP unless it says otherwise) and initializes,
-    /// taking messages of up to `max_message` bytes.
-    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self;
+    /// taking messages of up to `max_message` bytes; the handshake's outcome as it is.
+    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError>;
+    /// [`try_connect_with`](Self::try_connect_with), which must succeed.
+    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
+        Self::try_connect_with(endpoint, max_message)
+            .unwrap_or_else(|e| panic!("the {} client connects: {e}", Self::RUNTIME))
+    }
     /// Connects to `endpoint` with the default message limit.
     fn connect_to(endpoint: HttpEndpoint) -> Self {
         Self::connect_with(endpoint, DEFAULT_MAX_LINE)
@@ -43,6 +49,12 @@ pub trait Peer: Sized {
     }
     /// `tools/call`, its outcome as it is.
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError>;
+    /// `ping`, which must succeed.
+    fn ping(&self);
+    /// The names of every tool, over every page of `tools/list`.
+    fn tool_names(&self) -> Vec<String>;
+    /// The next notification the server sent within `wait`, if one came.
+    fn notification_within(&self, wait: Duration) -> Option<ServerNotification>;
     /// `tools/call` asking for progress; the result and the progress values, in order.
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>);
     /// `resources/read`.
@@ -107,7 +119,7 @@ impl Tokio {
 impl Peer for Tokio {
     const RUNTIME: &'static str = "tokio";
 
-    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
+    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
         use zest_tokio::core::handler::AsyncClientHandlers;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -122,10 +134,9 @@ impl Peer for Tokio {
             .block_on(async {
                 tokio::time::timeout(LIMIT, zest_tokio::Client::connect_to(endpoint, options)).await
             })
-            .expect("connects within 30 s")
-            .unwrap_or_else(|e| panic!("the tokio client connects: {e}"));
+            .expect("connects within 30 s")?;
         let notes = client.notifications();
-        Self { rt, client, notes }
+        Ok(Self { rt, client, notes })
     }
 
     fn server_name(&self) -> String {
@@ -134,6 +145,19 @@ impl Peer for Tokio {
 
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
         self.wait(self.client.call_tool(tool, arguments))
+    }
+
+    fn ping(&self) {
+        self.wait(self.client.ping()).expect("the tokio client pings");
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        let tools = self.wait(self.client.list_all_tools()).expect("tools/list");
+        tools.into_iter().map(|t| t.name).collect()
+    }
+
+    fn notification_within(&self, wait: Duration) -> Option<ServerNotification> {
+        self.rt.block_on(async { tokio::time::timeout(wait, self.notes.recv()).await.ok()?.ok() })
     }
 
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
@@ -185,15 +209,14 @@ fn smol_wait<T>(fut: impl std::future::Future<Output = T>) -> T {
 impl Peer for Smol {
     const RUNTIME: &'static str = "smol";
 
-    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
+    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
         let handlers = zest_smol::AsyncClientHandlers::default()
             .on_sampling(|p| async move { Ok(canned(&p)) });
         let mut options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
-        let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))
-            .unwrap_or_else(|e| panic!("the smol client connects: {e}"));
+        let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))?;
         let notes = client.notifications();
-        Self { client, notes }
+        Ok(Self { client, notes })
     }
 
     fn server_name(&self) -> String {
@@ -202,6 +225,23 @@ impl Peer for Smol {
 
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
         smol_wait(self.client.call_tool(tool, arguments))
+    }
+
+    fn ping(&self) {
+        smol_wait(self.client.ping()).expect("the smol client pings");
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        let tools = smol_wait(self.client.list_all_tools()).expect("tools/list");
+        tools.into_iter().map(|t| t.name).collect()
+    }
+
+    fn notification_within(&self, wait: Duration) -> Option<ServerNotification> {
+        use smol::future::FutureExt as _;
+        smol::block_on(async { self.notes.recv().await.ok() }.or(async {
+            smol::Timer::after(wait).await;
+            None
+        }))
     }
 
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
@@ -242,15 +282,13 @@ pub struct Blocking(zest_blocking::Client);
 impl Peer for Blocking {
     const RUNTIME: &'static str = "blocking";
 
-    fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
+    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
         use zest_blocking::core::handler::SyncClientHandlers;
         let handlers = SyncClientHandlers::default().on_sampling(|p| Ok(canned(&p)));
         let mut options =
             zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
-        let client = zest_blocking::Client::connect_to(endpoint, options)
-            .unwrap_or_else(|e| panic!("the blocking client connects: {e}"));
-        Self(client)
+        zest_blocking::Client::connect_to(endpoint, options).map(Self)
     }
 
     fn server_name(&self) -> String {
@@ -259,6 +297,19 @@ impl Peer for Blocking {
 
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
         self.0.call_tool(tool, arguments)
+    }
+
+    fn ping(&self) {
+        self.0.ping().expect("the blocking client pings");
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        let tools = self.0.list_all_tools().expect("tools/list");
+        tools.into_iter().map(|t| t.name).collect()
+    }
+
+    fn notification_within(&self, wait: Duration) -> Option<ServerNotification> {
+        self.0.notifications().recv_timeout(wait)
     }
 
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
