@@ -1,21 +1,25 @@
 //! The HTTP client's connection and session behaviour, written once and run with every
 //! client runtime (each against the server of its own runtime where a server is needed):
-//! bad options are refused before connecting; a refused connection and a silent server are
+//! bad options are refused before connecting; custom headers and the bearer token reach the
+//! server, and a 401 comes back typed with its challenge; a refused connection and a silent server are
 //! typed transport errors worded one way; a session the server ended fails the next call
 //! with `SessionExpired` and a fresh session then serves; `tools/list_changed` reaches the
-//! client on the GET stream.
+//! client on the GET stream; calls from many threads each get their own answer; without
+//! the GET stream, progress and logs arrive on the call's own stream. (The handshake,
+//! sampling mid-call and the DELETE on close are in `http_matrix.rs`, for every pairing.)
 
 #[path = "support/clients.rs"]
 mod clients;
 #[path = "support/served.rs"]
 mod served;
 
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use clients::{text, Blocking, Peer, Smol, Tokio};
-use serde_json::json;
+use serde_json::{json, Value};
 use served::Served;
-use zest_conformance::fixture::content::SIMPLE_TEXT;
+use zest_conformance::fixture::content::{self, LOG_LINES, PROGRESS_STEPS, SIMPLE_TEXT};
 use zest_conformance::Runtime;
 use zest_core::api::CallError;
 use zest_core::client::ServerNotification;
@@ -74,6 +78,77 @@ fn a_silent_server_times_out<C: Peer>() {
     );
     assert!(started.elapsed() < Duration::from_secs(10), "{}: {:?}", C::RUNTIME, started.elapsed());
     drop(listener);
+}
+
+/// A server that records the first request head and answers 401: the head carries the
+/// endpoint's headers and token, and the handshake fails `HttpStatus` with the challenge.
+fn headers_and_bearer_reach_the_server<C: Peer>() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("its address");
+    let recorder = std::thread::spawn(move || {
+        let (mut socket, _) = listener.accept().expect("the client connects");
+        socket.set_read_timeout(Some(Duration::from_secs(30))).expect("a read timeout");
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buf).expect("the request head");
+            assert!(n > 0 && head.len() < 64 * 1024);
+            head.extend_from_slice(&buf[..n]);
+        }
+        let answer = b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"t\"\r\ncontent-length: 0\r\n\r\n";
+        socket.write_all(answer).expect("the answer is written");
+        String::from_utf8_lossy(&head).to_ascii_lowercase()
+    });
+    let endpoint =
+        HttpEndpoint::new(format!("http://{addr}/mcp")).header("x-tenant", "blue").bearer("s3cret");
+    let outcome = C::try_connect_with(endpoint, 1024).err();
+    assert!(
+        matches!(&outcome, Some(ConnectError::HttpStatus { status, www_authenticate: Some(c) }) if status.as_u16() == 401 && c.contains("Bearer")),
+        "{}: {outcome:?}",
+        C::RUNTIME
+    );
+    let head = recorder.join().expect("the recorder ends");
+    assert!(head.contains("x-tenant: blue"), "{}: {head}", C::RUNTIME);
+    assert!(head.contains("authorization: bearer s3cret"), "{}: {head}", C::RUNTIME);
+}
+
+/// Eight calls at once from eight threads, each asking the client for a sampling answer
+/// mid-call, share the connection pool and each get their own answer.
+fn concurrent_calls_get_their_own_answers<C: Peer + Sync>() {
+    let server = own_server::<C>();
+    let client = C::connect(&server.url());
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..8)
+            .map(|i| {
+                let client = &client;
+                scope
+                    .spawn(move || client.call("test_sampling", json!({"prompt": format!("n{i}")})))
+            })
+            .collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            let answer = text(&call.join().expect("the call's thread ends"));
+            assert_eq!(answer, format!("LLM response: canned: n{i}"), "{}", C::RUNTIME);
+        }
+    });
+    client.close();
+    server.shutdown();
+}
+
+/// With the GET stream off, a call's progress and log records come on its own stream.
+fn progress_and_logs_on_the_calls_stream<C: Peer>() {
+    let server = own_server::<C>();
+    let mut endpoint = HttpEndpoint::new(server.url());
+    endpoint.open_get_stream = false;
+    let client = C::connect_to(endpoint);
+    let (done, progress) = client.call_with_progress("test_tool_with_progress", json!({}));
+    assert_eq!(text(&done), text(&content::progress_done()), "{}", C::RUNTIME);
+    assert_eq!(progress, PROGRESS_STEPS, "{}", C::RUNTIME);
+    let logged = client.call("test_tool_with_logging", json!({}));
+    assert_eq!(text(&logged), text(&content::logging_done()), "{}", C::RUNTIME);
+    let logs: Vec<Value> = client.logs(LOG_LINES.len()).into_iter().map(|m| m.data).collect();
+    assert_eq!(logs, LOG_LINES.map(Value::from), "{}", C::RUNTIME);
+    client.close();
+    server.shutdown();
 }
 
 /// Nothing listens on the port: connecting fails with `Refused`, in the same words on
@@ -234,4 +309,49 @@ fn bad_options_are_refused_before_connecting_on_blocking() {
 #[test]
 fn a_server_that_never_answers_times_out_on_blocking() {
     a_silent_server_times_out::<Blocking>();
+}
+
+#[test]
+fn custom_headers_and_the_bearer_token_reach_the_server_on_tokio() {
+    headers_and_bearer_reach_the_server::<Tokio>();
+}
+
+#[test]
+fn custom_headers_and_the_bearer_token_reach_the_server_on_smol() {
+    headers_and_bearer_reach_the_server::<Smol>();
+}
+
+#[test]
+fn custom_headers_and_the_bearer_token_reach_the_server_on_blocking() {
+    headers_and_bearer_reach_the_server::<Blocking>();
+}
+
+#[test]
+fn concurrent_calls_each_get_their_own_answer_on_tokio() {
+    concurrent_calls_get_their_own_answers::<Tokio>();
+}
+
+#[test]
+fn progress_and_logs_arrive_on_the_calls_stream_on_tokio() {
+    progress_and_logs_on_the_calls_stream::<Tokio>();
+}
+
+#[test]
+fn concurrent_calls_each_get_their_own_answer_on_smol() {
+    concurrent_calls_get_their_own_answers::<Smol>();
+}
+
+#[test]
+fn progress_and_logs_arrive_on_the_calls_stream_on_smol() {
+    progress_and_logs_on_the_calls_stream::<Smol>();
+}
+
+#[test]
+fn concurrent_calls_each_get_their_own_answer_on_blocking() {
+    concurrent_calls_get_their_own_answers::<Blocking>();
+}
+
+#[test]
+fn progress_and_logs_arrive_on_the_calls_stream_on_blocking() {
+    progress_and_logs_on_the_calls_stream::<Blocking>();
 }

@@ -14,11 +14,10 @@ use http_common::*;
 use serde_json::json;
 use smol::future::FutureExt as _;
 use smol::Timer;
-use zest_smol::core::client::ServerNotification;
 use zest_smol::core::error::RequestError;
 use zest_smol::core::handler::AsyncClientHandlers;
 use zest_smol::core::io::TransportFailure;
-use zest_smol::schema::{CallToolResult, CreateMessageResult, LoggingLevel};
+use zest_smol::schema::{CallToolResult, CreateMessageResult};
 use zest_smol::{CallError, Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint};
 
 fn options() -> ClientOptions {
@@ -46,102 +45,6 @@ async fn within<T>(secs: u64, fut: impl std::future::Future<Output = T>) -> Opti
             None
         })
         .await
-}
-
-#[test]
-fn handshake_and_calls_answered_with_json() {
-    run(60, async {
-        let server = server().await;
-        let client = Client::connect(&server.url(), options()).await.expect("connect");
-        assert_eq!(client.negotiated().server_info.name, "zest-http-test");
-        assert_eq!(client.pid(), 0);
-        let tools: Vec<String> =
-            client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-        assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
-        let echoed = client.call_tool("echo", json!({"text": "hello over http"})).await.unwrap();
-        assert_eq!(text(&echoed), "hello over http");
-        let sum = client.call_tool("add", json!({"a": 2, "b": 40})).await.unwrap();
-        assert_eq!(text(&sum), "42");
-        // Concurrent calls share the keep-alive pool and each get their own answer.
-        let calls: Vec<_> = (0..8)
-            .map(|i| {
-                let client = client.clone();
-                smol::spawn(async move {
-                    client.call_tool("echo", json!({"text": format!("n{i}")})).await
-                })
-            })
-            .collect();
-        for (i, call) in calls.into_iter().enumerate() {
-            assert_eq!(text(&call.await.unwrap()), format!("n{i}"));
-        }
-        client.close().await.unwrap();
-        server.shutdown().await;
-    });
-}
-
-#[test]
-fn progress_and_logs_arrive_on_the_calls_sse_stream() {
-    run(60, async {
-        let server = server().await;
-        // Without the GET stream, the call's own stream is the only way in.
-        let mut endpoint = HttpEndpoint::new(server.url());
-        endpoint.open_get_stream = false;
-        let client = Client::connect_to(endpoint, options()).await.unwrap();
-        let notes = client.notifications();
-        client.set_logging_level(LoggingLevel::Info).await.unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = seen.clone();
-        let result = client
-            .call_tool_with_progress("steps", json!({"n": 3}), move |p| {
-                sink.lock().unwrap().push((p.progress, p.total, p.message));
-            })
-            .await
-            .unwrap();
-        assert_eq!(text(&result), "done after 3 steps");
-        let progress = seen.lock().unwrap().clone();
-        let want: Vec<_> =
-            (1..=3).map(|i| (i as f64, Some(3.0), Some(format!("step {i}")))).collect();
-        assert_eq!(progress, want);
-        let mut logs = Vec::new();
-        for _ in 0..3 {
-            match within(30, notes.recv()).await {
-                Some(Ok(ServerNotification::LoggingMessage(m))) => logs.push((m.logger, m.data)),
-                other => panic!("expected a log record, got {other:?}"),
-            }
-        }
-        let want: Vec<_> =
-            (1..=3).map(|i| (Some("steps".to_owned()), json!(format!("did step {i}")))).collect();
-        assert_eq!(logs, want);
-        client.close().await.unwrap();
-        server.shutdown().await;
-    });
-}
-
-#[test]
-fn a_sampling_request_mid_call_is_answered() {
-    run(60, async {
-        let server = server().await;
-        let client = Client::connect(&server.url(), options()).await.unwrap();
-        let result = client.call_tool("sample", json!({"prompt": "hi?"})).await.unwrap();
-        assert_eq!(text(&result), "model said: 1 message(s) read");
-        client.close().await.unwrap();
-        server.shutdown().await;
-    });
-}
-
-#[test]
-fn close_sends_delete_and_ends_the_session_on_the_server() {
-    run(60, async {
-        let server = server().await;
-        let client = Client::connect(&server.url(), options()).await.unwrap();
-        assert_eq!(server.session_count(), 1);
-        let status = client.close().await.unwrap();
-        assert!(status.success());
-        assert_eq!(server.session_count(), 0, "DELETE ended the session");
-        let after = client.ping().await;
-        assert!(after.is_err(), "a closed client refuses calls: {after:?}");
-        server.shutdown().await;
-    });
 }
 
 #[test]

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use http_common::*;
 use serde_json::json;
-use zest_tokio::core::client::ServerNotification;
 use zest_tokio::core::error::RequestError;
 use zest_tokio::core::handler::AsyncClientHandlers;
 use zest_tokio::core::io::TransportFailure;
@@ -32,118 +31,6 @@ fn options() -> ClientOptions {
 
 fn text(result: &CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text()).collect()
-}
-
-#[tokio::test]
-async fn handshake_and_calls_answered_with_json() {
-    let server = server().await;
-    let client = Client::connect(&server.url(), options()).await.expect("connect");
-    assert_eq!(client.negotiated().server_info.name, "zest-http-test");
-    let tools: Vec<String> =
-        client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-    assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
-    let echoed = client.call_tool("echo", json!({"text": "hello over http"})).await.unwrap();
-    assert_eq!(text(&echoed), "hello over http");
-    let sum = client.call_tool("add", json!({"a": 2, "b": 40})).await.unwrap();
-    assert_eq!(text(&sum), "42");
-    // Concurrent calls share the keep-alive pool and each get their own answer.
-    let calls = (0..8).map(|i| {
-        let client = client.clone();
-        tokio::spawn(
-            async move { client.call_tool("echo", json!({"text": format!("n{i}")})).await },
-        )
-    });
-    for (i, call) in calls.enumerate() {
-        assert_eq!(text(&call.await.unwrap().unwrap()), format!("n{i}"));
-    }
-    client.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn progress_and_logs_arrive_on_the_calls_sse_stream() {
-    let server = server().await;
-    // Without the GET stream, the call's own stream is the only way in.
-    let mut endpoint = HttpEndpoint::new(server.url());
-    endpoint.open_get_stream = false;
-    let client = Client::connect_to(endpoint, options()).await.unwrap();
-    let notes = client.notifications();
-    client.set_logging_level(zest_tokio::schema::LoggingLevel::Info).await.unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let result = client
-        .call_tool_with_progress("steps", json!({"n": 3}), move |p| {
-            sink.lock().unwrap().push((p.progress, p.total, p.message));
-        })
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "done after 3 steps");
-    let progress = seen.lock().unwrap().clone();
-    let want: Vec<_> = (1..=3).map(|i| (i as f64, Some(3.0), Some(format!("step {i}")))).collect();
-    assert_eq!(progress, want);
-    let mut logs = Vec::new();
-    for _ in 0..3 {
-        match tokio::time::timeout(Duration::from_secs(5), notes.recv()).await {
-            Ok(Ok(ServerNotification::LoggingMessage(m))) => logs.push((m.logger, m.data)),
-            other => panic!("expected a log record, got {other:?}"),
-        }
-    }
-    let want: Vec<_> =
-        (1..=3).map(|i| (Some("steps".to_owned()), json!(format!("did step {i}")))).collect();
-    assert_eq!(logs, want);
-    client.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn a_sampling_request_mid_call_is_answered() {
-    let server = server().await;
-    let client = Client::connect(&server.url(), options()).await.unwrap();
-    let result = client.call_tool("sample", json!({"prompt": "hi?"})).await.unwrap();
-    assert_eq!(text(&result), "model said: 1 message(s) read");
-    client.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn close_sends_delete_and_ends_the_session_on_the_server() {
-    let server = server().await;
-    let client = Client::connect(&server.url(), options()).await.unwrap();
-    assert_eq!(server.session_count(), 1);
-    client.close().await.unwrap();
-    assert_eq!(server.session_count(), 0, "DELETE ended the session");
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn custom_headers_and_the_bearer_token_reach_the_server() {
-    // A server that records the first request head and answers 401.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let recorder = tokio::spawn(async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let (mut socket, _) = listener.accept().await.unwrap();
-        let mut head = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = socket.read(&mut buf).await.unwrap();
-            assert!(n > 0 && head.len() < 64 * 1024);
-            head.extend_from_slice(&buf[..n]);
-        }
-        let answer = b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"t\"\r\ncontent-length: 0\r\n\r\n";
-        socket.write_all(answer).await.unwrap();
-        String::from_utf8_lossy(&head).to_ascii_lowercase()
-    });
-    let endpoint =
-        HttpEndpoint::new(format!("http://{addr}/mcp")).header("x-tenant", "blue").bearer("s3cret");
-    let error = Client::connect_to(endpoint, options()).await.unwrap_err();
-    assert!(
-        matches!(&error, ConnectError::HttpStatus { status, www_authenticate: Some(c) } if status.as_u16() == 401 && c.contains("Bearer")),
-        "{error:?}"
-    );
-    let head = recorder.await.unwrap();
-    assert!(head.contains("x-tenant: blue"), "{head}");
-    assert!(head.contains("authorization: bearer s3cret"), "{head}");
 }
 
 #[tokio::test]
