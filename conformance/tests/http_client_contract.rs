@@ -5,7 +5,9 @@
 //! typed transport errors worded one way; a session the server ended fails the next call
 //! with `SessionExpired` and a fresh session then serves; `tools/list_changed` reaches the
 //! client on the GET stream; calls from many threads each get their own answer; without
-//! the GET stream, progress and logs arrive on the call's own stream. (The handshake,
+//! the GET stream, progress and logs arrive on the call's own stream; ten sessions at once
+//! lose and duplicate nothing; the legacy HTTP+SSE transport serves calls, progress and
+//! sampling. (The handshake,
 //! sampling mid-call and the DELETE on close are in `http_matrix.rs`, for every pairing.)
 
 #[path = "support/clients.rs"]
@@ -147,6 +149,59 @@ fn progress_and_logs_on_the_calls_stream<C: Peer>() {
     assert_eq!(text(&logged), text(&content::logging_done()), "{}", C::RUNTIME);
     let logs: Vec<Value> = client.logs(LOG_LINES.len()).into_iter().map(|m| m.data).collect();
     assert_eq!(logs, LOG_LINES.map(Value::from), "{}", C::RUNTIME);
+    client.close();
+    server.shutdown();
+}
+
+/// Ten sessions at once, twenty calls each: every answer is the one asked for, and every
+/// session ends with its DELETE.
+fn many_sessions_lose_and_duplicate_nothing<C: Peer>() {
+    const SESSIONS: usize = 10;
+    const CALLS: usize = 20;
+    let server = own_server::<C>();
+    let url = server.url();
+    std::thread::scope(|scope| {
+        let sessions: Vec<_> = (0..SESSIONS)
+            .map(|s| {
+                let url = &url;
+                scope.spawn(move || {
+                    let client = C::connect(url);
+                    let answers: Vec<_> = (0..CALLS)
+                        .map(|c| {
+                            let tag = format!("{s}-{c}");
+                            let result = client.call("test_sampling", json!({"prompt": tag}));
+                            (format!("LLM response: canned: {tag}"), text(&result))
+                        })
+                        .collect();
+                    client.close();
+                    answers
+                })
+            })
+            .collect();
+        for session in sessions {
+            let answers = session.join().expect("the session's thread ends");
+            assert_eq!(answers.len(), CALLS, "{}", C::RUNTIME);
+            for (asked, answered) in answers {
+                assert_eq!(asked, answered, "{}", C::RUNTIME);
+            }
+        }
+    });
+    assert_eq!(server.session_count(), 0, "{}: every session ended with DELETE", C::RUNTIME);
+    server.shutdown();
+}
+
+/// Over the legacy HTTP+SSE transport (`/sse`): a call, a call with progress, and a call
+/// that asks the client for a sampling answer.
+fn the_legacy_transport_end_to_end<C: Peer>() {
+    let server = own_server::<C>();
+    let endpoint = HttpEndpoint::new(server.url().replace("/mcp", "/sse")).legacy_sse();
+    let client = C::connect_to(endpoint);
+    assert_eq!(text(&client.call("test_simple_text", json!({}))), SIMPLE_TEXT, "{}", C::RUNTIME);
+    let (done, progress) = client.call_with_progress("test_tool_with_progress", json!({}));
+    assert_eq!(text(&done), text(&content::progress_done()), "{}", C::RUNTIME);
+    assert_eq!(progress, PROGRESS_STEPS, "{}", C::RUNTIME);
+    let sampled = client.call("test_sampling", json!({"prompt": "legacy"}));
+    assert_eq!(text(&sampled), "LLM response: canned: legacy", "{}", C::RUNTIME);
     client.close();
     server.shutdown();
 }
@@ -354,4 +409,34 @@ fn concurrent_calls_each_get_their_own_answer_on_blocking() {
 #[test]
 fn progress_and_logs_arrive_on_the_calls_stream_on_blocking() {
     progress_and_logs_on_the_calls_stream::<Blocking>();
+}
+
+#[test]
+fn many_sessions_in_parallel_lose_and_duplicate_nothing_on_tokio() {
+    many_sessions_lose_and_duplicate_nothing::<Tokio>();
+}
+
+#[test]
+fn the_legacy_sse_transport_end_to_end_on_tokio() {
+    the_legacy_transport_end_to_end::<Tokio>();
+}
+
+#[test]
+fn many_sessions_in_parallel_lose_and_duplicate_nothing_on_smol() {
+    many_sessions_lose_and_duplicate_nothing::<Smol>();
+}
+
+#[test]
+fn the_legacy_sse_transport_end_to_end_on_smol() {
+    the_legacy_transport_end_to_end::<Smol>();
+}
+
+#[test]
+fn many_sessions_in_parallel_lose_and_duplicate_nothing_on_blocking() {
+    many_sessions_lose_and_duplicate_nothing::<Blocking>();
+}
+
+#[test]
+fn the_legacy_sse_transport_end_to_end_on_blocking() {
+    the_legacy_transport_end_to_end::<Blocking>();
 }

@@ -5,7 +5,7 @@
 #[path = "common/http.rs"]
 mod http_common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use zest_blocking::core::io::TransportFailure;
 use zest_blocking::core::RequestOptions;
 use zest_blocking::schema::methods::CallTool;
 use zest_blocking::schema::CallToolParams;
-use zest_blocking::{CallError, Client, ClientApi, ConnectError, HttpEndpoint};
+use zest_blocking::{CallError, Client, ClientApi, ConnectError};
 
 /// Hang guard for waits on another thread.
 const GUARD: Duration = Duration::from_secs(30);
@@ -64,62 +64,6 @@ fn shutdown_finishes_calls_in_flight_then_stops_accepting() {
     assert_eq!(text(&result), "done after 5 steps");
     let error = Client::connect(&url, options()).unwrap_err();
     assert!(matches!(error, ConnectError::Transport(TransportFailure::Refused(_))), "{error:?}");
-}
-
-#[test]
-fn the_legacy_sse_transport_end_to_end() {
-    let server = server();
-    let url = server.url().replace("/mcp", "/sse");
-    let endpoint = HttpEndpoint::new(url).legacy_sse();
-    let client = Client::connect_to(endpoint, options()).unwrap();
-    let echoed = client.call_tool("echo", json!({"text": "legacy"})).unwrap();
-    assert_eq!(text(&echoed), "legacy");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let steps = client
-        .call_tool_with_progress("steps", json!({"n": 2}), move |p| {
-            sink.lock().unwrap().push(p.progress)
-        })
-        .unwrap();
-    assert_eq!(text(&steps), "done after 2 steps");
-    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
-    let sampled = client.call_tool("sample", json!({"prompt": "?"})).unwrap();
-    assert_eq!(text(&sampled), "model said: 1 message(s) read");
-    client.close().unwrap();
-    server.shutdown();
-}
-
-#[test]
-fn many_sessions_in_parallel_lose_and_duplicate_nothing() {
-    const SESSIONS: usize = 10;
-    const CALLS: usize = 20;
-    let server = server();
-    let url = server.url();
-    let sessions: Vec<_> = (0..SESSIONS)
-        .map(|s| {
-            let url = url.clone();
-            thread::spawn(move || {
-                let client = Client::connect(&url, options()).expect("connect");
-                let mut answers = Vec::new();
-                for c in 0..CALLS {
-                    let tag = format!("{s}-{c}");
-                    let result = client.call_tool("echo", json!({"text": tag})).unwrap();
-                    answers.push((tag, text(&result)));
-                }
-                client.close().unwrap();
-                answers
-            })
-        })
-        .collect();
-    for session in sessions {
-        let answers = session.join().unwrap();
-        assert_eq!(answers.len(), CALLS);
-        for (asked, answered) in answers {
-            assert_eq!(asked, answered);
-        }
-    }
-    assert_eq!(server.session_count(), 0, "every session was closed with DELETE");
-    server.shutdown();
 }
 
 #[test]

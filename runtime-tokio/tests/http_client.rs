@@ -5,7 +5,6 @@
 #[path = "common/http.rs"]
 mod http_common;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http_common::*;
@@ -14,7 +13,7 @@ use zest_tokio::core::error::RequestError;
 use zest_tokio::core::handler::AsyncClientHandlers;
 use zest_tokio::core::io::TransportFailure;
 use zest_tokio::schema::{CallToolResult, CreateMessageResult};
-use zest_tokio::{CallError, Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint};
+use zest_tokio::{CallError, Client, ClientApi, ClientOptions, ConnectError};
 
 fn options() -> ClientOptions {
     let handlers = AsyncClientHandlers::default().on_sampling(|params| async move {
@@ -72,62 +71,6 @@ async fn dropping_a_call_cancels_its_handler_on_the_server() {
     let echoed = client.call_tool("echo", json!({"text": "still here"})).await.unwrap();
     assert_eq!(text(&echoed), "still here");
     client.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn the_legacy_sse_transport_end_to_end() {
-    let server = server().await;
-    let url = server.url().replace("/mcp", "/sse");
-    let endpoint = HttpEndpoint::new(url).legacy_sse();
-    let client = Client::connect_to(endpoint, options()).await.unwrap();
-    let echoed = client.call_tool("echo", json!({"text": "legacy"})).await.unwrap();
-    assert_eq!(text(&echoed), "legacy");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let steps = client
-        .call_tool_with_progress("steps", json!({"n": 2}), move |p| {
-            sink.lock().unwrap().push(p.progress)
-        })
-        .await
-        .unwrap();
-    assert_eq!(text(&steps), "done after 2 steps");
-    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
-    let sampled = client.call_tool("sample", json!({"prompt": "?"})).await.unwrap();
-    assert_eq!(text(&sampled), "model said: 1 message(s) read");
-    client.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn many_sessions_in_parallel_lose_and_duplicate_nothing() {
-    const SESSIONS: usize = 20;
-    const CALLS: usize = 25;
-    let server = server().await;
-    let url = server.url();
-    let sessions = (0..SESSIONS).map(|s| {
-        let url = url.clone();
-        tokio::spawn(async move {
-            let client = Client::connect(&url, options()).await.expect("connect");
-            let mut answers = Vec::new();
-            for c in 0..CALLS {
-                let tag = format!("{s}-{c}");
-                let result = client.call_tool("echo", json!({"text": tag})).await.unwrap();
-                answers.push((tag, text(&result)));
-            }
-            client.close().await.unwrap();
-            answers
-        })
-    });
-    let deadline = Duration::from_secs(60);
-    for session in sessions {
-        let answers = tokio::time::timeout(deadline, session).await.expect("bounded").unwrap();
-        assert_eq!(answers.len(), CALLS);
-        for (asked, answered) in answers {
-            assert_eq!(asked, answered);
-        }
-    }
-    assert_eq!(server.session_count(), 0, "every session was closed with DELETE");
     server.shutdown().await;
 }
 
