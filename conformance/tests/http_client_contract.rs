@@ -7,7 +7,7 @@
 //! client on the GET stream; calls from many threads each get their own answer; without
 //! the GET stream, progress and logs arrive on the call's own stream; ten sessions at once
 //! lose and duplicate nothing; the legacy HTTP+SSE transport serves calls, progress and
-//! sampling. (The handshake,
+//! sampling; a server shutting down finishes the call in flight, then refuses connections. (The handshake,
 //! sampling mid-call and the DELETE on close are in `http_matrix.rs`, for every pairing.)
 
 #[path = "support/clients.rs"]
@@ -204,6 +204,35 @@ fn the_legacy_transport_end_to_end<C: Peer>() {
     assert_eq!(text(&sampled), "LLM response: canned: legacy", "{}", C::RUNTIME);
     client.close();
     server.shutdown();
+}
+
+/// Once the call's handler has reported progress, the server shuts down: the call still
+/// gets its whole answer, and a new connection is refused.
+fn shutdown_finishes_the_call_in_flight<C: Peer + Sync>() {
+    let server = own_server::<C>();
+    let url = server.url();
+    let client = C::connect(&url);
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let started_tx = std::sync::Mutex::new(started_tx);
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| {
+            let on_progress = Box::new(move |_| {
+                let _ = started_tx.lock().unwrap().send(());
+            });
+            client.try_call_reporting("test_tool_with_progress", json!({}), on_progress)
+        });
+        started.recv_timeout(Duration::from_secs(30)).expect("the call's handler started");
+        server.shutdown();
+        let result = running.join().expect("the call's thread ends");
+        let result = result.unwrap_or_else(|e| panic!("{}: {e}", C::RUNTIME));
+        assert_eq!(text(&result), text(&content::progress_done()), "{}", C::RUNTIME);
+    });
+    let outcome = C::try_connect_with(HttpEndpoint::new(url), 1024).err();
+    assert!(
+        matches!(outcome, Some(ConnectError::Transport(TransportFailure::Refused(_)))),
+        "{}: {outcome:?}",
+        C::RUNTIME
+    );
 }
 
 /// Nothing listens on the port: connecting fails with `Refused`, in the same words on
@@ -439,4 +468,19 @@ fn many_sessions_in_parallel_lose_and_duplicate_nothing_on_blocking() {
 #[test]
 fn the_legacy_sse_transport_end_to_end_on_blocking() {
     the_legacy_transport_end_to_end::<Blocking>();
+}
+
+#[test]
+fn shutdown_finishes_calls_in_flight_then_stops_accepting_on_tokio() {
+    shutdown_finishes_the_call_in_flight::<Tokio>();
+}
+
+#[test]
+fn shutdown_finishes_calls_in_flight_then_stops_accepting_on_smol() {
+    shutdown_finishes_the_call_in_flight::<Smol>();
+}
+
+#[test]
+fn shutdown_finishes_calls_in_flight_then_stops_accepting_on_blocking() {
+    shutdown_finishes_the_call_in_flight::<Blocking>();
 }

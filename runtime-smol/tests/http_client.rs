@@ -1,6 +1,8 @@
-//! zest-smol's HTTP client against zest-smol's HTTP server over loopback: handshake, JSON
-//! and SSE answers, progress and logs on the call's stream, a server request mid-call, an
-//! expired session, the legacy transport, graceful shutdown, and the ways a connection fails.
+//! zest-smol's HTTP client against zest-smol's HTTP server over loopback, where the async
+//! API is what is tested: dropping a call's future cancels its handler, the legacy transport
+//! found by detection, and handlers that act or panic before their first await still answer
+//! once. The behaviour every client runtime shares is checked once in
+//! `conformance/tests/http_client_contract.rs`.
 
 mod common;
 #[path = "common/http.rs"]
@@ -15,9 +17,8 @@ use smol::future::FutureExt as _;
 use smol::Timer;
 use zest_smol::core::error::RequestError;
 use zest_smol::core::handler::AsyncClientHandlers;
-use zest_smol::core::io::TransportFailure;
 use zest_smol::schema::{CallToolResult, CreateMessageResult};
-use zest_smol::{CallError, Client, ClientApi, ClientOptions, ConnectError};
+use zest_smol::{CallError, Client, ClientApi, ClientOptions};
 
 fn options() -> ClientOptions {
     let handlers = AsyncClientHandlers::default().on_sampling(|params| async move {
@@ -44,36 +45,6 @@ async fn within<T>(secs: u64, fut: impl std::future::Future<Output = T>) -> Opti
             None
         })
         .await
-}
-
-#[test]
-fn shutdown_finishes_calls_in_flight_then_stops_accepting() {
-    run(60, async {
-        let server = server().await;
-        let url = server.url();
-        let client = Client::connect(&url, options()).await.unwrap();
-        let (started, first_step) = smol::channel::unbounded();
-        let running = {
-            let client = client.clone();
-            smol::spawn(async move {
-                client
-                    .call_tool_with_progress("steps", json!({"n": 5}), move |p| {
-                        let _ = started.try_send(p.progress);
-                    })
-                    .await
-            })
-        };
-        // The handler runs (it reported its first step) before shutting down.
-        assert_eq!(first_step.recv().await, Ok(1.0));
-        server.shutdown().await;
-        let result = running.await.expect("the call in flight finished");
-        assert_eq!(text(&result), "done after 5 steps");
-        let error = Client::connect(&url, options()).await.unwrap_err();
-        assert!(
-            matches!(error, ConnectError::Transport(TransportFailure::Refused(_))),
-            "{error:?}"
-        );
-    });
 }
 
 #[test]

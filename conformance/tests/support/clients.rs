@@ -15,7 +15,7 @@ use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::ConnectError;
 use zest_core::schema::{
     CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
-    LoggingMessageParams, ReadResourceResult, SamplingContent,
+    LoggingMessageParams, ProgressParams, ReadResourceResult, SamplingContent,
 };
 
 /// The longest any one step may take before the test fails instead of hanging.
@@ -55,8 +55,24 @@ pub trait Peer: Sized {
     fn tool_names(&self) -> Vec<String>;
     /// The next notification the server sent within `wait`, if one came.
     fn notification_within(&self, wait: Duration) -> Option<ServerNotification>;
+    /// `tools/call` asking for progress, each value handed to `on_progress` as it comes;
+    /// the outcome as it is.
+    fn try_call_reporting(
+        &self,
+        tool: &str,
+        arguments: Value,
+        on_progress: Box<dyn FnMut(f64) + Send>,
+    ) -> Result<CallToolResult, CallError>;
     /// `tools/call` asking for progress; the result and the progress values, in order.
-    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>);
+    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let on_progress = Box::new(move |p| sink.lock().unwrap().push(p));
+        let result = self.try_call_reporting(tool, arguments, on_progress);
+        let result = result.unwrap_or_else(|e| panic!("{}, {tool}: {e}", Self::RUNTIME));
+        let seen = std::mem::take(&mut *seen.lock().unwrap());
+        (result, seen)
+    }
     /// `resources/read`.
     fn read_resource(&self, uri: &str) -> ReadResourceResult;
     /// `prompts/get`.
@@ -89,16 +105,6 @@ pub fn text(result: &CallToolResult) -> String {
 
 fn prompt_args(arguments: &[(&str, &str)]) -> BTreeMap<String, String> {
     arguments.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
-}
-
-fn progress_sink() -> (Arc<Mutex<Vec<f64>>>, impl FnMut(zest_core::schema::ProgressParams) + Send) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    (seen, move |p: zest_core::schema::ProgressParams| sink.lock().unwrap().push(p.progress))
-}
-
-fn taken(seen: &Mutex<Vec<f64>>) -> Vec<f64> {
-    std::mem::take(&mut *seen.lock().unwrap())
 }
 
 /// zest-tokio's client on a runtime of its own (one worker thread drives the session).
@@ -160,10 +166,14 @@ impl Peer for Tokio {
         self.rt.block_on(async { tokio::time::timeout(wait, self.notes.recv()).await.ok()?.ok() })
     }
 
-    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
-        let (seen, sink) = progress_sink();
-        let result = self.wait(self.client.call_tool_with_progress(tool, arguments, sink));
-        (result.unwrap_or_else(|e| panic!("{tool}: {e}")), taken(&seen))
+    fn try_call_reporting(
+        &self,
+        tool: &str,
+        arguments: Value,
+        mut on_progress: Box<dyn FnMut(f64) + Send>,
+    ) -> Result<CallToolResult, CallError> {
+        let sink = move |p: ProgressParams| on_progress(p.progress);
+        self.wait(self.client.call_tool_with_progress(tool, arguments, sink))
     }
 
     fn read_resource(&self, uri: &str) -> ReadResourceResult {
@@ -244,10 +254,14 @@ impl Peer for Smol {
         }))
     }
 
-    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
-        let (seen, sink) = progress_sink();
-        let result = smol_wait(self.client.call_tool_with_progress(tool, arguments, sink));
-        (result.unwrap_or_else(|e| panic!("{tool}: {e}")), taken(&seen))
+    fn try_call_reporting(
+        &self,
+        tool: &str,
+        arguments: Value,
+        mut on_progress: Box<dyn FnMut(f64) + Send>,
+    ) -> Result<CallToolResult, CallError> {
+        let sink = move |p: ProgressParams| on_progress(p.progress);
+        smol_wait(self.client.call_tool_with_progress(tool, arguments, sink))
     }
 
     fn read_resource(&self, uri: &str) -> ReadResourceResult {
@@ -312,10 +326,14 @@ impl Peer for Blocking {
         self.0.notifications().recv_timeout(wait)
     }
 
-    fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
-        let (seen, sink) = progress_sink();
-        let result = self.0.call_tool_with_progress(tool, arguments, sink);
-        (result.unwrap_or_else(|e| panic!("{tool}: {e}")), taken(&seen))
+    fn try_call_reporting(
+        &self,
+        tool: &str,
+        arguments: Value,
+        mut on_progress: Box<dyn FnMut(f64) + Send>,
+    ) -> Result<CallToolResult, CallError> {
+        let sink = move |p: ProgressParams| on_progress(p.progress);
+        self.0.call_tool_with_progress(tool, arguments, sink)
     }
 
     fn read_resource(&self, uri: &str) -> ReadResourceResult {
