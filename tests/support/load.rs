@@ -123,14 +123,25 @@ impl RawConn {
         self
     }
 
-    /// Starts a request; read its answer with [`next_event`](Self::next_event).
+    /// Starts a request to `/mcp`; read its answer with [`next_event`](Self::next_event).
     pub(crate) fn send(&mut self, method: Method, headers: &[(&str, &str)], body: &[u8]) {
+        self.send_to(method, "/mcp", headers, body);
+    }
+
+    /// Starts a request to `path`.
+    pub(crate) fn send_to(
+        &mut self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) {
         let mut map = HeaderMap::new();
         for (name, value) in headers {
             let name = HeaderName::from_bytes(name.as_bytes()).expect("a header name");
             map.append(name, HeaderValue::from_str(value).expect("a header value"));
         }
-        let uri = format!("http://{}/mcp", self.addr).parse().expect("a URI");
+        let uri = format!("http://{}{path}", self.addr).parse().expect("a URI");
         let request = HttpRequest { method, uri, headers: map, body: Bytes::copy_from_slice(body) };
         let stream = StreamId(self.next);
         self.next += 1;
@@ -157,14 +168,25 @@ impl RawConn {
         }
     }
 
-    /// Sends a request and reads its whole answer.
+    /// Sends a request to `/mcp` and reads its whole answer.
     pub(crate) fn exchange(
         &mut self,
         method: Method,
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> Raw {
-        self.send(method, headers, body);
+        self.exchange_at(method, "/mcp", headers, body)
+    }
+
+    /// Sends a request to `path` and reads its whole answer.
+    pub(crate) fn exchange_at(
+        &mut self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Raw {
+        self.send_to(method, path, headers, body);
         let mut raw =
             Raw { status: StatusCode::IM_A_TEAPOT, headers: HeaderMap::new(), body: Vec::new() };
         loop {

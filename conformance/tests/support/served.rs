@@ -1,6 +1,7 @@
 //! The everything fixture served over HTTP by any runtime, in the test's process.
 #![allow(dead_code, unreachable_pub)] // a module of each test binary that uses it
 
+use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::thread;
 
@@ -9,6 +10,7 @@ use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
 use zest_core::schema::{CallToolResult, Tool};
 use zest_core::server::ListKind;
+use zest_tokio::HttpConfig;
 
 use super::clients::LIMIT;
 
@@ -24,6 +26,11 @@ pub enum Served {
 
 impl Served {
     pub fn start(runtime: Runtime) -> Self {
+        Self::start_with(runtime, HttpConfig::new())
+    }
+
+    /// Serves with `http`'s settings.
+    pub fn start_with(runtime: Runtime, http: HttpConfig) -> Self {
         let config = fixture::server_config(runtime.name());
         let addr = "127.0.0.1:0";
         match runtime {
@@ -34,21 +41,33 @@ impl Served {
                     .enable_all()
                     .build()
                     .expect("a tokio runtime");
-                let server = rt.block_on(zest_tokio::serve_http(addr, config, registry));
+                let server = rt.block_on(zest_tokio::serve_http_with(addr, config, http, registry));
                 Self::Tokio(rt, server.expect("bind 127.0.0.1:0"))
             }
             Runtime::Smol => {
                 let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
-                let server = smol::block_on(zest_smol::serve_http(addr, config, registry));
+                let server =
+                    smol::block_on(zest_smol::serve_http_with(addr, config, http, registry));
                 Self::Smol(server.expect("bind 127.0.0.1:0"))
             }
             Runtime::Blocking => {
                 let registry = fixture::registry(blocking::adapt);
-                Self::Blocking(zest_blocking::serve_http(addr, config, registry).expect("bind"))
+                let server = zest_blocking::serve_http_with(addr, config, http, registry);
+                Self::Blocking(server.expect("bind 127.0.0.1:0"))
             }
         }
     }
 
+    /// Where the server listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        match self {
+            Self::Tokio(_, s) => s.local_addr(),
+            Self::Smol(s) => s.local_addr(),
+            Self::Blocking(s) => s.local_addr(),
+        }
+    }
+
+    /// The MCP endpoint's URL.
     pub fn url(&self) -> String {
         match self {
             Self::Tokio(_, s) => s.url(),
