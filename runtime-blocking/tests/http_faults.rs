@@ -1,155 +1,20 @@
-//! zest-blocking's HTTP client against scripted servers that misbehave on loopback: each
-//! fault ends the connect attempt with a typed error, and never hangs.
+//! zest-blocking's HTTP client against scripted MCP servers on loopback: a call whose stream
+//! stays open after its answer returns, and `start` returns before a slow JSON answer. The
+//! faults every client runtime answers alike are in `conformance/tests/http_client_faults.rs`.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use zest_blocking::schema::methods::CallTool;
-use zest_blocking::{Client, ClientApi, ClientOptions, ConnectError, HttpEndpoint, HttpMode};
-
-/// A server that answers every request, on every connection, with `answer` (raw bytes), then
-/// closes the connection. Stops with the test.
-fn scripted(answer: Vec<u8>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    thread::spawn(move || {
-        for socket in listener.incoming() {
-            let Ok(mut socket) = socket else { continue };
-            let answer = answer.clone();
-            thread::spawn(move || {
-                let _ = socket.set_read_timeout(Some(Duration::from_secs(30)));
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 4096];
-                // The head, bounded; the body (if any) is not needed to answer.
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") && seen.len() < 64 * 1024 {
-                    match socket.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let _ = socket.write_all(&answer);
-                let _ = socket.shutdown(Shutdown::Write);
-            });
-        }
-    });
-    addr
-}
+use zest_blocking::{Client, ClientApi, ClientOptions, HttpEndpoint};
 
 fn options() -> ClientOptions {
     let mut options = ClientOptions::new("zest-http-faults", "1");
     options.config.init_timeout = Duration::from_secs(3);
     options
-}
-
-/// Connects to the scripted server in `mode`; the error, within 30 s (a hang guard).
-fn fails(answer: &[u8], mode: HttpMode, path: &str) -> ConnectError {
-    let addr = scripted(answer.to_vec());
-    let endpoint = HttpEndpoint::new(format!("http://{addr}{path}")).mode(mode);
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(Client::connect_to(endpoint, options()).map(drop));
-    });
-    match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(Ok(())) => panic!("connected to a broken server"),
-        Ok(Err(e)) => e,
-        Err(_) => panic!("the connect attempt hung"),
-    }
-}
-
-#[test]
-fn a_500_is_an_http_status_error() {
-    let e = fails(
-        b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n",
-        HttpMode::Auto,
-        "/mcp",
-    );
-    assert!(
-        matches!(&e, ConnectError::HttpStatus { status, .. } if status.as_u16() == 500),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn a_non_json_body_labelled_json_fails_the_handshake() {
-    let body = b"<html>not json</html>";
-    let answer = [
-        format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            body.len()
-        )
-        .into_bytes(),
-        body.to_vec(),
-    ]
-    .concat();
-    let e = fails(&answer, HttpMode::StreamableHttp, "/mcp");
-    assert!(
-        matches!(&e, ConnectError::Invalid(why) if why.contains("no JSON-RPC response")),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn an_unexpected_content_type_fails_the_handshake() {
-    let e = fails(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi",
-        HttpMode::StreamableHttp,
-        "/mcp",
-    );
-    assert!(
-        matches!(&e, ConnectError::Invalid(why) if why.contains("no JSON-RPC response")),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn a_truncated_chunked_body_is_a_transport_failure() {
-    let e = fails(
-        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"js",
-        HttpMode::StreamableHttp,
-        "/mcp",
-    );
-    assert!(
-        matches!(&e, ConnectError::Exited { reason, .. } if reason.to_string().contains("inside a body")),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn an_endpoint_event_on_another_origin_is_refused() {
-    let e = fails(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: http://evil.example/messages\n\n",
-        HttpMode::LegacySse,
-        "/sse",
-    );
-    let reason = zest_blocking::core::error::CloseReason::EndpointCrossOrigin(
-        "http://evil.example/messages".into(),
-    );
-    assert_eq!(e, ConnectError::Handshake(reason));
-}
-
-#[test]
-fn an_endless_sse_event_beyond_the_limit_is_dropped_and_fails_the_handshake() {
-    let mut answer = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ".to_vec();
-    answer.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
-    let e = fails(&answer, HttpMode::StreamableHttp, "/mcp");
-    // The event is dropped at the 4 MiB limit (a violation), and the stream ends owing the
-    // response.
-    assert!(
-        matches!(&e, ConnectError::Invalid(why) if why.contains("no JSON-RPC response")),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn a_garbage_answer_is_a_transport_failure() {
-    let e = fails(b"SSH-2.0-OpenSSH_9.6\r\n\r\n", HttpMode::StreamableHttp, "/mcp");
-    assert!(
-        matches!(&e, ConnectError::Exited { reason, .. } if reason.to_string().contains("malformed")),
-        "{e:?}"
-    );
 }
 
 /// How the scripted MCP server answers `tools/call`.
