@@ -1,7 +1,9 @@
-//! HTTPS with large messages, once for every client runtime: a `tools/call` whose argument
-//! and result are each 1 MiB, through a TLS-terminating front (a CA made at test time,
-//! rustls on loopback) to the everything fixture served over plain HTTP. A TLS writer that
-//! is not flushed leaves the end of a large request in its buffer, and the call hangs.
+//! HTTPS, once for every client runtime, through a TLS-terminating front (a CA made at test
+//! time, rustls on loopback) to the everything fixture served over plain HTTP: calls with a
+//! JSON and an SSE answer; a `tools/call` whose argument and result are each 1 MiB (a TLS
+//! writer that is not flushed leaves the end of a large request in its buffer, and the call
+//! hangs); a certificate no root vouches for and one for another name, each a clear TLS
+//! error.
 
 #[path = "support/clients.rs"]
 mod clients;
@@ -15,8 +17,11 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::json;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
+use zest_conformance::fixture::content::{self, PROGRESS_STEPS, SIMPLE_TEXT};
 use zest_conformance::fixture::{self, asynchronous};
+use zest_core::io::TransportFailure;
 use zest_core::runtime::http_client::HttpEndpoint;
+use zest_core::runtime::ConnectError;
 
 /// The size of the argument, and so of the result that echoes it.
 const LARGE: usize = 1024 * 1024;
@@ -31,7 +36,13 @@ struct Front {
 }
 
 impl Front {
+    /// A front whose certificate names 127.0.0.1.
     fn start() -> Self {
+        Self::start_for("127.0.0.1")
+    }
+
+    /// A front whose certificate names `name`.
+    fn start_for(name: &str) -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -43,7 +54,7 @@ impl Front {
             let server = zest_tokio::serve_http("127.0.0.1:0", config, registry).await;
             let server = server.expect("bind 127.0.0.1:0");
             let backend = server.local_addr();
-            let (acceptor, ca) = acceptor();
+            let (acceptor, ca) = acceptor(name);
             // A small receive window and a pause before relaying: the client's writes then
             // block mid-request, so a TLS writer's buffer holds bytes only a flush sends.
             let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
@@ -69,20 +80,23 @@ impl Front {
 
     /// The front's MCP endpoint, trusting only the test CA.
     fn endpoint(&self) -> HttpEndpoint {
+        self.untrusted_endpoint().without_webpki_roots().root_certificate(self.ca.to_vec())
+    }
+
+    /// The front's MCP endpoint with the default roots only, which do not know the test CA.
+    fn untrusted_endpoint(&self) -> HttpEndpoint {
         HttpEndpoint::new(format!("https://127.0.0.1:{}/mcp", self.addr.port()))
-            .without_webpki_roots()
-            .root_certificate(self.ca.to_vec())
     }
 }
 
-/// A TLS acceptor whose leaf for 127.0.0.1 a fresh CA signed, and that CA.
-fn acceptor() -> (TlsAcceptor, CertificateDer<'static>) {
+/// A TLS acceptor whose leaf for `name` a fresh CA signed, and that CA.
+fn acceptor(name: &str) -> (TlsAcceptor, CertificateDer<'static>) {
     let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca =
         CertifiedIssuer::self_signed(params, KeyPair::generate().expect("a key")).expect("a CA");
     let key = KeyPair::generate().expect("a key");
-    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+    let leaf = CertificateParams::new(vec![name.to_owned()])
         .expect("leaf params")
         .signed_by(&key, &ca)
         .expect("a leaf");
@@ -110,6 +124,86 @@ fn large_over_https<C: Peer>() {
         assert!(echoed.contains(&name), "{}: the argument came back whole", C::RUNTIME);
     }
     client.close();
+}
+
+/// A JSON answer and an SSE answer (progress first) over TLS.
+fn calls_over_https<C: Peer>() {
+    let front = Front::start();
+    let client = C::connect_to(front.endpoint());
+    assert_eq!(text(&client.call("test_simple_text", json!({}))), SIMPLE_TEXT, "{}", C::RUNTIME);
+    let (done, progress) = client.call_with_progress("test_tool_with_progress", json!({}));
+    assert_eq!(text(&done), text(&content::progress_done()), "{}", C::RUNTIME);
+    assert_eq!(progress, PROGRESS_STEPS, "{}", C::RUNTIME);
+    client.close();
+}
+
+/// The TLS failure `endpoint` meets at `front`, and its display.
+fn tls_failure<C: Peer>(endpoint: HttpEndpoint) -> (String, String) {
+    let outcome = C::try_connect_with(endpoint, 1024).err();
+    let Some(error @ ConnectError::Transport(TransportFailure::Tls(why))) = &outcome else {
+        panic!("{}: expected a TLS error, got {outcome:?}", C::RUNTIME)
+    };
+    (why.clone(), error.to_string())
+}
+
+/// The default roots do not know the test CA: a TLS error that says so, worded one way.
+fn an_untrusted_certificate_fails_clearly<C: Peer>() {
+    let front = Front::start();
+    let (why, said) = tls_failure::<C>(front.untrusted_endpoint());
+    assert!(why.contains("certificate"), "{}: {why}", C::RUNTIME);
+    assert!(said.starts_with("cannot reach the server: tls failed: "), "{}: {said}", C::RUNTIME);
+}
+
+/// A certificate the CA signed for another name: a TLS error naming the mismatch.
+fn a_certificate_for_another_name_fails_clearly<C: Peer>() {
+    let front = Front::start_for("other.example");
+    let (why, _) = tls_failure::<C>(front.endpoint());
+    assert!(why.to_ascii_lowercase().contains("not valid for name"), "{}: {why}", C::RUNTIME);
+}
+
+#[test]
+fn https_calls_with_a_ca_made_at_test_time_on_tokio() {
+    calls_over_https::<Tokio>();
+}
+
+#[test]
+fn https_calls_with_a_ca_made_at_test_time_on_smol() {
+    calls_over_https::<Smol>();
+}
+
+#[test]
+fn https_calls_with_a_ca_made_at_test_time_on_blocking() {
+    calls_over_https::<Blocking>();
+}
+
+#[test]
+fn an_untrusted_certificate_fails_with_a_clear_tls_error_on_tokio() {
+    an_untrusted_certificate_fails_clearly::<Tokio>();
+}
+
+#[test]
+fn an_untrusted_certificate_fails_with_a_clear_tls_error_on_smol() {
+    an_untrusted_certificate_fails_clearly::<Smol>();
+}
+
+#[test]
+fn an_untrusted_certificate_fails_with_a_clear_tls_error_on_blocking() {
+    an_untrusted_certificate_fails_clearly::<Blocking>();
+}
+
+#[test]
+fn a_certificate_for_another_name_fails_with_a_clear_tls_error_on_tokio() {
+    a_certificate_for_another_name_fails_clearly::<Tokio>();
+}
+
+#[test]
+fn a_certificate_for_another_name_fails_with_a_clear_tls_error_on_smol() {
+    a_certificate_for_another_name_fails_clearly::<Smol>();
+}
+
+#[test]
+fn a_certificate_for_another_name_fails_with_a_clear_tls_error_on_blocking() {
+    a_certificate_for_another_name_fails_clearly::<Blocking>();
 }
 
 #[test]
