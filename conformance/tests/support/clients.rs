@@ -78,7 +78,17 @@ pub trait Peer: Sized {
     /// `prompts/get`.
     fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult;
     /// The next `n` log records the server sent (other notifications are skipped).
-    fn logs(&self, n: usize) -> Vec<LoggingMessageParams>;
+    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
+        let mut logs = Vec::new();
+        while logs.len() < n {
+            match self.notification_within(LIMIT) {
+                Some(ServerNotification::LoggingMessage(m)) => logs.push(m),
+                Some(_) => {}
+                None => panic!("{}: no log record within 30 s after {logs:?}", Self::RUNTIME),
+            }
+        }
+        logs
+    }
     /// Closes the session (over Streamable HTTP: a DELETE) and waits for the client to end.
     fn close(self);
 }
@@ -185,18 +195,6 @@ impl Peer for Tokio {
         self.wait(call).unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 
-    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
-        let mut logs = Vec::new();
-        while logs.len() < n {
-            match self.wait(self.notes.recv()) {
-                Ok(ServerNotification::LoggingMessage(m)) => logs.push(m),
-                Ok(_) => {}
-                Err(e) => panic!("after {logs:?}: {e}"),
-            }
-        }
-        logs
-    }
-
     fn close(self) {
         self.wait(self.client.close()).expect("the tokio client closes");
     }
@@ -273,18 +271,6 @@ impl Peer for Smol {
         smol_wait(call).unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 
-    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
-        let mut logs = Vec::new();
-        while logs.len() < n {
-            match smol_wait(self.notes.recv()) {
-                Ok(ServerNotification::LoggingMessage(m)) => logs.push(m),
-                Ok(_) => {}
-                Err(e) => panic!("after {logs:?}: {e}"),
-            }
-        }
-        logs
-    }
-
     fn close(self) {
         smol_wait(self.client.close()).expect("the smol client closes");
     }
@@ -342,18 +328,6 @@ impl Peer for Blocking {
 
     fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
         self.0.get_prompt(name, prompt_args(arguments)).unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
-
-    fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
-        let mut logs = Vec::new();
-        while logs.len() < n {
-            match self.0.notifications().recv_timeout(LIMIT) {
-                Some(ServerNotification::LoggingMessage(m)) => logs.push(m),
-                Some(_) => {}
-                None => panic!("no log record within 30 s after {logs:?}"),
-            }
-        }
-        logs
     }
 
     fn close(self) {
