@@ -22,7 +22,6 @@ use clients::{text, Blocking, Peer, Smol, Tokio};
 use serde_json::{json, Value};
 use served::Served;
 use zest_conformance::fixture::content::{self, LOG_LINES, PROGRESS_STEPS, SIMPLE_TEXT};
-use zest_conformance::Runtime;
 use zest_core::api::CallError;
 use zest_core::client::ServerNotification;
 use zest_core::error::RequestError;
@@ -33,8 +32,7 @@ use zest_core::runtime::ConnectError;
 
 /// The everything fixture served by the runtime of client `C`.
 fn own_server<C: Peer>() -> Served {
-    let runtime = Runtime::ALL.into_iter().find(|r| r.name() == C::RUNTIME);
-    Served::start(runtime.expect("a runtime of that name"))
+    Served::start(served::runtime_of::<C>())
 }
 
 /// Options no connection could use fail `InvalidConfig` (or, for a certificate that

@@ -1,6 +1,7 @@
 //! Each runtime's HTTP client behind one small blocking interface, so a check written once
-//! runs with every client. Every client answers sampling with `canned: <the prompt>`, and
-//! every wait is bounded (a panic past [`LIMIT`]).
+//! runs with every client. Every client answers sampling with `canned: <the prompt>`,
+//! declines every elicitation, lists the one root [`ROOT`], and every wait is bounded (a
+//! panic past [`LIMIT`]).
 #![allow(dead_code, unreachable_pub)] // a module of each test binary that uses it
 
 use std::collections::BTreeMap;
@@ -14,12 +15,27 @@ use zest_core::framing::lines::DEFAULT_MAX_LINE;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::runtime::ConnectError;
 use zest_core::schema::{
-    CallToolResult, CreateMessageParams, CreateMessageResult, GetPromptResult,
-    LoggingMessageParams, ProgressParams, ReadResourceResult, SamplingContent,
+    CallToolResult, CreateMessageParams, CreateMessageResult, ElicitResult, GetPromptResult,
+    ListRootsResult, LoggingLevel, LoggingMessageParams, ProgressParams, ReadResourceResult,
+    SamplingContent,
 };
 
 /// The longest any one step may take before the test fails instead of hanging.
 pub const LIMIT: Duration = Duration::from_secs(30);
+
+/// The one root every client lists.
+pub const ROOT: &str = "file:///tmp/zest-root";
+
+/// The roots every client lists: [`ROOT`].
+pub fn roots() -> ListRootsResult {
+    serde_json::from_value(json!({"roots": [{"uri": ROOT, "name": "zest root"}]}))
+        .expect("a valid roots result")
+}
+
+/// Every client's answer to an elicitation: declined.
+pub fn declined() -> ElicitResult {
+    serde_json::from_value(json!({"action": "decline"})).expect("a valid elicitation result")
+}
 
 /// A connected zest client of one runtime, driven from the test's thread.
 pub trait Peer: Sized {
@@ -61,13 +77,23 @@ pub trait Peer: Sized {
         &self,
         tool: &str,
         arguments: Value,
-        on_progress: Box<dyn FnMut(f64) + Send>,
+        on_progress: Box<dyn FnMut(ProgressParams) + Send>,
     ) -> Result<CallToolResult, CallError>;
     /// `tools/call` asking for progress; the result and the progress values, in order.
     fn call_with_progress(&self, tool: &str, arguments: Value) -> (CallToolResult, Vec<f64>) {
+        self.call_with_progress_as(tool, arguments, |p| p.progress)
+    }
+    /// `tools/call` asking for progress; the result and `pick` of each progress
+    /// notification, in order.
+    fn call_with_progress_as<T: Send + 'static>(
+        &self,
+        tool: &str,
+        arguments: Value,
+        pick: fn(&ProgressParams) -> T,
+    ) -> (CallToolResult, Vec<T>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
-        let on_progress = Box::new(move |p| sink.lock().unwrap().push(p));
+        let on_progress = Box::new(move |p: ProgressParams| sink.lock().unwrap().push(pick(&p)));
         let result = self.try_call_reporting(tool, arguments, on_progress);
         let result = result.unwrap_or_else(|e| panic!("{}, {tool}: {e}", Self::RUNTIME));
         let seen = std::mem::take(&mut *seen.lock().unwrap());
@@ -77,6 +103,8 @@ pub trait Peer: Sized {
     fn read_resource(&self, uri: &str) -> ReadResourceResult;
     /// `prompts/get`.
     fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult;
+    /// `logging/setLevel`, which must succeed.
+    fn set_logging_level(&self, level: LoggingLevel);
     /// The next `n` log records the server sent (other notifications are skipped).
     fn logs(&self, n: usize) -> Vec<LoggingMessageParams> {
         let mut logs = Vec::new();
@@ -142,8 +170,10 @@ impl Peer for Tokio {
             .enable_all()
             .build()
             .expect("a tokio runtime");
-        let handlers =
-            AsyncClientHandlers::default().on_sampling(|p| async move { Ok(canned(&p)) });
+        let handlers = AsyncClientHandlers::default()
+            .on_sampling(|p| async move { Ok(canned(&p)) })
+            .on_elicitation(|_| async move { Ok(declined()) })
+            .on_roots(|| async move { Ok(roots()) });
         let mut options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
         let client = rt
@@ -180,10 +210,9 @@ impl Peer for Tokio {
         &self,
         tool: &str,
         arguments: Value,
-        mut on_progress: Box<dyn FnMut(f64) + Send>,
+        on_progress: Box<dyn FnMut(ProgressParams) + Send>,
     ) -> Result<CallToolResult, CallError> {
-        let sink = move |p: ProgressParams| on_progress(p.progress);
-        self.wait(self.client.call_tool_with_progress(tool, arguments, sink))
+        self.wait(self.client.call_tool_with_progress(tool, arguments, on_progress))
     }
 
     fn read_resource(&self, uri: &str) -> ReadResourceResult {
@@ -193,6 +222,10 @@ impl Peer for Tokio {
     fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
         let call = self.client.get_prompt(name, prompt_args(arguments));
         self.wait(call).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn set_logging_level(&self, level: LoggingLevel) {
+        self.wait(self.client.set_logging_level(level)).expect("the tokio client sets the level");
     }
 
     fn close(self) {
@@ -219,7 +252,9 @@ impl Peer for Smol {
 
     fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
         let handlers = zest_smol::AsyncClientHandlers::default()
-            .on_sampling(|p| async move { Ok(canned(&p)) });
+            .on_sampling(|p| async move { Ok(canned(&p)) })
+            .on_elicitation(|_| async move { Ok(declined()) })
+            .on_roots(|| async move { Ok(roots()) });
         let mut options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
         let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))?;
@@ -256,10 +291,9 @@ impl Peer for Smol {
         &self,
         tool: &str,
         arguments: Value,
-        mut on_progress: Box<dyn FnMut(f64) + Send>,
+        on_progress: Box<dyn FnMut(ProgressParams) + Send>,
     ) -> Result<CallToolResult, CallError> {
-        let sink = move |p: ProgressParams| on_progress(p.progress);
-        smol_wait(self.client.call_tool_with_progress(tool, arguments, sink))
+        smol_wait(self.client.call_tool_with_progress(tool, arguments, on_progress))
     }
 
     fn read_resource(&self, uri: &str) -> ReadResourceResult {
@@ -269,6 +303,10 @@ impl Peer for Smol {
     fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
         let call = self.client.get_prompt(name, prompt_args(arguments));
         smol_wait(call).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn set_logging_level(&self, level: LoggingLevel) {
+        smol_wait(self.client.set_logging_level(level)).expect("the smol client sets the level");
     }
 
     fn close(self) {
@@ -284,7 +322,10 @@ impl Peer for Blocking {
 
     fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
         use zest_blocking::core::handler::SyncClientHandlers;
-        let handlers = SyncClientHandlers::default().on_sampling(|p| Ok(canned(&p)));
+        let handlers = SyncClientHandlers::default()
+            .on_sampling(|p| Ok(canned(&p)))
+            .on_elicitation(|_| Ok(declined()))
+            .on_roots(|| Ok(roots()));
         let mut options =
             zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
@@ -316,10 +357,9 @@ impl Peer for Blocking {
         &self,
         tool: &str,
         arguments: Value,
-        mut on_progress: Box<dyn FnMut(f64) + Send>,
+        on_progress: Box<dyn FnMut(ProgressParams) + Send>,
     ) -> Result<CallToolResult, CallError> {
-        let sink = move |p: ProgressParams| on_progress(p.progress);
-        self.0.call_tool_with_progress(tool, arguments, sink)
+        self.0.call_tool_with_progress(tool, arguments, on_progress)
     }
 
     fn read_resource(&self, uri: &str) -> ReadResourceResult {
@@ -328,6 +368,10 @@ impl Peer for Blocking {
 
     fn get_prompt(&self, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
         self.0.get_prompt(name, prompt_args(arguments)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn set_logging_level(&self, level: LoggingLevel) {
+        self.0.set_logging_level(level).expect("the blocking client sets the level");
     }
 
     fn close(self) {

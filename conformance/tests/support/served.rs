@@ -12,7 +12,13 @@ use zest_core::schema::{CallToolResult, Tool};
 use zest_core::server::ListKind;
 use zest_tokio::HttpConfig;
 
-use super::clients::LIMIT;
+use super::clients::{Peer, LIMIT};
+
+/// The runtime of client `C`.
+pub fn runtime_of<C: Peer>() -> Runtime {
+    let runtime = Runtime::ALL.into_iter().find(|r| r.name() == C::RUNTIME);
+    runtime.expect("a runtime of that name")
+}
 
 /// The everything fixture served over HTTP on 127.0.0.1 by one runtime, in this process.
 pub enum Served {
