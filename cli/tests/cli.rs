@@ -1,0 +1,435 @@
+//! The built `zest` binary, driven as a person or a script would: `zest serve` over stdio and
+//! HTTP used by `zest inspect/tools/call/read/prompt/bench`, every tool's happy path and each
+//! refusal, the exit codes, an `mcpServers` file, and `zest inspect` against
+//! `@modelcontextprotocol/server-everything` over stdio, Streamable HTTP and SSE.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const ZEST: &str = env!("CARGO_BIN_EXE_zest");
+/// The longest one command may take before the test fails instead of hanging.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// What one run of the binary did.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+
+    fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        self
+    }
+}
+
+fn zest(args: &[&str]) -> Run {
+    let mut command = Command::new(ZEST);
+    command.args(args).stdin(Stdio::null());
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(command.output());
+    });
+    let out = rx.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("zest {args:?} took over 60 s"));
+    let out = out.expect("zest runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A scratch workspace: `notes.txt` (three lines), `src/lib.rs`, `twice.txt` (one phrase
+/// twice), `ignored.txt` (which `.gitignore` names), and `outside.txt` beside the workspace with a link to it inside.
+fn workspace(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zest-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let root = dir.join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n").unwrap();
+    std::fs::write(root.join("twice.txt"), "same same\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "ignored.txt\n").unwrap();
+    std::fs::write(root.join("ignored.txt"), "beta\n").unwrap();
+    std::fs::write(dir.join("outside.txt"), "secret\n").unwrap();
+    std::os::unix::fs::symlink(dir.join("outside.txt"), root.join("escape.txt")).unwrap();
+    root
+}
+
+/// `zest ARGS -- zest serve ROOT SERVE_FLAGS`.
+fn over_stdio(root: &Path, serve_flags: &[&str], args: &[&str]) -> Run {
+    let root = root.to_str().unwrap();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--", ZEST, "serve", root]);
+    all.extend(serve_flags);
+    zest(&all)
+}
+
+fn text(run: &Run) -> &str {
+    run.stdout.trim_end()
+}
+
+#[test]
+fn the_read_tools_over_stdio() {
+    let root = workspace("read");
+    let info = over_stdio(&root, &[], &["inspect", "--json"]).ok().json();
+    assert_eq!(info["server"]["name"], "zest-workspace");
+    assert_eq!(info["era"], "session");
+    assert_eq!(info["counts"]["tools"], 5, "{info}");
+    let tools = over_stdio(&root, &[], &["tools", "--json"]).ok().json();
+    let names: Vec<&str> =
+        tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read_file", "list_directory", "find_files", "search_text", "file_info"]);
+
+    let lines = over_stdio(
+        &root,
+        &[],
+        &["call", "read_file", "-a", "path=notes.txt", "-a", "offset=2", "-a", "limit=1"],
+    );
+    assert_eq!(text(&lines.ok()), "beta");
+    let listed = over_stdio(&root, &[], &["call", "list_directory"]).ok();
+    assert_eq!(
+        text(&listed),
+        ".gitignore  (12 bytes)\nescape.txt -> ".to_owned()
+            + root.parent().unwrap().join("outside.txt").to_str().unwrap()
+            + "\nignored.txt  (5 bytes)\nnotes.txt  (17 bytes)\nsrc/\ntwice.txt  (10 bytes)"
+    );
+    let found = over_stdio(&root, &[], &["call", "find_files", "-a", "pattern=**/*.rs"]).ok();
+    assert_eq!(text(&found), "src/lib.rs");
+    let texts = over_stdio(&root, &[], &["call", "find_files", "-a", "pattern=*.txt"]).ok();
+    assert_eq!(text(&texts), "notes.txt\ntwice.txt", "hidden, ignored and linked files skipped");
+    let beta = over_stdio(&root, &[], &["call", "search_text", "-a", "pattern=beta"]).ok();
+    assert_eq!(text(&beta), "notes.txt:2: beta", "the git-ignored copy is not searched");
+    let searched =
+        over_stdio(&root, &[], &["call", "search_text", "-a", "pattern=^\\s+\\d+$"]).ok();
+    assert_eq!(text(&searched), "src/lib.rs:2:     42");
+    let info = over_stdio(&root, &[], &["call", "file_info", "-a", "path=notes.txt", "--json"])
+        .ok()
+        .json();
+    assert_eq!(info["structuredContent"]["kind"], "file");
+    assert_eq!(info["structuredContent"]["size"], 17);
+    let uri = format!("file://{}", root.canonicalize().unwrap().join("notes.txt").display());
+    let read = over_stdio(&root, &[], &["read", &uri]).ok();
+    assert_eq!(text(&read), "alpha\nbeta\ngamma");
+    let prompt = over_stdio(&root, &[], &["prompt", "review_file", "-a", "path=src/lib.rs"]).ok();
+    assert!(prompt.stdout.starts_with("[user] Review the file src/lib.rs"), "{}", prompt.stdout);
+    assert!(prompt.stdout.contains("    42"), "{}", prompt.stdout);
+}
+
+#[test]
+fn escapes_and_missing_permissions_are_refused() {
+    let root = workspace("refuse");
+    let outside = root.parent().unwrap().join("outside.txt");
+    for (path, says) in [
+        ("../outside.txt", "`..` is not allowed"),
+        (outside.to_str().unwrap(), "outside the workspace"),
+        ("escape.txt", "symbolic link"),
+    ] {
+        let arg = format!("path={path}");
+        let run = over_stdio(&root, &[], &["call", "read_file", "-a", &arg]);
+        assert_eq!(run.code, 1, "{path}: exit 1 for an error result: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{path}: {}", run.stderr);
+        assert!(!run.stdout.contains("secret"), "{path}: nothing of the file shown");
+    }
+    let uri = format!("file://{}", outside.display());
+    let run = over_stdio(&root, &[], &["read", &uri]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("outside the workspace"), "{}", run.stderr);
+    for tool in ["write_file", "edit_file", "run_command"] {
+        let run = over_stdio(&root, &[], &["call", tool]);
+        assert_eq!(run.code, 2, "{tool} is not offered: {}", run.stderr);
+        assert!(run.stderr.contains(&format!("no tool named \"{tool}\"")), "{}", run.stderr);
+    }
+    let run = over_stdio(
+        &root,
+        &["--allow-write"],
+        &["call", "write_file", "-a", "path=escape.txt", "-a", "content=x"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "secret\n",
+        "the file outside is untouched"
+    );
+}
+
+#[test]
+fn write_and_edit_with_allow_write() {
+    let root = workspace("write");
+    let flags = ["--allow-write"];
+    let wrote = over_stdio(
+        &root,
+        &flags,
+        &["call", "write_file", "-a", "path=new/dir/file.txt", "-a", "content=one two"],
+    );
+    assert_eq!(text(&wrote.ok()), "wrote 7 bytes to new/dir/file.txt");
+    assert_eq!(std::fs::read_to_string(root.join("new/dir/file.txt")).unwrap(), "one two");
+    let edited = over_stdio(
+        &root,
+        &flags,
+        &[
+            "call",
+            "edit_file",
+            "-a",
+            "path=new/dir/file.txt",
+            "-a",
+            "old_text=two",
+            "-a",
+            "new_text=2",
+        ],
+    );
+    assert_eq!(text(&edited.ok()), "replaced 1 occurrence in new/dir/file.txt");
+    assert_eq!(std::fs::read_to_string(root.join("new/dir/file.txt")).unwrap(), "one 2");
+    let twice = over_stdio(
+        &root,
+        &flags,
+        &["call", "edit_file", "-a", "path=twice.txt", "-a", "old_text=same", "-a", "new_text=x"],
+    );
+    assert_eq!(twice.code, 1);
+    assert!(twice.stderr.contains("occurs 2 times"), "{}", twice.stderr);
+    assert_eq!(
+        std::fs::read_to_string(root.join("twice.txt")).unwrap(),
+        "same same\n",
+        "unchanged"
+    );
+}
+
+#[test]
+fn run_command_with_allow_exec() {
+    let root = workspace("exec");
+    let flags = ["--allow-exec"];
+    let ran =
+        over_stdio(&root, &flags, &["call", "run_command", "-a", "program=ls", "-a", "cwd=src"])
+            .ok();
+    assert!(ran.stdout.starts_with("exit status 0\nstdout:\nlib.rs\n"), "{}", ran.stdout);
+    let big = over_stdio(
+        &root,
+        &flags,
+        &["call", "run_command", "-a", "program=seq", "-a", r#"args=["1","100000"]"#],
+    )
+    .ok();
+    assert!(
+        big.stdout.contains("[truncated: 523359 more bytes]"),
+        "{}",
+        &big.stdout[big.stdout.len() - 200..]
+    );
+    let slow = over_stdio(
+        &root,
+        &flags,
+        &[
+            "call",
+            "run_command",
+            "-a",
+            "program=sleep",
+            "-a",
+            r#"args=["30"]"#,
+            "-a",
+            "timeout_ms=200",
+        ],
+    );
+    assert_eq!(slow.code, 1);
+    assert!(slow.stderr.contains("killed after 200 ms"), "{}", slow.stderr);
+    let failed = over_stdio(&root, &flags, &["call", "run_command", "-a", "program=false"]);
+    assert_eq!(failed.code, 1);
+    assert!(failed.stderr.contains("exit status: 1"), "{}", failed.stderr);
+    let run =
+        over_stdio(&root, &flags, &["call", "run_command", "-a", "program=ls", "-a", "cwd=.."]);
+    assert!(run.stderr.contains("`..` is not allowed"), "{}", run.stderr);
+}
+
+/// `zest serve ROOT --http 127.0.0.1:0`, killed when dropped.
+struct HttpServe {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_http(root: &Path) -> HttpServe {
+    let mut child = Command::new(ZEST)
+        .args(["serve", root.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zest serve starts");
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx.recv_timeout(LIMIT).expect("zest serve says where it listens");
+    let url = line.rsplit(' ').next().unwrap().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{line}");
+    HttpServe { child, url }
+}
+
+#[test]
+fn serve_over_http_with_streamable_http_and_sse() {
+    let root = workspace("http");
+    let server = serve_http(&root);
+    let info = zest(&["inspect", &server.url, "--json"]).ok().json();
+    assert_eq!(info["counts"]["tools"], 5);
+    let sse = server.url.replace("/mcp", "/sse");
+    let read = zest(&["call", "read_file", &sse, "-a", "path=notes.txt", "-a", "limit=1"]).ok();
+    assert_eq!(text(&read), "alpha");
+    let pinged = zest(&["ping", &server.url, "--json"]).ok().json();
+    assert_eq!(pinged["ok"], true);
+    let bench = zest(&[
+        "bench",
+        &server.url,
+        "--tool",
+        "file_info",
+        "--args-json",
+        r#"{"path":"."}"#,
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "--json",
+    ]);
+    let bench = bench.ok().json();
+    assert_eq!(
+        (bench["calls"].as_u64(), bench["errors"].as_u64()),
+        (Some(200), Some(0)),
+        "{bench}"
+    );
+    assert!(bench["callsPerSecond"].as_f64().unwrap() > 0.0);
+    assert!(bench["p50Ms"].as_f64().unwrap() <= bench["p99Ms"].as_f64().unwrap());
+}
+
+#[test]
+fn a_server_named_in_an_mcp_servers_file() {
+    let root = workspace("config");
+    let file = root.parent().unwrap().join("servers.json");
+    let servers =
+        serde_json::json!({"mcpServers": {"ws": {"command": ZEST, "args": ["serve", root]}}});
+    std::fs::write(&file, servers.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let tools = zest(&["tools", "ws", "--config", file]).ok();
+    assert!(tools.stdout.starts_with("read_file"), "{}", tools.stdout);
+    let unknown = zest(&["tools", "nope", "--config", file]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.stderr.contains("no server named \"nope\" (it has: ws)"), "{}", unknown.stderr);
+}
+
+#[test]
+fn exit_codes_say_what_failed() {
+    let none = zest(&["tools"]);
+    assert_eq!(none.code, 2, "no target: {}", none.stderr);
+    assert!(none.stderr.contains("no server given"), "{}", none.stderr);
+    let refused = zest(&["ping", "http://127.0.0.1:1/mcp"]);
+    assert_eq!(refused.code, 3, "nobody listens: {}", refused.stderr);
+    assert!(
+        refused.stderr.contains("could not connect to http://127.0.0.1:1/mcp"),
+        "{}",
+        refused.stderr
+    );
+    let missing = zest(&["ping", "--", "/nonexistent/zest-server"]);
+    assert_eq!(missing.code, 3, "{}", missing.stderr);
+    let version = zest(&["--version"]).ok();
+    assert_eq!(text(&version), format!("zest {}", env!("CARGO_PKG_VERSION")));
+}
+
+/// server-everything over `transport`, on a free loopback port, killed when dropped.
+struct Everything(Child);
+
+impl Drop for Everything {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn everything_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/peers/node_modules/.bin/mcp-server-everything");
+    assert!(bin.exists(), "{} is missing: run scripts/install-peers", bin.display());
+    bin
+}
+
+fn everything_http(transport: &str) -> (Everything, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(everything_bin())
+        .arg(transport)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server-everything starts");
+    // Dropping the guard kills and reaps the child on every path out of here.
+    let server = Everything(child);
+    let start = Instant::now();
+    while start.elapsed() < LIMIT {
+        if let Ok(probe) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            if probe.local_addr().ok() != probe.peer_addr().ok() {
+                return (server, port);
+            }
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    panic!("server-everything {transport} did not listen within 60 s");
+}
+
+/// `inspect --json` names the revision and as many tools as `tools --json` lists.
+fn assert_inspects_everything(target: &[&str]) {
+    let info = zest(&[&["inspect", "--json"], target].concat()).ok().json();
+    assert_eq!(info["server"]["name"], "mcp-servers/everything", "{info}");
+    assert_eq!(info["protocolVersion"], "2025-11-25", "{info}");
+    let tools = zest(&[&["tools", "--json"], target].concat()).ok().json();
+    let listed = tools.as_array().unwrap().len();
+    assert!(listed >= 10, "{listed} tools");
+    assert_eq!(info["counts"]["tools"].as_u64(), Some(listed as u64), "{info}");
+}
+
+#[test]
+fn inspect_server_everything_over_stdio_streamable_http_and_sse() {
+    let bin = everything_bin();
+    assert_inspects_everything(&["--", bin.to_str().unwrap()]);
+    let (_server, port) = everything_http("streamableHttp");
+    assert_inspects_everything(&[&format!("http://127.0.0.1:{port}/mcp")]);
+    let (_server, port) = everything_http("sse");
+    assert_inspects_everything(&[&format!("http://127.0.0.1:{port}/sse")]);
+}
+
+/// The TypeScript SDK's client (tests/peers/ts_workspace.mjs) against `zest serve`.
+fn typescript_client(args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/ts_workspace.mjs");
+    let mut command = Command::new("node");
+    command.arg(script).args(args).stdin(Stdio::null());
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(command.output());
+    });
+    let out = rx.recv_timeout(LIMIT).expect("the TypeScript client ends within 60 s");
+    let out = out.expect("node runs (install it, then scripts/install-peers)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_typescript_sdk_client_over_stdio_and_http() {
+    let root = workspace("ts");
+    typescript_client(&[ZEST, "serve", root.to_str().unwrap()]);
+    let server = serve_http(&root);
+    typescript_client(&["--url", &server.url]);
+}
