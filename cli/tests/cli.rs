@@ -433,3 +433,31 @@ fn the_typescript_sdk_client_over_stdio_and_http() {
     let server = serve_http(&root);
     typescript_client(&["--url", &server.url]);
 }
+
+/// A file read as a resource and subscribed to: changing it sends `resources/updated`.
+#[test]
+fn a_subscribed_file_that_changes_is_announced() {
+    use zest_blocking::core::client::ServerNotification;
+    use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
+    let root = workspace("watch");
+    let command = StdioCommand::new(ZEST).args(["serve", root.to_str().unwrap()]);
+    let client = Client::spawn(command, ClientOptions::new("watcher", "1")).expect("spawn");
+    let uri = format!("file://{}", root.canonicalize().unwrap().join("notes.txt").display());
+    let read = client.read_resource(&uri).expect("read");
+    assert_eq!(read.contents.len(), 1);
+    client.subscribe(&uri).expect("subscribe");
+    std::fs::write(root.join("notes.txt"), "changed, and longer than before\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match client.notifications().recv_timeout(left) {
+            Some(ServerNotification::ResourceUpdated(p)) => {
+                assert_eq!(p.uri, uri);
+                break;
+            }
+            Some(_) => {}
+            None => panic!("no resources/updated within 10 s"),
+        }
+    }
+    client.close().expect("close");
+}

@@ -3,6 +3,7 @@
 mod edit;
 mod exec;
 mod files;
+mod watch;
 mod workspace;
 
 use std::fs;
@@ -18,7 +19,7 @@ use zest_blocking::schema::{
     BlobResourceContents, ReadResourceResult, ResourceContents, ResourceTemplate,
 };
 use zest_blocking::{
-    serve_http_with, serve_stdio, HttpConfig, Registry, ServerConfig, State, ToolError,
+    serve_http_with, HttpConfig, Registry, ServerConfig, State, StdioServer, ToolError,
 };
 
 pub(crate) use workspace::Workspace;
@@ -50,7 +51,7 @@ fn config(serve: &Serve) -> ServerConfig {
 
 /// The registry for `serve`: the read tools always, the write tools and `run_command` as
 /// allowed, the `file://` template and the prompts.
-pub(crate) fn registry(serve: &Serve) -> Registry {
+fn registry(serve: &Serve, watched: &watch::Watched) -> Registry {
     let ws = serve.workspace.clone();
     let mut r = Registry::new()
         .with_state(serve.workspace.clone())
@@ -81,14 +82,16 @@ pub(crate) fn registry(serve: &Serve) -> Registry {
         );
     }
     let template = ResourceTemplate::new("file://{+path}", "file");
-    let ws = Arc::new(ws);
-    r.resource_template(template, move |_, p, vars| read_resource(&ws, &p.uri, &vars));
+    let (ws, watched) = (Arc::new(ws), watched.clone());
+    r.resource_template(template, move |_, p, vars| read_resource(&ws, &watched, &p.uri, &vars));
     r
 }
 
-/// A file as a resource: text when it is UTF-8, else a base64 blob.
+/// A file as a resource: text when it is UTF-8, else a base64 blob. From then on the file
+/// is watched, so that subscribers hear of changes.
 fn read_resource(
     ws: &Workspace,
+    watched: &watch::Watched,
     uri: &str,
     vars: &std::collections::BTreeMap<String, String>,
 ) -> Result<ReadResourceResult, ErrorObject> {
@@ -98,6 +101,7 @@ fn read_resource(
     if !file.is_file() {
         return Err(not_found(format!("{uri}: not a file")));
     }
+    watched.add(uri, &file);
     let bytes = fs::read(&file).map_err(|e| not_found(format!("{uri}: {e}")))?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok(ReadResourceResult::text(uri, Some(mime_of(&file)), text)),
@@ -145,7 +149,10 @@ fn review_file(ReviewFile { path }: ReviewFile, ws: State<Workspace>) -> Result<
 /// Serves over stdio until the client goes; a session that ended otherwise than by the
 /// client closing its side says why on stderr.
 pub(crate) fn stdio(serve: &Serve) {
-    match serve_stdio(config(serve), registry(serve)) {
+    let watched = watch::Watched::default();
+    let server = StdioServer::stdio(config(serve), registry(serve, &watched));
+    watched.announce_on(server.handle());
+    match server.stopped() {
         CloseReason::TransportEnded | CloseReason::Local => {}
         reason => eprintln!("zest serve: session ended: {reason}"),
     }
@@ -154,7 +161,10 @@ pub(crate) fn stdio(serve: &Serve) {
 /// Serves over HTTP on `addr` (Streamable HTTP at `/mcp`, legacy SSE at `/sse`, `/health`)
 /// until the process is stopped.
 pub(crate) fn http(serve: &Serve, addr: &str) -> std::io::Result<()> {
-    let server = serve_http_with(addr, config(serve), HttpConfig::new(), registry(serve))?;
+    let watched = watch::Watched::default();
+    let server =
+        serve_http_with(addr, config(serve), HttpConfig::new(), registry(serve, &watched))?;
+    watched.announce_on(server.handle());
     eprintln!("zest serve: {} on {}", serve.workspace.root().display(), server.url());
     loop {
         thread::park();
