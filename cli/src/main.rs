@@ -67,6 +67,10 @@ enum Command {
         /// Also offer run_command (no shell; a timeout; output capped).
         #[arg(long)]
         allow_exec: bool,
+        /// Over HTTP, serve only requests that carry `Authorization: Bearer TOKEN` (all but
+        /// /health; others get 401).
+        #[arg(long, value_name = "TOKEN", requires = "http")]
+        bearer_token: Option<String>,
     },
     /// Who the server is, the revision and era it speaks, what it offers.
     ///
@@ -160,10 +164,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Failure> {
     let json = cli.json;
     match cli.command {
-        Command::Serve { dir, stdio: _, http, allow_write, allow_exec } => {
+        Command::Serve { dir, stdio: _, http, allow_write, allow_exec, bearer_token } => {
             let workspace = serve::Workspace::open(&dir, allow_write)
                 .map_err(|e| Failure::usage(format!("{}: {e}", dir.display())))?;
-            let serving = serve::Serve { workspace, allow_exec };
+            let serving = serve::Serve { workspace, allow_exec, bearer_token };
             match http {
                 Some(addr) => {
                     let addr = if addr.parse::<u16>().is_ok() {

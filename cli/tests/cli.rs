@@ -264,8 +264,13 @@ impl Drop for HttpServe {
 }
 
 fn serve_http(root: &Path) -> HttpServe {
+    serve_http_with(root, &[])
+}
+
+fn serve_http_with(root: &Path, flags: &[&str]) -> HttpServe {
     let mut child = Command::new(ZEST)
         .args(["serve", root.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .args(flags)
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -460,4 +465,18 @@ fn a_subscribed_file_that_changes_is_announced() {
         }
     }
     client.close().expect("close");
+}
+
+#[test]
+fn serve_over_http_with_a_bearer_token() {
+    let root = workspace("bearer");
+    let server = serve_http_with(&root, &["--bearer-token", "s3cret"]);
+    let without = zest(&["ping", &server.url]);
+    assert_eq!(without.code, 3, "{}", without.stderr);
+    assert!(without.stderr.contains("401"), "{}", without.stderr);
+    let wrong = zest(&["ping", &server.url, "--bearer-token", "guess"]);
+    assert_eq!(wrong.code, 3, "{}", wrong.stderr);
+    zest(&["ping", &server.url, "--bearer-token", "s3cret"]).ok();
+    let stdio = zest(&["serve", root.to_str().unwrap(), "--bearer-token", "x"]);
+    assert_eq!(stdio.code, 2, "a token needs --http: {}", stdio.stderr);
 }

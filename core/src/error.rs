@@ -358,6 +358,14 @@ pub enum Rejection {
     ForbiddenHost,
     /// HTTP: an `Origin` header naming a site we do not serve (DNS rebinding guard).
     ForbiddenOrigin,
+    /// HTTP: the server wants a bearer token ([`RouterConfig::bearer_token`]) and the
+    /// request carried none (`invalid_token` false) or another one (true).
+    ///
+    /// [`RouterConfig::bearer_token`]: crate::http::server::RouterConfig::bearer_token
+    Unauthorized {
+        /// A token came, and it is not the one.
+        invalid_token: bool,
+    },
     /// HTTP: the body is larger than the configured limit.
     PayloadTooLarge {
         /// The limit in bytes.
@@ -454,6 +462,7 @@ impl Rejection {
     /// | `UserRejected` | -1 | 200 |
     /// | `MessageTooLarge` (stdio only) | -32600 | 200 |
     /// | `ForbiddenOrigin`, `ForbiddenHost` | -32600 | 403 |
+    /// | `Unauthorized` | -32600 | 401 |
     /// | `StreamConflict` | -32600 | 409 |
     /// | `PayloadTooLarge` | -32600 | 413 |
     /// | `TooManySessions` | -32603 | 503 |
@@ -516,6 +525,7 @@ impl Rejection {
             // (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
             Self::MethodNotFound(_) => Answer::Stateless(404),
             Self::ForbiddenOrigin | Self::ForbiddenHost => Answer::Refused(403),
+            Self::Unauthorized { .. } => Answer::Refused(401),
             Self::StreamConflict => Answer::Refused(409),
             Self::PayloadTooLarge { .. } => Answer::Refused(413),
             Self::TooManySessions => Answer::Refused(503),
@@ -586,6 +596,12 @@ impl Rejection {
             }
             Self::ForbiddenOrigin => (INVALID_REQUEST, "forbidden origin".to_owned()),
             Self::ForbiddenHost => (INVALID_REQUEST, "forbidden host".to_owned()),
+            Self::Unauthorized { invalid_token: false } => {
+                (INVALID_REQUEST, "unauthorized: send Authorization: Bearer <token>".to_owned())
+            }
+            Self::Unauthorized { invalid_token: true } => {
+                (INVALID_REQUEST, "unauthorized: the bearer token is not valid".to_owned())
+            }
             Self::PayloadTooLarge { limit } => {
                 (INVALID_REQUEST, format!("body larger than the {limit}-byte limit"))
             }

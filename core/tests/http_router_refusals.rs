@@ -1,5 +1,5 @@
 //! The Streamable HTTP and legacy HTTP+SSE router, driven by a scripted HTTP client in
-//! memory and virtual time. What the router refuses, and with which status: transport errors, a foreign host (the DNS-rebinding guard), batches outside 2025-03-26, a deleted session, an oversized body.
+//! memory and virtual time. What the router refuses, and with which status: transport errors, a foreign host (the DNS-rebinding guard), a missing or wrong bearer token, batches outside 2025-03-26, a deleted session, an oversized body.
 
 mod common;
 mod router_harness;
@@ -150,4 +150,35 @@ fn a_body_over_the_limit_gets_413() {
     let big = json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"x".repeat(100)}});
     let stream = http.post(None, big);
     assert_eq!(http.answer(stream).status, Some(StatusCode::PAYLOAD_TOO_LARGE));
+}
+
+#[test]
+fn with_a_bearer_token_only_requests_that_carry_it_are_served() {
+    let mut cfg = config();
+    cfg.bearer_token = Some("s3cret".into());
+    let mut http = Http::new(cfg);
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
+    for (credential, challenge) in [
+        (None, "Bearer"),
+        (Some("Bearer wrong"), r#"Bearer error="invalid_token""#),
+        (Some("Bearer s3cre"), r#"Bearer error="invalid_token""#),
+        (Some("Basic czNjcmV0"), "Bearer"),
+    ] {
+        http.authorization = credential;
+        let stream = http.post(None, ping.clone());
+        let a = http.answer(stream);
+        assert_eq!(a.status, Some(StatusCode::UNAUTHORIZED), "{credential:?}: {a:?}");
+        assert_eq!(a.headers["www-authenticate"], challenge, "{credential:?}");
+        assert!(a.json()["error"]["message"].as_str().unwrap().starts_with("unauthorized"));
+        let get = http.send(Method::GET, "/sse", &[("accept", "text/event-stream")], b"");
+        assert_eq!(http.answer(get).status, Some(StatusCode::UNAUTHORIZED), "legacy SSE too");
+    }
+    assert_eq!(http.router.session_count(), 0, "no session was opened");
+    http.authorization = None;
+    let health = http.send(Method::GET, "/health", &[], b"");
+    assert_eq!(http.answer(health).status, Some(StatusCode::OK), "the health check stays open");
+    http.authorization = Some("bearer s3cret");
+    let session = http.handshake(json!({}));
+    let stream = http.post(Some(&session), ping);
+    assert_eq!(http.answer(stream).status, Some(StatusCode::OK), "the scheme is case-insensitive");
 }

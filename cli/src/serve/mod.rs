@@ -28,6 +28,8 @@ pub(crate) use workspace::Workspace;
 pub(crate) struct Serve {
     pub(crate) workspace: Workspace,
     pub(crate) allow_exec: bool,
+    /// Over HTTP, the token every request must carry.
+    pub(crate) bearer_token: Option<String>,
 }
 
 /// The server's name, version and the instructions it gives the client's model.
@@ -162,8 +164,9 @@ pub(crate) fn stdio(serve: &Serve) {
 /// until the process is stopped.
 pub(crate) fn http(serve: &Serve, addr: &str) -> std::io::Result<()> {
     let watched = watch::Watched::default();
-    let server =
-        serve_http_with(addr, config(serve), HttpConfig::new(), registry(serve, &watched))?;
+    let mut http = HttpConfig::new();
+    http.router.bearer_token.clone_from(&serve.bearer_token);
+    let server = serve_http_with(addr, config(serve), http, registry(serve, &watched))?;
     watched.announce_on(server.handle());
     eprintln!("zest serve: {} on {}", serve.workspace.root().display(), server.url());
     loop {

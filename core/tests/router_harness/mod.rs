@@ -63,6 +63,8 @@ pub(crate) struct Http {
     pub(crate) answers: HashMap<StreamId, Answer>,
     pub(crate) events: Vec<RouterEvent<Handler>>,
     pub(crate) version: &'static str,
+    /// Sent as `Authorization` on every request, when set.
+    pub(crate) authorization: Option<&'static str>,
     /// Decide answers after each drain, like a runtime that polls handlers where it starts
     /// them (off: like one whose handlers run on threads, answers decided when clear or
     /// after `json_wait`).
@@ -81,6 +83,7 @@ impl Http {
             answers: HashMap::new(),
             events: Vec::new(),
             version: "2025-11-25",
+            authorization: None,
             decide: true,
         }
     }
@@ -133,6 +136,9 @@ impl Http {
         self.next += 1;
         let mut map = HeaderMap::new();
         map.insert("host", HeaderValue::from_static("127.0.0.1:8080"));
+        if let Some(credential) = self.authorization {
+            map.insert("authorization", HeaderValue::from_static(credential));
+        }
         for (k, v) in headers {
             let name = http::HeaderName::from_bytes(k.as_bytes()).unwrap();
             map.insert(name, HeaderValue::from_str(v).unwrap());

@@ -1,7 +1,7 @@
 //! The checks every HTTP request passes before a session sees it: Host and Origin (DNS
 //! rebinding), media types, the protocol version header.
 
-use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use http::HeaderMap;
 
 use crate::error::Rejection;
@@ -47,6 +47,28 @@ pub(super) fn check_origin(
     } else {
         Err(Rejection::ForbiddenOrigin)
     }
+}
+
+/// With a bearer token configured, every request must carry `Authorization: Bearer <it>`.
+/// The comparison takes the same time wherever the tokens differ.
+pub(super) fn check_bearer(headers: &HeaderMap, expected: &str) -> Result<(), Rejection> {
+    let given = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let Some(given) = given.and_then(bearer_token) else {
+        return Err(Rejection::Unauthorized { invalid_token: false });
+    };
+    let (a, b) = (given.as_bytes(), expected.as_bytes());
+    let differ = a.iter().zip(b).fold(a.len() ^ b.len(), |acc, (x, y)| acc | usize::from(x ^ y));
+    if differ == 0 {
+        Ok(())
+    } else {
+        Err(Rejection::Unauthorized { invalid_token: true })
+    }
+}
+
+/// The token of a `Bearer` credential (the scheme is case-insensitive, RFC 6750 §2.1).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// A POST must send JSON and accept both JSON and SSE answers

@@ -45,7 +45,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http::header::ALLOW;
+use http::header::{ALLOW, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -100,6 +100,10 @@ pub struct RouterConfig {
     pub allowed_hosts: Vec<String>,
     /// Further origins accepted exactly (`https://app.example`); `"*"` accepts any.
     pub allowed_origins: Vec<String>,
+    /// A shared secret every request but the health check must carry as
+    /// `Authorization: Bearer <token>`; others get 401 with `WWW-Authenticate: Bearer`.
+    /// For a fixed token between known parties; OAuth is not this. Default `None`.
+    pub bearer_token: Option<String>,
     /// Most sessions held at once; more are refused with 503. Default 10,000.
     pub max_sessions: usize,
     /// A session nothing holds open (no stream, no unanswered POST) for this long ends, and
@@ -135,6 +139,7 @@ impl RouterConfig {
             legacy_messages_path: "/messages".into(),
             health_path: Some("/health".into()),
             allowed_hosts: LOOPBACK.iter().map(|h| (*h).to_owned()).collect(),
+            bearer_token: None,
             allowed_origins: Vec::new(),
             max_sessions: 10_000,
             idle_timeout: Duration::from_secs(30 * 60),
@@ -156,6 +161,7 @@ crate::builder::setters!(into RouterConfig {
     health_path: Option<String>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    bearer_token: Option<String>,
 });
 
 crate::builder::setters!(RouterConfig {
@@ -361,6 +367,11 @@ impl<H: Clone> Router<H> {
         if head.method == Method::GET && c.health_path.as_deref() == Some(path) {
             let body = br#"{"status":"ok"}"#.to_vec();
             return self.wire.json(stream, StatusCode::OK, HeaderMap::new(), body);
+        }
+        if let Some(token) = &c.bearer_token {
+            if let Err(rejection) = checks::check_bearer(&head.headers, token) {
+                return self.refuse(stream, None, &rejection);
+            }
         }
         if head.method == Method::GET && c.legacy_sse_path.as_deref() == Some(path) {
             return self.open_legacy(now, stream);
@@ -689,8 +700,16 @@ impl<H: Clone> Router<H> {
             rejection.to_wire(ProtocolVersion::LATEST_SESSION, TransportKind::StreamableHttp);
         let status = wire.http_status.and_then(|s| StatusCode::from_u16(s).ok());
         let mut headers = HeaderMap::new();
-        if *rejection == Rejection::HttpMethodNotAllowed {
-            headers.insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        match rejection {
+            Rejection::HttpMethodNotAllowed => {
+                headers.insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            }
+            Rejection::Unauthorized { invalid_token } => {
+                let challenge =
+                    if *invalid_token { r#"Bearer error="invalid_token""# } else { "Bearer" };
+                headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+            }
+            _ => {}
         }
         let body = Message::error(id, wire.error).to_vec();
         self.wire.json(stream, status.unwrap_or(StatusCode::BAD_REQUEST), headers, body);
