@@ -2,6 +2,7 @@
 //! server over stdio or HTTP. Built on zest-blocking: no async runtime in the binary.
 
 mod bench;
+mod bridge;
 mod commands;
 mod fail;
 mod serve;
@@ -131,6 +132,20 @@ enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Offer a server on another transport: stdio in front of HTTP, or HTTP in front of stdio.
+    ///
+    /// `zest bridge URL` is a stdio server forwarding to the server at URL (Streamable HTTP
+    /// or legacy SSE); `zest bridge --http ADDR -- CMD` serves the stdio server CMD over
+    /// HTTP. Tool calls (with progress), resources, prompts and completions are forwarded,
+    /// and the upstream's logs, list changes and resource updates passed on; requests the
+    /// upstream makes of its client (sampling, elicitation, roots) and cancellations are not.
+    Bridge {
+        /// Serve over HTTP at ADDR (a port alone binds 127.0.0.1) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
     /// One ping, timed.
     ///
     /// JSON: {ok, ms}.
@@ -192,7 +207,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Read { uri, target } => commands::read(&target, &uri, json),
         Command::Prompts { target } => commands::prompts(&target, json),
         Command::Prompt { name, args, target } => commands::prompt(&target, &name, &args, json),
+        Command::Bridge { http, target } => {
+            let front = match http {
+                Some(addr) => bridge::Front::Http(loopback_if_port(addr)),
+                None => bridge::Front::Stdio,
+            };
+            bridge::bridge(&target, &front)
+        }
         Command::Ping { target } => commands::ping(&target, json),
         Command::Bench { bench, target } => bench::bench(&target, &bench, json),
+    }
+}
+
+/// `ADDR` as given, or `127.0.0.1:ADDR` when it is a port alone.
+fn loopback_if_port(addr: String) -> String {
+    if addr.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{addr}")
+    } else {
+        addr
     }
 }

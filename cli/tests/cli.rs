@@ -268,9 +268,15 @@ fn serve_http(root: &Path) -> HttpServe {
 }
 
 fn serve_http_with(root: &Path, flags: &[&str]) -> HttpServe {
+    let mut args = vec!["serve", root.to_str().unwrap(), "--http", "127.0.0.1:0"];
+    args.extend(flags);
+    listening(&args)
+}
+
+/// `zest ARGS`, which says on stderr where it listens, as its last word.
+fn listening(args: &[&str]) -> HttpServe {
     let mut child = Command::new(ZEST)
-        .args(["serve", root.to_str().unwrap(), "--http", "127.0.0.1:0"])
-        .args(flags)
+        .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -282,7 +288,7 @@ fn serve_http_with(root: &Path, flags: &[&str]) -> HttpServe {
             let _ = tx.send(line);
         }
     });
-    let line = rx.recv_timeout(LIMIT).expect("zest serve says where it listens");
+    let line = rx.recv_timeout(LIMIT).expect("zest says where it listens");
     let url = line.rsplit(' ').next().unwrap().to_owned();
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{line}");
     HttpServe { child, url }
@@ -479,4 +485,124 @@ fn serve_over_http_with_a_bearer_token() {
     zest(&["ping", &server.url, "--bearer-token", "s3cret"]).ok();
     let stdio = zest(&["serve", root.to_str().unwrap(), "--bearer-token", "x"]);
     assert_eq!(stdio.code, 2, "a token needs --http: {}", stdio.stderr);
+}
+
+#[test]
+fn bridge_stdio_in_front_of_http_and_http_in_front_of_stdio() {
+    let root = workspace("bridge");
+    let server = serve_http(&root);
+    let bridge = ["--", ZEST, "bridge", server.url.as_str()];
+    let tools = zest(&[&["tools", "--json"], &bridge[..]].concat()).ok().json();
+    assert_eq!(tools.as_array().unwrap().len(), 5, "{tools}");
+    let read = zest(
+        &[&["call", "read_file", "-a", "path=notes.txt", "-a", "limit=1"], &bridge[..]].concat(),
+    );
+    assert_eq!(text(&read.ok()), "alpha");
+    let refused =
+        zest(&[&["call", "read_file", "-a", "path=../outside.txt"], &bridge[..]].concat());
+    assert_eq!(refused.code, 1, "the upstream's error result comes through: {}", refused.stderr);
+    assert!(refused.stderr.contains("`..` is not allowed"), "{}", refused.stderr);
+    let uri = format!("file://{}", root.canonicalize().unwrap().join("notes.txt").display());
+    let resource = zest(&[&["read", uri.as_str()], &bridge[..]].concat()).ok();
+    assert_eq!(text(&resource), "alpha\nbeta\ngamma");
+    typescript_client(&[ZEST, "bridge", &server.url]);
+
+    let front = listening(&[
+        "bridge",
+        "--http",
+        "127.0.0.1:0",
+        "--",
+        ZEST,
+        "serve",
+        root.to_str().unwrap(),
+    ]);
+    let info = zest(&["inspect", &front.url, "--json"]).ok().json();
+    assert_eq!(info["server"]["name"], "zest-workspace", "the upstream's name: {info}");
+    assert_eq!(info["counts"]["tools"], 5);
+    typescript_client(&["--url", &front.url]);
+}
+
+#[test]
+fn bridge_in_front_of_server_everything_forwards_progress_and_prompts() {
+    let (_server, port) = everything_http("streamableHttp");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let bridge = ["--", ZEST, "bridge", url.as_str()];
+    let args = r#"{"duration": 0.3, "steps": 3}"#;
+    let long = zest(
+        &[&["call", "trigger-long-running-operation", "--args-json", args], &bridge[..]].concat(),
+    );
+    assert!(long.ok().stdout.starts_with("Long running operation completed"));
+    let client = zest_blocking::Client::spawn(
+        zest_blocking::StdioCommand::new(ZEST).args(["bridge", url.as_str()]),
+        zest_blocking::ClientOptions::new("progress-watcher", "1"),
+    )
+    .expect("the bridge serves");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let done = zest_blocking::ClientApi::call_tool_with_progress(
+        &client,
+        "trigger-long-running-operation",
+        serde_json::json!({"duration": 0.3, "steps": 3}),
+        move |p| sink.lock().unwrap().push(p.progress),
+    )
+    .expect("the call through the bridge");
+    assert!(!done.is_error());
+    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0], "each upstream progress report, once");
+    client.close().expect("close");
+    let prompts = zest(&[&["prompts", "--json"], &bridge[..]].concat()).ok().json();
+    assert!(!prompts.as_array().unwrap().is_empty(), "{prompts}");
+    let sum = zest(&[&["call", "get-sum", "-a", "a=2", "-a", "b=40"], &bridge[..]].concat()).ok();
+    assert_eq!(text(&sum), "The sum of 2 and 40 is 42.");
+}
+
+/// A tool added upstream while a bridge runs: the bridge lists again, announces the change,
+/// and its client then sees and calls the new tool; a log record upstream reaches it too.
+#[test]
+fn bridge_passes_list_changes_and_logs_on() {
+    use zest_blocking::core::client::ServerNotification;
+    use zest_blocking::schema::{CallToolResult, LoggingLevel, Tool};
+    use zest_blocking::{ClientApi, ListKind, Registry, ServerConfig};
+    let config = ServerConfig::new("upstream", "1");
+    let http = zest_blocking::HttpConfig::new();
+    let mut registry = Registry::new();
+    registry.raw_tool(
+        Tool::new("first", "The first", serde_json::json!({"type": "object"})),
+        |_, _| Ok(CallToolResult::text("one")),
+    );
+    let upstream = zest_blocking::serve_http_with("127.0.0.1:0", config, http, registry).unwrap();
+    let client = zest_blocking::Client::spawn(
+        zest_blocking::StdioCommand::new(ZEST).args(["bridge", upstream.url().as_str()]),
+        zest_blocking::ClientOptions::new("bridged", "1"),
+    )
+    .expect("the bridge serves");
+    let names = |c: &zest_blocking::Client| -> Vec<String> {
+        c.list_all_tools().unwrap().into_iter().map(|t| t.name).collect()
+    };
+    assert_eq!(names(&client), ["first"]);
+    upstream.change_registry(&[ListKind::Tools], |r| {
+        r.raw_tool(
+            Tool::new("second", "The second", serde_json::json!({"type": "object"})),
+            |_, _| Ok(CallToolResult::text("two")),
+        );
+    });
+    let wait_for = |wanted: fn(&ServerNotification) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match client.notifications().recv_timeout(left) {
+                Some(n) if wanted(&n) => return,
+                Some(_) => {}
+                None => panic!("not announced within 10 s"),
+            }
+        }
+    };
+    wait_for(|n| matches!(n, ServerNotification::ToolListChanged));
+    assert_eq!(names(&client), ["first", "second"]);
+    let two = client.call_tool("second", serde_json::json!({})).unwrap();
+    assert_eq!(two.content[0].as_text(), Some("two"));
+    client.set_logging_level(LoggingLevel::Debug).unwrap();
+    upstream.handle().log(LoggingLevel::Warning, serde_json::json!("from upstream"));
+    wait_for(|n| matches!(n, ServerNotification::LoggingMessage(m) if m.data == "from upstream"));
+    client.close().unwrap();
+    upstream.shutdown();
 }

@@ -1,0 +1,204 @@
+//! `zest bridge`: one MCP server offered again on another transport. `zest bridge URL` is a
+//! stdio server in front of a remote HTTP one; `zest bridge --http ADDR -- CMD` is an HTTP
+//! server in front of a stdio one.
+//!
+//! The bridge is a client of the upstream server and a server to its own clients, and
+//! forwards at the level of MCP requests: tool calls (with their progress), resource
+//! reads and templates, prompts and completions; the upstream's log records, list changes
+//! (the bridge lists again and changes its own lists) and resource updates go to its
+//! clients. Not forwarded: requests the upstream server makes of its client (sampling,
+//! elicitation, roots: the bridge declares none of those capabilities), and cancellation
+//! (an upstream call runs to its end).
+
+use std::thread;
+use std::time::Duration;
+
+use zest_blocking::core::client::ServerNotification;
+use zest_blocking::core::error::RequestError;
+use zest_blocking::core::handler::SyncClientHandlers;
+use zest_blocking::core::jsonrpc::{codes, ErrorObject};
+use zest_blocking::schema::methods::{CallTool, Complete, GetPrompt, ReadResource};
+use zest_blocking::schema::{ProgressParams, Prompt, Resource, ResourceTemplate, Tool};
+use zest_blocking::RequestOptions;
+use zest_blocking::{
+    serve_http_with, CallError, Client, ClientApi, HttpConfig, ListKind, Registry, ServerConfig,
+    ServerHandle, StdioServer,
+};
+
+use crate::fail::Failure;
+use crate::target::TargetArgs;
+
+/// Where the bridge offers the upstream server.
+pub(crate) enum Front {
+    /// Over stdio, to the process that started the bridge.
+    Stdio,
+    /// Over HTTP at this address.
+    Http(String),
+}
+
+/// Connects to the upstream server and serves it on `front` until the upstream session or
+/// the stdio client ends.
+pub(crate) fn bridge(target: &TargetArgs, front: &Front) -> Result<(), Failure> {
+    let upstream = target.connect(SyncClientHandlers::default())?;
+    let negotiated = upstream.negotiated().clone();
+    let info = &negotiated.server_info;
+    let mut config = ServerConfig::new(&info.name, &info.version);
+    config.instructions.clone_from(&negotiated.instructions);
+    let mut lists = Lists::default();
+    for list in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
+        lists.fetch(&upstream, list)?;
+    }
+    let registry = lists.registry(&upstream);
+    match front {
+        Front::Stdio => {
+            let server = StdioServer::stdio(config, registry);
+            relay_notifications(&upstream, lists, server.handle());
+            let _ = server.stopped();
+        }
+        Front::Http(addr) => {
+            let server = serve_http_with(addr.as_str(), config, HttpConfig::new(), registry)
+                .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}")))?;
+            eprintln!("zest bridge: {} on {}", target.describe(), server.url());
+            relay_notifications(&upstream, lists, server.handle());
+            // The bridge lives as long as its upstream session.
+            while upstream.close_reason().is_none() {
+                thread::sleep(Duration::from_millis(100));
+            }
+            server.shutdown();
+        }
+    }
+    let reason = upstream.close_reason();
+    let _ = upstream.close();
+    match (front, reason) {
+        (Front::Http(_), Some(reason)) => {
+            Err(Failure { code: 4, message: format!("the upstream session ended: {reason}") })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What the upstream server lists, as last fetched.
+#[derive(Clone, Default)]
+struct Lists {
+    tools: Vec<Tool>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    prompts: Vec<Prompt>,
+}
+
+impl Lists {
+    /// Lists `list` again (nothing, when the upstream does not offer it).
+    fn fetch(&mut self, upstream: &Client, list: ListKind) -> Result<(), Failure> {
+        let offers = &upstream.negotiated().capabilities;
+        let failed = |what: &'static str| move |e: CallError| Failure::call(what, &e);
+        match list {
+            ListKind::Tools if offers.tools.is_some() => {
+                self.tools = upstream.list_all_tools().map_err(failed("tools/list"))?;
+            }
+            ListKind::Resources if offers.resources.is_some() => {
+                self.resources = upstream.list_all_resources().map_err(failed("resources/list"))?;
+                let templates = upstream.list_all_resource_templates();
+                self.templates = templates.map_err(failed("resources/templates/list"))?;
+            }
+            ListKind::Prompts if offers.prompts.is_some() => {
+                self.prompts = upstream.list_all_prompts().map_err(failed("prompts/list"))?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A registry offering every listed item, each forwarded to `upstream`.
+    fn registry(&self, upstream: &Client) -> Registry {
+        let mut r = Registry::new();
+        for tool in self.tools.iter().cloned() {
+            let up = upstream.clone();
+            r.raw_tool(tool, move |ctx, params| {
+                forwarded(|| {
+                    let ctx = ctx.clone();
+                    let on_progress = Box::new(move |p: ProgressParams| {
+                        // Without a progress token from the client there is nothing to send.
+                        let _ = ctx.progress(p.progress, p.total, p.message);
+                    });
+                    let params = params.clone();
+                    let asks = RequestOptions::with_progress();
+                    up.request_with::<CallTool>(params, asks, Some(on_progress))
+                })
+            });
+        }
+        for resource in self.resources.iter().cloned() {
+            let up = upstream.clone();
+            r.resource(resource, move |_, params| {
+                forwarded(|| up.request::<ReadResource>(params.clone()))
+            });
+        }
+        for template in self.templates.iter().cloned() {
+            let up = upstream.clone();
+            r.resource_template(template, move |_, params, _| {
+                forwarded(|| up.request::<ReadResource>(params.clone()))
+            });
+        }
+        for prompt in self.prompts.iter().cloned() {
+            let up = upstream.clone();
+            r.raw_prompt(prompt, move |_, params| {
+                forwarded(|| up.request::<GetPrompt>(params.clone()))
+            });
+        }
+        if upstream.negotiated().capabilities.completions.is_some() {
+            let up = upstream.clone();
+            r.completion(move |_, params| forwarded(|| up.request::<Complete>(params.clone())));
+        }
+        r
+    }
+}
+
+/// The upstream's answer to `request` as this server's: its JSON-RPC error as it came,
+/// anything else (the upstream session broke, timed out) as an internal error that says so.
+/// When the upstream server ended the session, the client has started a new one, and the
+/// request is made once more on it.
+fn forwarded<T>(request: impl Fn() -> Result<T, CallError>) -> Result<T, ErrorObject> {
+    let outcome = match request() {
+        Err(CallError::Request(RequestError::SessionExpired)) => request(),
+        outcome => outcome,
+    };
+    outcome.map_err(|e| match e {
+        CallError::Request(RequestError::Remote(error)) => error,
+        other => ErrorObject::new(codes::INTERNAL_ERROR, format!("upstream server: {other}")),
+    })
+}
+
+/// Passes the upstream's notifications on, on a thread of its own, until its session ends.
+/// A list change is listed again here, then the bridge's registry replaced and the change
+/// announced.
+fn relay_notifications(upstream: &Client, mut lists: Lists, handle: ServerHandle) {
+    let up = upstream.clone();
+    thread::spawn(move || {
+        let notes = up.notifications();
+        while up.close_reason().is_none() {
+            let Some(note) = notes.recv_timeout(Duration::from_millis(500)) else { continue };
+            let changed = match note {
+                ServerNotification::LoggingMessage(m) => {
+                    let logger = m.logger.unwrap_or_else(|| "upstream".to_owned());
+                    handle.log_as(&logger, m.level, m.data);
+                    continue;
+                }
+                ServerNotification::ResourceUpdated(p) => {
+                    handle.resource_updated(&p.uri);
+                    continue;
+                }
+                ServerNotification::ToolListChanged => ListKind::Tools,
+                ServerNotification::ResourceListChanged => ListKind::Resources,
+                ServerNotification::PromptListChanged => ListKind::Prompts,
+                // Elicitation completions (and kinds newer than this build) concern requests
+                // the bridge never forwards.
+                _ => continue,
+            };
+            if let Err(e) = lists.fetch(&up, changed) {
+                eprintln!("zest bridge: could not list again after a change: {e}");
+                continue;
+            }
+            let fresh = lists.registry(&up);
+            handle.change_registry(&[changed], move |r| *r = fresh);
+        }
+    });
+}
