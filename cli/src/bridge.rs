@@ -6,10 +6,12 @@
 //! forwards at the level of MCP requests: tool calls (with their progress), resource
 //! reads and templates, prompts and completions; the upstream's log records, list changes
 //! (the bridge lists again and changes its own lists) and resource updates go to its
-//! clients. Not forwarded: requests the upstream server makes of its client (sampling,
-//! elicitation, roots: the bridge declares none of those capabilities), and cancellation
-//! (an upstream call runs to its end).
+//! clients, and a call its client cancels is cancelled upstream. Not forwarded: requests
+//! the upstream server makes of its client (sampling, elicitation, roots: the bridge
+//! declares none of those capabilities).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -18,11 +20,13 @@ use zest_blocking::core::error::RequestError;
 use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::core::jsonrpc::{codes, ErrorObject};
 use zest_blocking::schema::methods::{CallTool, Complete, GetPrompt, ReadResource};
-use zest_blocking::schema::{ProgressParams, Prompt, Resource, ResourceTemplate, Tool};
+use zest_blocking::schema::{
+    CallToolParams, CallToolResult, ProgressParams, Prompt, Resource, ResourceTemplate, Tool,
+};
 use zest_blocking::RequestOptions;
 use zest_blocking::{
-    serve_http_with, CallError, Client, ClientApi, HttpConfig, ListKind, Registry, ServerConfig,
-    ServerHandle, StdioServer,
+    serve_http_with, CallError, Client, ClientApi, HttpConfig, ListKind, Registry, RequestContext,
+    ServerConfig, ServerHandle, StdioServer,
 };
 
 use crate::fail::Failure;
@@ -113,18 +117,7 @@ impl Lists {
         let mut r = Registry::new();
         for tool in self.tools.iter().cloned() {
             let up = upstream.clone();
-            r.raw_tool(tool, move |ctx, params| {
-                forwarded(|| {
-                    let ctx = ctx.clone();
-                    let on_progress = Box::new(move |p: ProgressParams| {
-                        // Without a progress token from the client there is nothing to send.
-                        let _ = ctx.progress(p.progress, p.total, p.message);
-                    });
-                    let params = params.clone();
-                    let asks = RequestOptions::with_progress();
-                    up.request_with::<CallTool>(params, asks, Some(on_progress))
-                })
-            });
+            r.raw_tool(tool, move |ctx, params| forwarded(|| call_tool(&up, ctx, params.clone())));
         }
         for resource in self.resources.iter().cloned() {
             let up = upstream.clone();
@@ -151,6 +144,44 @@ impl Lists {
         r
     }
 }
+
+/// `tools/call` upstream, its progress reported to this call's client, and cancelled
+/// upstream once this call's client cancels it.
+fn call_tool(
+    up: &Client,
+    ctx: &RequestContext,
+    params: CallToolParams,
+) -> Result<CallToolResult, CallError> {
+    let reporter = ctx.clone();
+    let on_progress = Box::new(move |p: ProgressParams| {
+        // Without a progress token from the client there is nothing to send.
+        let _ = reporter.progress(p.progress, p.total, p.message);
+    });
+    let pending = up.start_with_progress::<CallTool>(
+        params,
+        RequestOptions::with_progress(),
+        Some(on_progress),
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    if let Some(cancel) = pending.cancel_handle() {
+        let (ctx, done) = (ctx.clone(), done.clone());
+        thread::spawn(move || {
+            while !done.load(Ordering::Acquire) {
+                if ctx.is_cancelled() {
+                    cancel.cancel();
+                    return;
+                }
+                thread::sleep(CANCEL_POLL);
+            }
+        });
+    }
+    let outcome = pending.wait();
+    done.store(true, Ordering::Release);
+    outcome
+}
+
+/// How often a forwarded call looks whether its client cancelled it.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
 
 /// The upstream's answer to `request` as this server's: its JSON-RPC error as it came,
 /// anything else (the upstream session broke, timed out) as an internal error that says so.

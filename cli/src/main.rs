@@ -137,8 +137,9 @@ enum Command {
     /// `zest bridge URL` is a stdio server forwarding to the server at URL (Streamable HTTP
     /// or legacy SSE); `zest bridge --http ADDR -- CMD` serves the stdio server CMD over
     /// HTTP. Tool calls (with progress), resources, prompts and completions are forwarded,
-    /// and the upstream's logs, list changes and resource updates passed on; requests the
-    /// upstream makes of its client (sampling, elicitation, roots) and cancellations are not.
+    /// and the upstream's logs, list changes and resource updates passed on, and a call
+    /// cancelled here is cancelled upstream; requests the upstream makes of its client
+    /// (sampling, elicitation, roots) are not forwarded.
     Bridge {
         /// Serve over HTTP at ADDR (a port alone binds 127.0.0.1) instead of stdio.
         #[arg(long, value_name = "ADDR")]

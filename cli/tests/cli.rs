@@ -402,14 +402,24 @@ fn everything_http(transport: &str) -> (Everything, u16) {
 }
 
 /// `inspect --json` names the revision and as many tools as `tools --json` lists.
+/// server-everything adds some tools a moment after the handshake (and announces them), so
+/// two sessions may count at different moments: the pair is taken again, up to five times,
+/// until both see the same list.
 fn assert_inspects_everything(target: &[&str]) {
-    let info = zest(&[&["inspect", "--json"], target].concat()).ok().json();
-    assert_eq!(info["server"]["name"], "mcp-servers/everything", "{info}");
-    assert_eq!(info["protocolVersion"], "2025-11-25", "{info}");
-    let tools = zest(&[&["tools", "--json"], target].concat()).ok().json();
-    let listed = tools.as_array().unwrap().len();
-    assert!(listed >= 10, "{listed} tools");
-    assert_eq!(info["counts"]["tools"].as_u64(), Some(listed as u64), "{info}");
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let info = zest(&[&["inspect", "--json"], target].concat()).ok().json();
+        assert_eq!(info["server"]["name"], "mcp-servers/everything", "{info}");
+        assert_eq!(info["protocolVersion"], "2025-11-25", "{info}");
+        let tools = zest(&[&["tools", "--json"], target].concat()).ok().json();
+        let listed = tools.as_array().unwrap().len() as u64;
+        let counted = info["counts"]["tools"].as_u64().unwrap_or(0);
+        if counted == listed && listed >= 10 {
+            return;
+        }
+        seen.push((counted, listed));
+    }
+    panic!("inspect and tools never agreed (counted, listed): {seen:?}");
 }
 
 #[test]
@@ -418,21 +428,46 @@ fn inspect_server_everything_over_stdio_streamable_http_and_sse() {
     assert_inspects_everything(&["--", bin.to_str().unwrap()]);
     let (_server, port) = everything_http("streamableHttp");
     assert_inspects_everything(&[&format!("http://127.0.0.1:{port}/mcp")]);
+    let dir = std::env::temp_dir().join(format!("zest-cli-images-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = ["--", bin.to_str().unwrap()];
+    let saved = ["call", "get-tiny-image", "--save-dir", dir.to_str().unwrap()];
+    let image = zest(&[&saved[..], &target[..]].concat()).ok();
+    assert!(image.stdout.contains("[image/png, "), "{}", image.stdout);
+    let png = std::fs::read(dir.join("get-tiny-image-1.png")).expect("the image was saved");
+    assert_eq!(&png[..4], b"\x89PNG", "the bytes are the PNG sent");
+    let weather = ["call", "get-structured-content", "-a", "location=Chicago"];
+    let weather = zest(&[&weather[..], &target[..]].concat()).ok();
+    assert!(weather.stdout.contains("structured content:\n{"), "{}", weather.stdout);
+    assert!(weather.stdout.contains("\"temperature\""), "{}", weather.stdout);
     let (_server, port) = everything_http("sse");
     assert_inspects_everything(&[&format!("http://127.0.0.1:{port}/sse")]);
 }
 
 /// The TypeScript SDK's client (tests/peers/ts_workspace.mjs) against `zest serve`.
 fn typescript_client(args: &[&str]) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/ts_workspace.mjs");
-    let mut command = Command::new("node");
+    sdk_client("node", "ts_workspace.mjs", args);
+}
+
+/// The Python SDK's client (tests/peers/py_workspace.py) against `zest serve`.
+fn python_client(args: &[&str]) {
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers");
+    let python = peers.join(".venv/bin/python");
+    assert!(python.exists(), "{} is missing: run scripts/install-peers", python.display());
+    sdk_client(python.to_str().unwrap(), "py_workspace.py", args);
+}
+
+/// Runs `program tests/peers/SCRIPT ARGS`, which must pass every check it makes.
+fn sdk_client(program: &str, script: &str, args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers").join(script);
+    let mut command = Command::new(program);
     command.arg(script).args(args).stdin(Stdio::null());
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let _ = tx.send(command.output());
     });
-    let out = rx.recv_timeout(LIMIT).expect("the TypeScript client ends within 60 s");
-    let out = out.expect("node runs (install it, then scripts/install-peers)");
+    let out = rx.recv_timeout(LIMIT).expect("the SDK client ends within 60 s");
+    let out = out.expect("the SDK client runs (scripts/install-peers installs it)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
 }
@@ -443,6 +478,14 @@ fn the_typescript_sdk_client_over_stdio_and_http() {
     typescript_client(&[ZEST, "serve", root.to_str().unwrap()]);
     let server = serve_http(&root);
     typescript_client(&["--url", &server.url]);
+}
+
+#[test]
+fn the_python_sdk_client_over_stdio_and_http() {
+    let root = workspace("py");
+    python_client(&[ZEST, "serve", root.to_str().unwrap()]);
+    let server = serve_http(&root);
+    python_client(&["--url", &server.url]);
 }
 
 /// A file read as a resource and subscribed to: changing it sends `resources/updated`.
@@ -520,6 +563,7 @@ fn bridge_stdio_in_front_of_http_and_http_in_front_of_stdio() {
     assert_eq!(info["server"]["name"], "zest-workspace", "the upstream's name: {info}");
     assert_eq!(info["counts"]["tools"], 5);
     typescript_client(&["--url", &front.url]);
+    python_client(&["--url", &front.url]);
 }
 
 #[test]
@@ -603,6 +647,52 @@ fn bridge_passes_list_changes_and_logs_on() {
     client.set_logging_level(LoggingLevel::Debug).unwrap();
     upstream.handle().log(LoggingLevel::Warning, serde_json::json!("from upstream"));
     wait_for(|n| matches!(n, ServerNotification::LoggingMessage(m) if m.data == "from upstream"));
+    client.close().unwrap();
+    upstream.shutdown();
+}
+
+/// A call its client cancels at the bridge is cancelled upstream: the upstream handler sees
+/// `is_cancelled` and stops.
+#[test]
+fn bridge_forwards_a_cancellation() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use zest_blocking::core::error::RequestError;
+    use zest_blocking::schema::methods::CallTool;
+    use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
+    use zest_blocking::{CallError, Registry, RequestOptions, ServerConfig};
+    static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+    let mut registry = Registry::new();
+    let tool = Tool::new("wait", "Waits to be cancelled", serde_json::json!({"type": "object"}));
+    registry.raw_tool(tool, |ctx, _| {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if ctx.is_cancelled() {
+                SAW_CANCEL.store(true, Ordering::SeqCst);
+                return Ok(CallToolResult::text("cancelled"));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        Ok(CallToolResult::text("never cancelled"))
+    });
+    let http = zest_blocking::HttpConfig::new();
+    let config = ServerConfig::new("upstream", "1");
+    let upstream = zest_blocking::serve_http_with("127.0.0.1:0", config, http, registry).unwrap();
+    let client = zest_blocking::Client::spawn(
+        zest_blocking::StdioCommand::new(ZEST).args(["bridge", upstream.url().as_str()]),
+        zest_blocking::ClientOptions::new("canceller", "1"),
+    )
+    .expect("the bridge serves");
+    let params = CallToolParams { name: "wait".into(), ..Default::default() };
+    let pending = client.start::<CallTool>(params, RequestOptions::default());
+    thread::sleep(Duration::from_millis(300));
+    pending.cancel();
+    let outcome = pending.wait();
+    assert!(matches!(outcome, Err(CallError::Request(RequestError::Cancelled))), "{outcome:?}");
+    let start = Instant::now();
+    while !SAW_CANCEL.load(Ordering::SeqCst) {
+        assert!(start.elapsed() < Duration::from_secs(10), "the upstream call was not cancelled");
+        thread::sleep(Duration::from_millis(10));
+    }
     client.close().unwrap();
     upstream.shutdown();
 }
