@@ -5,11 +5,13 @@ use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::thread;
 
-use serde_json::json;
+use serde_json::{json, Value};
+use zest_conformance::fixture::content::PureTool;
 use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
-use zest_core::schema::{CallToolResult, Tool};
-use zest_core::server::ListKind;
+use zest_core::runtime::http_server::ServerStats;
+use zest_core::schema::{CallToolResult, LoggingLevel, Tool};
+use zest_core::server::{ListKind, Registry};
 use zest_tokio::HttpConfig;
 
 use super::clients::{Peer, LIMIT};
@@ -18,6 +20,24 @@ use super::clients::{Peer, LIMIT};
 pub fn runtime_of<C: Peer>() -> Runtime {
     let runtime = Runtime::ALL.into_iter().find(|r| r.name() == C::RUNTIME);
     runtime.expect("a runtime of that name")
+}
+
+/// Which tools a [`Served`] server offers.
+#[derive(Clone, Copy)]
+enum Tools {
+    /// The everything fixture's.
+    Everything,
+    /// The load tests', `echo` answered by this function.
+    Load(PureTool),
+}
+
+impl Tools {
+    fn registry<H>(self, adapt: impl FnMut(fixture::Behaviour) -> H) -> Registry<H> {
+        match self {
+            Self::Everything => fixture::registry(adapt),
+            Self::Load(echo) => fixture::load_registry(adapt, echo),
+        }
+    }
 }
 
 /// The everything fixture served over HTTP on 127.0.0.1 by one runtime, in this process.
@@ -37,11 +57,20 @@ impl Served {
 
     /// Serves with `http`'s settings.
     pub fn start_with(runtime: Runtime, http: HttpConfig) -> Self {
+        Self::serving(runtime, http, Tools::Everything)
+    }
+
+    /// Serves the load tests' tools ([`fixture::load_registry`]), `echo` answered by `echo`.
+    pub fn start_load(runtime: Runtime, http: HttpConfig, echo: PureTool) -> Self {
+        Self::serving(runtime, http, Tools::Load(echo))
+    }
+
+    fn serving(runtime: Runtime, http: HttpConfig, tools: Tools) -> Self {
         let config = fixture::server_config(runtime.name());
         let addr = "127.0.0.1:0";
         match runtime {
             Runtime::Tokio => {
-                let registry = fixture::registry(asynchronous::adapt::<zest_tokio::RequestContext>);
+                let registry = tools.registry(asynchronous::adapt::<zest_tokio::RequestContext>);
                 let rt = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(2)
                     .enable_all()
@@ -51,13 +80,13 @@ impl Served {
                 Self::Tokio(rt, server.expect("bind 127.0.0.1:0"))
             }
             Runtime::Smol => {
-                let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
+                let registry = tools.registry(asynchronous::adapt::<zest_smol::RequestContext>);
                 let server =
                     smol::block_on(zest_smol::serve_http_with(addr, config, http, registry));
                 Self::Smol(server.expect("bind 127.0.0.1:0"))
             }
             Runtime::Blocking => {
-                let registry = fixture::registry(blocking::adapt);
+                let registry = tools.registry(blocking::adapt);
                 let server = zest_blocking::serve_http_with(addr, config, http, registry);
                 Self::Blocking(server.expect("bind 127.0.0.1:0"))
             }
@@ -79,6 +108,24 @@ impl Served {
             Self::Tokio(_, s) => s.url(),
             Self::Smol(s) => s.url(),
             Self::Blocking(s) => s.url(),
+        }
+    }
+
+    /// What the server holds now.
+    pub fn stats(&self) -> ServerStats {
+        match self {
+            Self::Tokio(_, s) => s.stats(),
+            Self::Smol(s) => s.stats(),
+            Self::Blocking(s) => s.stats(),
+        }
+    }
+
+    /// Sends a log record to every session, through the server's handle.
+    pub fn log(&self, level: LoggingLevel, data: Value) {
+        match self {
+            Self::Tokio(_, s) => s.handle().log(level, data),
+            Self::Smol(s) => s.handle().log(level, data),
+            Self::Blocking(s) => s.handle().log(level, data),
         }
     }
 
