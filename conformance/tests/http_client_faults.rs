@@ -2,6 +2,7 @@
 //! with every client runtime: each fault ends the connect attempt with the same typed error
 //! on every runtime, and none hangs.
 
+#[macro_use]
 #[path = "support/clients.rs"]
 mod clients;
 
@@ -122,29 +123,6 @@ fn a_garbage_answer_is_a_transport_failure<C: Peer>() {
         matches!(&e, ConnectError::Exited { reason, .. } if reason.to_string().contains("malformed")),
         "{e:?}"
     );
-}
-
-macro_rules! with_every_client {
-    ($($check:ident),* $(,)?) => {
-        $(mod $check {
-            use super::clients::{Blocking, Smol, Tokio};
-
-            #[test]
-            fn tokio() {
-                super::$check::<Tokio>();
-            }
-
-            #[test]
-            fn smol() {
-                super::$check::<Smol>();
-            }
-
-            #[test]
-            fn blocking() {
-                super::$check::<Blocking>();
-            }
-        })*
-    };
 }
 
 with_every_client!(

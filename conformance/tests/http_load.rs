@@ -6,6 +6,7 @@
 //! that stops reading cut off once what waits for it passes its limit, one that reads a
 //! large answer beside small messages not cut, the listen backlog.
 
+#[macro_use]
 #[path = "support/clients.rs"]
 mod clients;
 #[path = "../../tests/support/load.rs"]
@@ -18,7 +19,7 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use clients::{text, Blocking, Peer, Smol, Tokio};
+use clients::{text, Peer};
 use load::{Ledger, CALLS, SESSIONS, WIDE_CALLS, WIDE_PATIENCE, WIDE_SESSIONS};
 use serde_json::json;
 use served::Served;
@@ -198,30 +199,7 @@ fn a_large_answer_beside_small_messages_is_not_cut<C: Peer>() {
     server.shutdown();
 }
 
-macro_rules! on_every_runtime {
-    ($($check:ident),* $(,)?) => {
-        $(mod $check {
-            use super::{Blocking, Smol, Tokio};
-
-            #[test]
-            fn tokio() {
-                super::$check::<Tokio>();
-            }
-
-            #[test]
-            fn smol() {
-                super::$check::<Smol>();
-            }
-
-            #[test]
-            fn blocking() {
-                super::$check::<Blocking>();
-            }
-        })*
-    };
-}
-
-on_every_runtime!(
+with_every_client!(
     two_hundred_sessions_of_fifty_calls_lose_and_duplicate_nothing,
     a_thousand_sessions_at_once_lose_duplicate_and_keep_nothing,
     a_client_gone_mid_stream_leaves_nothing_behind,

@@ -20,6 +20,32 @@ use zest_core::schema::{
     SamplingContent,
 };
 
+/// A module per check, each with one test per client runtime: `check::<Tokio>()` and the
+/// others. The including file declares this module as `clients` with `#[macro_use]`.
+#[allow(unused_macros)] // not every including file runs a check per client
+macro_rules! with_every_client {
+    ($($check:ident),* $(,)?) => {
+        $(mod $check {
+            use super::clients::{Blocking, Smol, Tokio};
+
+            #[test]
+            fn tokio() {
+                super::$check::<Tokio>();
+            }
+
+            #[test]
+            fn smol() {
+                super::$check::<Smol>();
+            }
+
+            #[test]
+            fn blocking() {
+                super::$check::<Blocking>();
+            }
+        })*
+    };
+}
+
 /// The longest any one step may take before the test fails instead of hanging.
 pub const LIMIT: Duration = Duration::from_secs(30);
 
