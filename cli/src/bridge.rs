@@ -6,12 +6,12 @@
 //! forwards at the level of MCP requests: tool calls (with their progress), resource
 //! reads and templates, prompts and completions; the upstream's log records, list changes
 //! (the bridge lists again and changes its own lists) and resource updates go to its
-//! clients, and a call its client cancels is cancelled upstream. Not forwarded: requests
-//! the upstream server makes of its client (sampling, elicitation, roots: the bridge
-//! declares none of those capabilities).
+//! clients, and a call its client cancels is cancelled upstream. The upstream server's own
+//! requests (sampling, elicitation, roots) are asked of the client of the newest call in
+//! flight, and refused when there is none.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -25,8 +25,8 @@ use zest_blocking::schema::{
 };
 use zest_blocking::RequestOptions;
 use zest_blocking::{
-    serve_http_with, CallError, Client, ClientApi, HttpConfig, ListKind, Registry, RequestContext,
-    ServerConfig, ServerHandle, StdioServer,
+    serve_http_with, CallError, Client, ClientApi, HttpConfig, ListKind, PeerApi, Registry,
+    RequestContext, ServerConfig, ServerHandle, StdioServer,
 };
 
 use crate::fail::Failure;
@@ -43,7 +43,8 @@ pub(crate) enum Front {
 /// Connects to the upstream server and serves it on `front` until the upstream session or
 /// the stdio client ends.
 pub(crate) fn bridge(target: &TargetArgs, front: &Front) -> Result<(), Failure> {
-    let upstream = target.connect(SyncClientHandlers::default())?;
+    let in_flight = InFlight::default();
+    let upstream = target.connect(in_flight.handlers())?;
     let negotiated = upstream.negotiated().clone();
     let info = &negotiated.server_info;
     let mut config = ServerConfig::new(&info.name, &info.version);
@@ -52,18 +53,18 @@ pub(crate) fn bridge(target: &TargetArgs, front: &Front) -> Result<(), Failure> 
     for list in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
         lists.fetch(&upstream, list)?;
     }
-    let registry = lists.registry(&upstream);
+    let registry = lists.registry(&upstream, &in_flight);
     match front {
         Front::Stdio => {
             let server = StdioServer::stdio(config, registry);
-            relay_notifications(&upstream, lists, server.handle());
+            relay_notifications(&upstream, lists, in_flight.clone(), server.handle());
             let _ = server.stopped();
         }
         Front::Http(addr) => {
             let server = serve_http_with(addr.as_str(), config, HttpConfig::new(), registry)
                 .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}")))?;
             eprintln!("zest bridge: {} on {}", target.describe(), server.url());
-            relay_notifications(&upstream, lists, server.handle());
+            relay_notifications(&upstream, lists, in_flight.clone(), server.handle());
             // The bridge lives as long as its upstream session.
             while upstream.close_reason().is_none() {
                 thread::sleep(Duration::from_millis(100));
@@ -113,11 +114,14 @@ impl Lists {
     }
 
     /// A registry offering every listed item, each forwarded to `upstream`.
-    fn registry(&self, upstream: &Client) -> Registry {
+    fn registry(&self, upstream: &Client, in_flight: &InFlight) -> Registry {
         let mut r = Registry::new();
         for tool in self.tools.iter().cloned() {
-            let up = upstream.clone();
-            r.raw_tool(tool, move |ctx, params| forwarded(|| call_tool(&up, ctx, params.clone())));
+            let (up, in_flight) = (upstream.clone(), in_flight.clone());
+            r.raw_tool(tool, move |ctx, params| {
+                let _asking = in_flight.enter(ctx);
+                forwarded(|| call_tool(&up, ctx, params.clone()))
+            });
         }
         for resource in self.resources.iter().cloned() {
             let up = upstream.clone();
@@ -180,6 +184,59 @@ fn call_tool(
     outcome
 }
 
+/// The tool calls the bridge forwards now, newest last, with their clients' contexts: the
+/// upstream server's own requests (sampling, elicitation, roots) are asked of the client of
+/// the newest one (the client API does not say which call such a request belongs to).
+#[derive(Clone, Default)]
+struct InFlight(Arc<Mutex<Vec<(u64, RequestContext)>>>);
+
+/// A forwarded call's place in [`InFlight`], left when dropped.
+struct Entered {
+    in_flight: InFlight,
+    token: u64,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.in_flight.lock().retain(|(t, _)| *t != self.token);
+    }
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, RequestContext)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes a forwarded call, for as long as the guard lives.
+    fn enter(&self, ctx: &RequestContext) -> Entered {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let token = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.lock().push((token, ctx.clone()));
+        Entered { in_flight: self.clone(), token }
+    }
+
+    /// The upstream client's handlers: each asks the newest call's client.
+    fn handlers(&self) -> SyncClientHandlers {
+        let (sampling, elicitation, roots) = (self.clone(), self.clone(), self.clone());
+        SyncClientHandlers::default()
+            .on_sampling(move |p| sampling.ask(|ctx| ctx.create_message(p)))
+            .on_elicitation(move |p| elicitation.ask(|ctx| ctx.elicit(p)))
+            .on_roots(move || roots.ask(|ctx| ctx.list_roots()))
+    }
+
+    fn ask<T>(
+        &self,
+        ask: impl FnOnce(&RequestContext) -> Result<T, CallError>,
+    ) -> Result<T, ErrorObject> {
+        let newest = self.lock().last().map(|(_, ctx)| ctx.clone());
+        let Some(ctx) = newest else {
+            let why = "the bridge has no call in flight whose client it could ask";
+            return Err(ErrorObject::new(codes::INVALID_REQUEST, why));
+        };
+        ask(&ctx).map_err(as_error)
+    }
+}
+
 /// How often a forwarded call looks whether its client cancelled it.
 const CANCEL_POLL: Duration = Duration::from_millis(10);
 
@@ -192,16 +249,27 @@ fn forwarded<T>(request: impl Fn() -> Result<T, CallError>) -> Result<T, ErrorOb
         Err(CallError::Request(RequestError::SessionExpired)) => request(),
         outcome => outcome,
     };
-    outcome.map_err(|e| match e {
+    outcome.map_err(as_error)
+}
+
+/// A failed request as the error to answer with: the peer's JSON-RPC error as it came,
+/// anything else (a session broke, timed out) as an internal error that says so.
+fn as_error(e: CallError) -> ErrorObject {
+    match e {
         CallError::Request(RequestError::Remote(error)) => error,
-        other => ErrorObject::new(codes::INTERNAL_ERROR, format!("upstream server: {other}")),
-    })
+        other => ErrorObject::new(codes::INTERNAL_ERROR, format!("through the bridge: {other}")),
+    }
 }
 
 /// Passes the upstream's notifications on, on a thread of its own, until its session ends.
 /// A list change is listed again here, then the bridge's registry replaced and the change
 /// announced.
-fn relay_notifications(upstream: &Client, mut lists: Lists, handle: ServerHandle) {
+fn relay_notifications(
+    upstream: &Client,
+    mut lists: Lists,
+    in_flight: InFlight,
+    handle: ServerHandle,
+) {
     let up = upstream.clone();
     thread::spawn(move || {
         let notes = up.notifications();
@@ -228,7 +296,7 @@ fn relay_notifications(upstream: &Client, mut lists: Lists, handle: ServerHandle
                 eprintln!("zest bridge: could not list again after a change: {e}");
                 continue;
             }
-            let fresh = lists.registry(&up);
+            let fresh = lists.registry(&up, &in_flight);
             handle.change_registry(&[changed], move |r| *r = fresh);
         }
     });

@@ -138,8 +138,8 @@ enum Command {
     /// or legacy SSE); `zest bridge --http ADDR -- CMD` serves the stdio server CMD over
     /// HTTP. Tool calls (with progress), resources, prompts and completions are forwarded,
     /// and the upstream's logs, list changes and resource updates passed on, and a call
-    /// cancelled here is cancelled upstream; requests the upstream makes of its client
-    /// (sampling, elicitation, roots) are not forwarded.
+    /// cancelled here is cancelled upstream; the upstream's own requests (sampling,
+    /// elicitation, roots) are asked of the client of the newest call in flight.
     Bridge {
         /// Serve over HTTP at ADDR (a port alone binds 127.0.0.1) instead of stdio.
         #[arg(long, value_name = "ADDR")]

@@ -696,3 +696,36 @@ fn bridge_forwards_a_cancellation() {
     client.close().unwrap();
     upstream.shutdown();
 }
+
+/// server-everything's sampling and elicitation tools through `zest bridge URL`: the
+/// upstream's requests are asked of the bridge's client (mid-call), whose answers come back.
+#[test]
+fn bridge_asks_its_client_what_the_upstream_asks() {
+    use zest_blocking::core::handler::SyncClientHandlers;
+    use zest_blocking::schema::{CreateMessageResult, ElicitResult};
+    use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
+    let (_server, port) = everything_http("streamableHttp");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let handlers = SyncClientHandlers::default()
+        .on_sampling(|_| Ok(CreateMessageResult::text("bridged-model", "an answer via the bridge")))
+        .on_elicitation(|_| {
+            Ok(serde_json::from_value::<ElicitResult>(serde_json::json!({"action": "decline"}))
+                .unwrap())
+        });
+    let options = ClientOptions::new("asked", "1").handlers(handlers);
+    let client = Client::spawn(StdioCommand::new(ZEST).args(["bridge", url.as_str()]), options)
+        .expect("the bridge serves");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.list_all_tools().unwrap().iter().any(|t| t.name == "trigger-sampling-request") {
+        assert!(Instant::now() < deadline, "the sampling tool never appeared");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let sampled =
+        client.call_tool("trigger-sampling-request", serde_json::json!({"prompt": "hi"})).unwrap();
+    let sampled: String = sampled.content.iter().filter_map(|c| c.as_text()).collect();
+    assert!(sampled.contains("an answer via the bridge"), "{sampled}");
+    let elicited = client.call_tool("trigger-elicitation-request", serde_json::json!({})).unwrap();
+    let elicited: String = elicited.content.iter().filter_map(|c| c.as_text()).collect();
+    assert!(elicited.contains("declined"), "{elicited}");
+    client.close().unwrap();
+}
