@@ -8,10 +8,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::ClientApi;
 
-use crate::commands::print_json;
+use crate::commands::{print_json, with_session};
 use crate::fail::Failure;
 use crate::target::TargetArgs;
 
@@ -46,18 +45,16 @@ pub(crate) fn bench(target: &TargetArgs, args: &BenchArgs, as_json: bool) -> Res
     if args.calls == 0 || args.concurrency == 0 {
         return Err(Failure::usage("-n and -c must be at least 1"));
     }
-    let client = target.connect(SyncClientHandlers::default())?;
-    // One call first: a wrong tool name or bad arguments fail here, not a thousand times.
-    let first = client.call_tool(&args.tool, arguments.clone());
-    let first = first.map_err(|e| Failure::call(&args.tool, &e))?;
-    if first.is_error() {
-        return Err(Failure::answered(format!(
-            "{} answered with an error; not benchmarking",
-            args.tool
-        )));
-    }
-    let figures = run(&client, args, &arguments);
-    let _ = client.close();
+    let figures = with_session(target, |client| {
+        // One call first: a wrong tool name or bad arguments fail here, not a thousand times.
+        let first = client.call_tool(&args.tool, arguments.clone());
+        let first = first.map_err(|e| Failure::call(&args.tool, &e))?;
+        if first.is_error() {
+            let why = format!("{} answered with an error; not benchmarking", args.tool);
+            return Err(Failure::answered(why));
+        }
+        Ok(run(client, args, &arguments))
+    })?;
     report(&figures, args, as_json);
     Ok(())
 }

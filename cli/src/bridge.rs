@@ -76,7 +76,7 @@ pub(crate) fn bridge(target: &TargetArgs, front: &Front) -> Result<(), Failure> 
     let _ = upstream.close();
     match (front, reason) {
         (Front::Http(_), Some(reason)) => {
-            Err(Failure { code: 4, message: format!("the upstream session ended: {reason}") })
+            Err(Failure::broke(format!("the upstream session ended: {reason}")))
         }
         _ => Ok(()),
     }

@@ -22,42 +22,48 @@ pub(crate) fn print_json(value: &impl serde::Serialize) {
     println!("{text}");
 }
 
-fn connect(target: &TargetArgs) -> Result<Client, Failure> {
-    target.connect(SyncClientHandlers::default())
-}
-
-fn close(client: Client) {
+/// Connects to `target`, runs `work` on the session, then closes it whatever `work`
+/// returned.
+pub(crate) fn with_session<T>(
+    target: &TargetArgs,
+    work: impl FnOnce(&Client) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let client = target.connect(SyncClientHandlers::default())?;
+    let outcome = work(&client);
     // The command's work is done; a failure to close cleanly changes nothing for it.
     let _ = client.close();
+    outcome
 }
 
 /// `zest inspect`: who the server is, what it speaks and offers, and how much.
 pub(crate) fn inspect(target: &TargetArgs, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let n = client.negotiated().clone();
+    let (n, tools, resources, templates, prompts) = with_session(target, |client| {
+        let n = client.negotiated().clone();
+        let caps = &n.capabilities;
+        let count = |what: &str, listed: Result<usize, zest_blocking::CallError>| {
+            listed.map_err(|e| Failure::call(what, &e))
+        };
+        let tools = match caps.tools {
+            Some(_) => Some(count("tools/list", client.list_all_tools().map(|t| t.len()))?),
+            None => None,
+        };
+        let (resources, templates) = match caps.resources {
+            Some(_) => (
+                Some(count("resources/list", client.list_all_resources().map(|r| r.len()))?),
+                Some(count(
+                    "resources/templates/list",
+                    client.list_all_resource_templates().map(|r| r.len()),
+                )?),
+            ),
+            None => (None, None),
+        };
+        let prompts = match caps.prompts {
+            Some(_) => Some(count("prompts/list", client.list_all_prompts().map(|p| p.len()))?),
+            None => None,
+        };
+        Ok((n, tools, resources, templates, prompts))
+    })?;
     let caps = &n.capabilities;
-    let count = |what: &str, listed: Result<usize, zest_blocking::CallError>| {
-        listed.map_err(|e| Failure::call(what, &e))
-    };
-    let tools = match caps.tools {
-        Some(_) => Some(count("tools/list", client.list_all_tools().map(|t| t.len()))?),
-        None => None,
-    };
-    let (resources, templates) = match caps.resources {
-        Some(_) => (
-            Some(count("resources/list", client.list_all_resources().map(|r| r.len()))?),
-            Some(count(
-                "resources/templates/list",
-                client.list_all_resource_templates().map(|r| r.len()),
-            )?),
-        ),
-        None => (None, None),
-    };
-    let prompts = match caps.prompts {
-        Some(_) => Some(count("prompts/list", client.list_all_prompts().map(|p| p.len()))?),
-        None => None,
-    };
-    close(client);
     let era = if n.protocol_version.is_session_era() { "session" } else { "stateless" };
     if as_json {
         print_json(&json!({
@@ -98,10 +104,9 @@ pub(crate) fn inspect(target: &TargetArgs, as_json: bool) -> Result<(), Failure>
 
 /// `zest tools`: every tool, over every page.
 pub(crate) fn tools(target: &TargetArgs, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let tools = client.list_all_tools().map_err(|e| Failure::call("tools/list", &e));
-    close(client);
-    let tools = tools?;
+    let tools = with_session(target, |client| {
+        client.list_all_tools().map_err(|e| Failure::call("tools/list", &e))
+    })?;
     if as_json {
         print_json(&tools);
         return Ok(());
@@ -136,10 +141,7 @@ pub(crate) struct CallArgs {
 
 /// `zest call`: calls one tool, shows its progress and prints its result.
 pub(crate) fn call(target: &TargetArgs, call: &CallArgs, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let outcome = call_on(&client, call);
-    close(client);
-    let result = outcome?;
+    let result = with_session(target, |client| call_on(client, call))?;
     if as_json {
         print_json(&result);
     } else if !result.is_error() {
@@ -254,16 +256,12 @@ fn print_contents(contents: &ResourceContents) {
 
 /// `zest resources`: every resource and template.
 pub(crate) fn resources(target: &TargetArgs, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let listed = client
-        .list_all_resources()
-        .map_err(|e| Failure::call("resources/list", &e))
-        .and_then(|r| {
-            let t = client.list_all_resource_templates();
-            Ok((r, t.map_err(|e| Failure::call("resources/templates/list", &e))?))
-        });
-    close(client);
-    let (resources, templates) = listed?;
+    let (resources, templates) = with_session(target, |client| {
+        let resources = client.list_all_resources();
+        let resources = resources.map_err(|e| Failure::call("resources/list", &e))?;
+        let templates = client.list_all_resource_templates();
+        Ok((resources, templates.map_err(|e| Failure::call("resources/templates/list", &e))?))
+    })?;
     if as_json {
         print_json(&json!({"resources": resources, "resourceTemplates": templates}));
         return Ok(());
@@ -282,10 +280,9 @@ pub(crate) fn resources(target: &TargetArgs, as_json: bool) -> Result<(), Failur
 
 /// `zest read URI`.
 pub(crate) fn read(target: &TargetArgs, uri: &str, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let read = client.read_resource(uri).map_err(|e| Failure::call(uri, &e));
-    close(client);
-    let read = read?;
+    let read = with_session(target, |client| {
+        client.read_resource(uri).map_err(|e| Failure::call(uri, &e))
+    })?;
     if as_json {
         print_json(&read);
     } else {
@@ -296,10 +293,9 @@ pub(crate) fn read(target: &TargetArgs, uri: &str, as_json: bool) -> Result<(), 
 
 /// `zest prompts`.
 pub(crate) fn prompts(target: &TargetArgs, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let prompts = client.list_all_prompts().map_err(|e| Failure::call("prompts/list", &e));
-    close(client);
-    let prompts = prompts?;
+    let prompts = with_session(target, |client| {
+        client.list_all_prompts().map_err(|e| Failure::call("prompts/list", &e))
+    })?;
     if as_json {
         print_json(&prompts);
         return Ok(());
@@ -335,10 +331,9 @@ pub(crate) fn prompt(
         };
         arguments.insert(k.to_owned(), v.to_owned());
     }
-    let client = connect(target)?;
-    let got = client.get_prompt(name, arguments).map_err(|e| Failure::call(name, &e));
-    close(client);
-    let got = got?;
+    let got = with_session(target, |client| {
+        client.get_prompt(name, arguments).map_err(|e| Failure::call(name, &e))
+    })?;
     if as_json {
         print_json(&got);
         return Ok(());
@@ -356,12 +351,11 @@ pub(crate) fn prompt(
 
 /// `zest ping`: one round trip, timed.
 pub(crate) fn ping(target: &TargetArgs, as_json: bool) -> Result<(), Failure> {
-    let client = connect(target)?;
-    let started = Instant::now();
-    let pinged = client.ping().map_err(|e| Failure::call("ping", &e));
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    close(client);
-    pinged?;
+    let ms = with_session(target, |client| {
+        let started = Instant::now();
+        client.ping().map_err(|e| Failure::call("ping", &e))?;
+        Ok(started.elapsed().as_secs_f64() * 1000.0)
+    })?;
     if as_json {
         print_json(&json!({"ok": true, "ms": ms}));
     } else {

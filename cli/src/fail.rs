@@ -38,6 +38,11 @@ impl Failure {
         Self { code: 3, message: message.into() }
     }
 
+    /// The session broke during the command: exit 4.
+    pub(crate) fn broke(message: impl Into<String>) -> Self {
+        Self { code: 4, message: message.into() }
+    }
+
     /// `what` failed with `e`: exit 1 when the server answered it with an error, 4 when the
     /// session broke.
     pub(crate) fn call(what: &str, e: &CallError) -> Self {
@@ -48,7 +53,7 @@ impl Failure {
                 | RequestError::InvalidResult(_)
                 | RequestError::OutputSchemaMismatch { .. },
             ) => Self::answered(message),
-            _ => Self { code: 4, message },
+            _ => Self::broke(message),
         }
     }
 

@@ -10,6 +10,10 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+#[path = "../../tests/support/everything.rs"]
+mod everything;
+
+use everything::Everything;
 use serde_json::Value;
 
 const ZEST: &str = env!("CARGO_BIN_EXE_zest");
@@ -361,46 +365,6 @@ fn exit_codes_say_what_failed() {
     assert_eq!(text(&version), format!("zest {}", env!("CARGO_PKG_VERSION")));
 }
 
-/// server-everything over `transport`, on a free loopback port, killed when dropped.
-struct Everything(Child);
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn everything_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/peers/node_modules/.bin/mcp-server-everything");
-    assert!(bin.exists(), "{} is missing: run scripts/install-peers", bin.display());
-    bin
-}
-
-fn everything_http(transport: &str) -> (Everything, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(everything_bin())
-        .arg(transport)
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("server-everything starts");
-    // Dropping the guard kills and reaps the child on every path out of here.
-    let server = Everything(child);
-    let start = Instant::now();
-    while start.elapsed() < LIMIT {
-        if let Ok(probe) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            if probe.local_addr().ok() != probe.peer_addr().ok() {
-                return (server, port);
-            }
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-    panic!("server-everything {transport} did not listen within 60 s");
-}
-
 /// `inspect --json` names the revision and as many tools as `tools --json` lists.
 /// server-everything adds some tools a moment after the handshake (and announces them), so
 /// two sessions may count at different moments: the pair is taken again, up to five times,
@@ -424,9 +388,10 @@ fn assert_inspects_everything(target: &[&str]) {
 
 #[test]
 fn inspect_server_everything_over_stdio_streamable_http_and_sse() {
-    let bin = everything_bin();
+    let bin = everything::bin();
     assert_inspects_everything(&["--", bin.to_str().unwrap()]);
-    let (_server, port) = everything_http("streamableHttp");
+    let server = Everything::start("streamableHttp");
+    let port = server.port;
     assert_inspects_everything(&[&format!("http://127.0.0.1:{port}/mcp")]);
     let dir = std::env::temp_dir().join(format!("zest-cli-images-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -440,7 +405,8 @@ fn inspect_server_everything_over_stdio_streamable_http_and_sse() {
     let weather = zest(&[&weather[..], &target[..]].concat()).ok();
     assert!(weather.stdout.contains("structured content:\n{"), "{}", weather.stdout);
     assert!(weather.stdout.contains("\"temperature\""), "{}", weather.stdout);
-    let (_server, port) = everything_http("sse");
+    let server = Everything::start("sse");
+    let port = server.port;
     assert_inspects_everything(&[&format!("http://127.0.0.1:{port}/sse")]);
 }
 
@@ -568,7 +534,8 @@ fn bridge_stdio_in_front_of_http_and_http_in_front_of_stdio() {
 
 #[test]
 fn bridge_in_front_of_server_everything_forwards_progress_and_prompts() {
-    let (_server, port) = everything_http("streamableHttp");
+    let server = Everything::start("streamableHttp");
+    let port = server.port;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let bridge = ["--", ZEST, "bridge", url.as_str()];
     let args = r#"{"duration": 0.3, "steps": 3}"#;
@@ -704,7 +671,8 @@ fn bridge_asks_its_client_what_the_upstream_asks() {
     use zest_blocking::core::handler::SyncClientHandlers;
     use zest_blocking::schema::{CreateMessageResult, ElicitResult};
     use zest_blocking::{Client, ClientApi, ClientOptions, StdioCommand};
-    let (_server, port) = everything_http("streamableHttp");
+    let server = Everything::start("streamableHttp");
+    let port = server.port;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let handlers = SyncClientHandlers::default()
         .on_sampling(|_| Ok(CreateMessageResult::text("bridged-model", "an answer via the bridge")))

@@ -7,64 +7,18 @@
 
 #[path = "support/clients.rs"]
 mod clients;
+#[path = "../../tests/support/everything.rs"]
+mod everything;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use clients::{text, Blocking, Peer, Smol, Tokio, LIMIT, ROOT};
+use clients::{text, Blocking, Peer, Smol, Tokio, ROOT};
+use everything::Everything;
 use serde_json::{json, Value};
 use zest_core::http::client::HttpMode;
 use zest_core::runtime::http_client::HttpEndpoint;
 use zest_core::schema::{CallToolResult, LoggingLevel};
-
-/// server-everything listening on a free loopback port; killed when dropped.
-struct Everything {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Everything {
-    /// Starts it over `transport` (`streamableHttp` or `sse`) and waits (at most [`LIMIT`])
-    /// until it listens.
-    fn start(transport: &str) -> Self {
-        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers");
-        let bin = peers.join("node_modules/.bin/mcp-server-everything");
-        assert!(bin.exists(), "{} is missing: run scripts/install-peers", bin.display());
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-            probe.local_addr().expect("its address").port()
-        };
-        let child = Command::new(bin)
-            .arg(transport)
-            .env("PORT", port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server-everything starts");
-        let server = Self { child, port };
-        let start = Instant::now();
-        while start.elapsed() < LIMIT {
-            // A connect to a port nobody listens on can meet itself (the kernel may pick the
-            // same port as its source): that is not node listening.
-            if let Ok(probe) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-                if probe.local_addr().ok() != probe.peer_addr().ok() {
-                    return server;
-                }
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-        panic!("server-everything {transport} did not listen on {port} within 30 s");
-    }
-}
 
 fn call<C: Peer>(client: &C, name: &str, args: Value) -> CallToolResult {
     let result = client.call(name, args);

@@ -1,5 +1,6 @@
 //! The checks every HTTP request passes before a session sees it: Host and Origin (DNS
-//! rebinding), media types, the protocol version header.
+//! rebinding), the bearer token when one is configured, media types, the protocol version
+//! header.
 
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use http::HeaderMap;
