@@ -1,64 +1,14 @@
-//! [`ServerHandle`]: what the app holds on a running server, from outside handlers or from a
-//! handler's context ([`RequestContext::server`](zest_core::runtime::RequestContext::server)),
-//! and [`StdioServer`], a stdio session served with one.
+//! [`StdioServer`]: a stdio session served with a [`ServerHandle`].
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use smol::channel::Sender;
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::Task;
 use zest_core::error::CloseReason;
-use zest_core::handler::AsyncHandler;
-use zest_core::server::{Broadcast, BroadcastBudget, BroadcastSink, ServerConfig};
+use zest_core::runtime::StdioLink;
+use zest_core::server::ServerConfig;
 
-use crate::http_server::Hub;
-use crate::server::{serve_on, serve_stdio_on, Command, Commands, Registry, RequestContext};
-
-/// The app's handle on a running server: a stdio (or in-memory) session, or every session
-/// of an HTTP server (see [`zest_core::server::ServerHandle`] for what it does). From
-/// [`StdioServer::handle`], [`HttpServer::handle`](crate::HttpServer::handle),
-/// [`InMemoryServer::handle`](crate::InMemoryServer::handle) or, inside a handler,
-/// `ctx.server()`.
-pub type ServerHandle = zest_core::server::ServerHandle<AsyncHandler<RequestContext>>;
-
-/// Where a handle's commands go.
-enum Target {
-    /// Weak: a handle the app keeps does not keep a stopped server's router alive (nor
-    /// does a handler's own context make a cycle through the hub's tasks).
-    Http(Weak<Hub>),
-    /// The session's commands, and its budget for logs and updates.
-    Stdio(Sender<Command>, BroadcastBudget),
-}
-
-impl BroadcastSink<AsyncHandler<RequestContext>> for Target {
-    fn send(&self, command: Broadcast<AsyncHandler<RequestContext>>) {
-        match self {
-            Self::Http(hub) => {
-                // Gone once the server is: there is nobody left to tell.
-                if let Some(hub) = hub.upgrade() {
-                    hub.broadcast(command);
-                }
-            }
-            // Past the budget a log or an update is dropped; Err once the session's loop is
-            // gone: there is nobody left to tell.
-            Self::Stdio(commands, budget) => {
-                if budget.admit(&command) {
-                    drop(commands.try_send(Command::Broadcast(command)));
-                }
-            }
-        }
-    }
-}
-
-/// The handle on every session of an HTTP server.
-pub(crate) fn http_handle(hub: &Arc<Hub>) -> ServerHandle {
-    ServerHandle::new(Arc::new(Target::Http(Arc::downgrade(hub))))
-}
-
-/// The handle on one stdio (or in-memory) session.
-pub(crate) fn stdio_handle(commands: Sender<Command>, budget: BroadcastBudget) -> ServerHandle {
-    ServerHandle::new(Arc::new(Target::Stdio(commands, budget)))
-}
+use crate::server::{serve_on, serve_stdio_on, Registry, ServerHandle};
 
 /// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`](crate::serve),
 /// as a task on smol's global executor (so from any executor), with `listChanged` and
@@ -90,19 +40,18 @@ impl StdioServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let commands = Commands::new();
-        let handle = commands.handle();
-        let config = announcing(config);
-        let task = smol::spawn(serve_on(config, registry, reader, writer, commands));
+        let link = StdioLink::new();
+        let handle = ServerHandle::new(Arc::new(link.clone()));
+        let task = smol::spawn(serve_on(announcing(config), registry, reader, writer, link));
         Self { handle, task: Some(task) }
     }
 
     /// Serves one session on this process's stdin and stdout, as
     /// [`serve_stdio`](crate::serve_stdio) does.
     pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
-        let commands = Commands::new();
-        let handle = commands.handle();
-        let task = smol::spawn(serve_stdio_on(announcing(config), registry, commands));
+        let link = StdioLink::new();
+        let handle = ServerHandle::new(Arc::new(link.clone()));
+        let task = smol::spawn(serve_stdio_on(announcing(config), registry, link));
         Self { handle, task: Some(task) }
     }
 

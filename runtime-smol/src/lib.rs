@@ -67,7 +67,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod call;
 mod client;
 mod command;
 mod handle;
@@ -77,7 +76,7 @@ mod pipe;
 mod process;
 mod server;
 mod stdio;
-mod wire;
+mod timer;
 mod writer;
 
 pub use zest_core as core;
@@ -88,13 +87,13 @@ pub use zest_core::RequestOptions;
 
 pub use client::{Client, Notifications};
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
-pub use handle::{ServerHandle, StdioServer};
+pub use handle::StdioServer;
 pub use http_server::{
-    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats, SmolHub,
     DEFAULT_SHUTDOWN_GRACE,
 };
 pub use memory::{in_memory, in_memory_with, InMemoryServer};
-pub use server::{serve, serve_stdio, Registry, RequestContext, SessionLink};
+pub use server::{serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;

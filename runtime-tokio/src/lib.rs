@@ -91,12 +91,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod calls;
 mod client;
 mod command;
 mod http_server;
 mod memory;
 mod server;
+mod timer;
 mod writer;
 
 pub use zest_core as core;
@@ -106,7 +106,7 @@ pub use zest_core::schema;
 pub use client::{Client, Notifications};
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
 pub use http_server::{
-    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats,
+    router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats, TokioHub,
     DEFAULT_SHUTDOWN_GRACE,
 };
 #[cfg(feature = "tower")]

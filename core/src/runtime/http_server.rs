@@ -34,10 +34,12 @@ use http::{Response, StatusCode};
 mod accepted;
 mod dispatch;
 mod hub;
+mod hub_link;
 
 pub use accepted::{serve_accepted, AcceptedIo};
 pub use dispatch::{Dispatch, ServerStats, Step};
-pub use hub::{panicked, Hub, HubConn, HubHost, Start};
+pub use hub::{Hub, HubConn, HubHost, Start};
+pub use hub_link::{ContextParts, HubLink, HubSink};
 
 /// How many connections a server's listener lets wait to be accepted (Linux caps it at
 /// `net.core.somaxconn`). std binds with 128: a burst of clients connecting at once, as in

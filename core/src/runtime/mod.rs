@@ -38,7 +38,10 @@
 //! Nothing here does IO, reads a clock or needs an executor: deadlines are `Instant`
 //! arguments, and a runtime's future types appear only as an associated type of [`Link`].
 
+mod answering;
+mod async_link;
 mod calls;
+mod client_api;
 mod client_command;
 mod client_dispatch;
 mod client_loop;
@@ -49,7 +52,9 @@ mod exchanges;
 pub mod http_client;
 pub mod http_server;
 mod inbox;
+mod oneshot;
 mod owned;
+mod server_loop;
 mod session_dispatch;
 mod stdio_outputs;
 #[cfg(test)]
@@ -62,7 +67,10 @@ mod writer;
 /// once; while it is full, newer notifications are dropped rather than stall the session.
 pub const NOTIFICATION_QUEUE: usize = 1024;
 
+pub use answering::{answer_caught, panicked, Answer, Answering};
+pub use async_link::{AsyncContext, AsyncLink};
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
+pub use client_api::{call_raw, AsyncCommand, CommandSink};
 pub use client_command::{ClientCommand, OutgoingCall, CALLER_STOPPED_WAITING};
 pub use client_dispatch::{ClientDispatch, ClientStep};
 pub use client_loop::{ClientHost, ClientLoop};
@@ -71,7 +79,9 @@ pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
 pub use deadlines::{DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE, FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
+pub use oneshot::{oneshot, outcome, OneshotReceiver, OneshotSender};
 pub use owned::OwnedEvent;
+pub use server_loop::{ServerCommand, ServerHost, ServerLoop, StdioLink};
 pub use session_dispatch::{SessionDispatch, SessionStep};
 pub use stdio_outputs::{StdioMachine, StdioOutput, StdioOutputs};
 pub use write::{backlog_exceeds, not_reading, WriteEnd, WriteQueue, WriteStep};

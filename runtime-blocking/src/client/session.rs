@@ -15,7 +15,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -28,6 +27,7 @@ use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{HttpRequest, Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::answer_caught;
 use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
 use zest_core::runtime::{
     ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent, HTTP_CLOSE_GRACE,
@@ -411,8 +411,7 @@ impl Session {
         let me = self.me.clone();
         let reply_id = id.clone();
         let spawned = st.workers.run(move || {
-            let result = catch_unwind(AssertUnwindSafe(|| handlers.run(request)))
-                .unwrap_or_else(|_| Err(internal("the handler panicked")));
+            let result = answer_caught(|| handlers.run(request));
             if let Some(session) = me.upgrade() {
                 // Err: the server cancelled it or the session closed; nothing to send.
                 session.drive(Role::WritesHere, |st, now| {

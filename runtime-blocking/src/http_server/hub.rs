@@ -8,7 +8,6 @@
 //! hub is locked; a thread serving that connection writes them after its hub operation,
 //! any other wakes the connection's writer.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,8 @@ use zest_core::handler::{HandlerResult, SyncHandler};
 use zest_core::http::server::SessionId;
 use zest_core::io::Transmit;
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::http_server::{self, panicked, HubConn, HubHost, Start};
+use zest_core::runtime::answer_caught;
+use zest_core::runtime::http_server::{self, HubConn, HubHost, Start};
 use zest_core::runtime::{PeerCall, Report};
 use zest_core::server::Broadcast;
 
@@ -221,8 +221,7 @@ fn run(hub: &Arc<Hub>, start: Started) -> (SessionId, RequestId, HandlerResult<R
     let feed = HttpFeed { hub: hub.clone(), session: session.clone() };
     let link = SessionLink::new(Arc::new(feed), hub.handle());
     let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
-    let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, *call)))
-        .unwrap_or_else(|_| Err(panicked()));
+    let result = answer_caught(|| handler.run(&ctx, *call));
     (session, id, result)
 }
 

@@ -10,7 +10,6 @@
 //!   session has closed and its last frames are written (or 5 s have passed).
 
 use std::io::Write;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -20,6 +19,7 @@ use zest_core::error::{CloseReason, Rejection, UsageError};
 use zest_core::handler::SyncHandler;
 use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::runtime::answer_caught;
 use zest_core::runtime::{
     not_reading, CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep,
     FINAL_FLUSH_LIMIT,
@@ -204,8 +204,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         let ctx = RequestContext::new(id.clone(), cancelled.clone(), link).with_session(context);
         let done_id = id.clone();
         let spawned = st.workers.run(move || {
-            let result = catch_unwind(AssertUnwindSafe(|| handler.run(&ctx, call)))
-                .unwrap_or_else(|_| Err(internal("the handler panicked")));
+            let result = answer_caught(|| handler.run(&ctx, call));
             drop(ctx);
             me.drive(Role::WritesHere, |st, now| {
                 st.dispatch.finished(&done_id);

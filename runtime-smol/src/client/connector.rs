@@ -17,7 +17,7 @@ use zest_core::io::TransportFailure;
 use zest_core::runtime::http_client::{self, Dialer, HttpEndpoint, HttpSocket, Target};
 use zest_core::runtime::{ConnectError, PollSink};
 
-use crate::wire::Alarm;
+use crate::timer::Alarm;
 
 /// A socket, plain or TLS.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {

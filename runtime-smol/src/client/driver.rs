@@ -17,17 +17,16 @@ use zest_core::client::{Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::ProtocolViolation;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::jsonrpc::RequestId;
-use zest_core::runtime::{ClientCommand, ClientHost, ClientLoop, ConnectError};
+use zest_core::runtime::{Answering, ClientHost, ClientLoop, ConnectError, OneshotSender, Outcome};
 
 use super::connector::Connector;
 use super::Shared;
-use crate::call::ReplyTx;
 use crate::process::Spawned;
-use crate::wire::{self, Alarm};
+use crate::timer::{self, Alarm};
 use crate::writer::{self, Source};
 
 /// What handles (and the driver's handler tasks) ask of the driver.
-pub(super) type Command = ClientCommand<ReplyTx>;
+pub(super) type Command = zest_core::runtime::AsyncCommand;
 
 /// A session's loop, with smol's [`Host`].
 pub(super) type Driver = ClientLoop<Host>;
@@ -46,7 +45,7 @@ pub(super) struct Host {
 }
 
 impl ClientHost for Host {
-    type Reply = ReplyTx;
+    type Reply = OneshotSender<Outcome>;
     type Task = Task<()>;
 
     fn poll_command(&mut self, cx: &mut Context<'_>) -> Poll<Command> {
@@ -69,10 +68,10 @@ impl ClientHost for Host {
     }
 
     fn serve(&mut self, id: RequestId, request: ServerRequest) -> Task<()> {
-        let answer = self.handlers.run(request);
+        let answer = Answering::start(|| self.handlers.run(request));
         let answers = self.answers.clone();
         smol::spawn(async move {
-            let result = wire::answer(answer).await;
+            let result = answer.await;
             let _ = answers.try_send(Command::Respond { id, result });
         })
     }
@@ -104,7 +103,7 @@ impl ClientHost for Host {
     }
 
     fn close_queue(&mut self) {
-        wire::close_queue(&self.commands);
+        timer::close_queue(&self.commands);
     }
 }
 

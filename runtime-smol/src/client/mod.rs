@@ -12,20 +12,16 @@ use std::time::Instant;
 
 use smol::channel::{self, Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
-use zest_core::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
 use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, UsageError};
-use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
+use zest_core::handler::{replace_roots, AsyncClientHandlers, Roots};
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKey, ConnectError, NOTIFICATION_QUEUE};
-use zest_core::schema::methods::Method;
+use zest_core::runtime::{CallKeys, CommandSink, ConnectError, NOTIFICATION_QUEUE};
 use zest_core::schema::Root;
-use zest_core::RequestOptions;
 
-use crate::call::{self, Outgoing, Submit};
 use crate::command::{ClientOptions, StdioCommand};
 use crate::process;
-use crate::wire::Alarm;
+use crate::timer::Alarm;
 use driver::{Command, Driver, Ending, Host};
 
 /// What [`Client::notifications`] returns: a receiver of the session's one notification
@@ -41,6 +37,7 @@ pub struct Client {
 
 struct Inner {
     commands: CloseOnDrop,
+    keys: CallKeys,
     negotiated: Negotiated,
     notifications: Receiver<ServerNotification>,
     shared: Arc<Shared>,
@@ -244,7 +241,8 @@ impl Starting {
         let Self { commands, ready, notifications, shared, roots } = self;
         match ready.recv().await {
             Ok(negotiated) => {
-                let inner = Inner { commands, negotiated, notifications, shared, roots, pid };
+                let keys = CallKeys::new();
+                let inner = Inner { commands, keys, negotiated, notifications, shared, roots, pid };
                 Ok(Client { inner: Arc::new(inner) })
             }
             Err(_) => {
@@ -279,51 +277,18 @@ impl fmt::Debug for Client {
     }
 }
 
-impl Submit for Inner {
-    fn submit(&self, out: Outgoing) -> bool {
-        self.commands.0.try_send(Command::Call(out)).is_ok()
+/// Every call of [`ClientApi`](crate::ClientApi) goes to the session's loop as a command
+/// (zest-core's [`CommandSink`]); dropping a call's future cancels its request.
+impl CommandSink for Client {
+    fn send_command(&self, command: Command) -> bool {
+        self.inner.commands.0.try_send(command).is_ok()
     }
 
-    fn cancel(&self, key: CallKey) {
-        let _ = self.commands.0.try_send(Command::Cancel(key));
+    fn call_keys(&self) -> &CallKeys {
+        &self.inner.keys
     }
 
     fn close_reason(&self) -> Option<CloseReason> {
-        self.shared.closed.get().cloned()
-    }
-}
-
-impl ClientApi for Client {
-    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
-
-    fn request_with<M: Method>(
-        &self,
-        params: M::Params,
-        opts: RequestOptions,
-        on_progress: Option<ProgressFn>,
-    ) -> Self::Call<'_, M::Result>
-    where
-        M::Result: 'static,
-    {
-        call::call::<M, _>(&*self.inner, &params, opts, on_progress)
-    }
-
-    fn list_all<M: Paged>(&self) -> Self::Call<'_, Vec<M::Item>>
-    where
-        M::Item: 'static,
-        M::Result: 'static,
-    {
-        Box::pin(async move {
-            let mut walk = PageWalk::<M>::new();
-            while let Some(params) = walk.next_params() {
-                let opts = RequestOptions::default();
-                walk.page(call::call_raw(&*self.inner, M::NAME, params, opts, None).await?)?;
-            }
-            walk.items()
-        })
-    }
-
-    fn fail<T: 'static>(&self, error: CallError) -> Self::Call<'_, T> {
-        Box::pin(async move { Err(error) })
+        self.inner.shared.closed.get().cloned()
     }
 }

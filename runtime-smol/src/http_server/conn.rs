@@ -17,7 +17,7 @@ use zest_core::runtime::http_server::{serve_accepted, AcceptedIo, StreamIds};
 
 use super::hub::Hub;
 use super::stopping;
-use crate::wire::Alarm;
+use crate::timer::Alarm;
 use crate::writer;
 
 /// The read half of an accepted socket, its timer and the server's shutdown signal.

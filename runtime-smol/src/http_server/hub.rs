@@ -6,44 +6,31 @@
 //! unlocked: one that is done at once (most tools) is answered there and then, with no
 //! spawn and no wake-up; the others continue in a task of smol's global executor.
 
-use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use smol::channel::{self, Receiver, Sender};
 use smol::Task;
-use zest_core::api::CallError;
-use zest_core::error::UsageError;
-use zest_core::handler::AsyncHandler;
-use zest_core::http::server::SessionId;
 use zest_core::io::Transmit;
-use zest_core::jsonrpc::RawJson;
-use zest_core::runtime::http_server::{self, panicked, HubHost, Start};
-use zest_core::runtime::{Inbox, PeerCall, Report};
+use zest_core::runtime::http_server::{self, HubHost, Start};
+use zest_core::runtime::{AsyncLink, Inbox, OneshotSender, Outcome};
 
-use crate::call::{self, ReplyTx};
-use crate::handle::http_handle;
-use crate::server::{RequestContext, SessionLink};
-use crate::wire;
-
-/// The router's handler type.
-type Handler = AsyncHandler<RequestContext>;
+use crate::server::{Handler, RequestContext};
 
 /// The shared server state.
-pub(crate) type Hub = http_server::Hub<Smol>;
+pub(crate) type Hub = http_server::Hub<SmolHub>;
 
-/// The hub's host on smol.
-pub(crate) struct Smol {
+/// What zest-smol supplies to an HTTP server's hub (public only because `SessionLink`
+/// names it).
+#[derive(Debug)]
+pub struct SmolHub {
     /// Holds a permit when the router's deadline may have moved.
     timer: (Sender<()>, Receiver<()>),
     /// Holds a permit when the last running handler finished.
     idle: (Sender<()>, Receiver<()>),
 }
 
-impl Smol {
+impl SmolHub {
     pub(super) fn new() -> Self {
         Self { timer: channel::bounded(1), idle: channel::bounded(1) }
     }
@@ -64,11 +51,11 @@ impl Smol {
     }
 }
 
-impl HubHost for Smol {
+impl HubHost for SmolHub {
     type Handler = Handler;
     type Conn = Inbox<Transmit>;
     type Task = Task<()>;
-    type Reply = ReplyTx;
+    type Reply = OneshotSender<Outcome>;
     const POLLS_ONCE: bool = true;
 
     fn now(&self) -> Instant {
@@ -81,7 +68,14 @@ impl HubHost for Smol {
 
     fn start(hub: &Arc<Hub>, starts: Vec<Start<Handler>>) {
         for start in starts {
-            start_one(hub, start);
+            hub.start_async(
+                start,
+                |(id, cancelled, session, link)| {
+                    let link = AsyncLink::http(link, hub);
+                    RequestContext::new(id, cancelled, link).with_session(session)
+                },
+                smol::spawn,
+            );
         }
     }
 
@@ -92,50 +86,5 @@ impl HubHost for Smol {
 
     fn idle(&self) {
         let _ = self.idle.0.try_send(());
-    }
-}
-
-/// Calls a handler and polls it once, here, unlocked: one that is done at once is answered
-/// without a task (no spawn, no wake-up); one that is not moves into a task of its own. A
-/// handler that panics is answered with an internal error.
-fn start_one(hub: &Arc<Hub>, start: Start<Handler>) {
-    let Start { session, id, handler, call, cancelled, context } = start;
-    let link = HttpLink { hub: hub.clone(), session: session.clone() };
-    let link = SessionLink::http(link, http_handle(hub));
-    let ctx = RequestContext::new(id.clone(), cancelled, link).with_session(context);
-    let mut work = match catch_unwind(AssertUnwindSafe(|| handler.run(ctx, *call))) {
-        Ok(work) => wire::answering(work),
-        Err(_) => return hub.answer(session, id, Err(panicked())),
-    };
-    let mut cx = Context::from_waker(Waker::noop());
-    if let Poll::Ready(outcome) = Pin::new(&mut work).poll(&mut cx) {
-        return hub.answer(session, id, wire::answer_of(outcome));
-    }
-    let (task_hub, s, answer_id) = (hub.clone(), session.clone(), id.clone());
-    let task = smol::spawn(async move {
-        let result = wire::answer_of(work.await);
-        task_hub.answer(s, answer_id, result);
-    });
-    // Cancelled while it was polled: it is not wanted any more (dropping cancels it).
-    drop(hub.started(session, id, task).err());
-}
-
-/// The HTTP half of [`SessionLink`]: a handler's line to its session in the router.
-#[derive(Clone)]
-pub(crate) struct HttpLink {
-    hub: Arc<Hub>,
-    session: SessionId,
-}
-
-impl HttpLink {
-    pub(crate) fn report(&self, report: Report) -> Result<(), UsageError> {
-        self.hub.report(&self.session, report)
-    }
-
-    pub(crate) async fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
-        let key = self.hub.next_key();
-        let (reply, rx) = call::reply();
-        self.hub.ask(&self.session, key, reply, call);
-        call::outcome(rx, || self.hub.stop_waiting(&self.session, key)).await
     }
 }

@@ -21,11 +21,12 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
-use hub::Smol;
-pub(crate) use hub::{HttpLink, Hub};
+pub(crate) use hub::Hub;
+pub use hub::SmolHub;
 
-use crate::handle::{announcing, http_handle, ServerHandle};
+use crate::handle::announcing;
 use crate::server::Registry;
+use crate::server::{http_handle, ServerHandle};
 
 pub use zest_core::runtime::DEFAULT_SHUTDOWN_GRACE;
 
@@ -78,7 +79,7 @@ impl HttpServer {
     ) -> Self {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let connection = http.connection();
-        let hub = Hub::new(Router::new(announcing(config), http.router, registry), Smol::new());
+        let hub = Hub::new(Router::new(announcing(config), http.router, registry), SmolHub::new());
         let (stop, stop_rx) = channel::bounded(1);
         let (done_tx, done) = channel::bounded(1);
         let grace = http.shutdown_grace;

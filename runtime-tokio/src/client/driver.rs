@@ -3,9 +3,7 @@
 //! channels) in [`Host`], then the end: stdin closed and the child reaped, or the writer
 //! closed, and the exit recorded for `close`.
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -14,16 +12,16 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
-use tokio::time::Sleep;
 use zest_core::client::{Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::ProtocolViolation;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::jsonrpc::RequestId;
-use zest_core::runtime::{ClientCommand, ClientHost, ClientLoop, ConnectError};
+use zest_core::runtime::{Answering, ClientCommand, ClientHost, ClientLoop, ConnectError};
+use zest_core::runtime::{OneshotSender, Outcome};
 
 use super::connector::Connector;
 use super::process::{Child, Pipes};
-use crate::calls::{CatchUnwind, Reply};
+use crate::timer::Timer;
 use crate::writer::{self, Source};
 
 /// How the child ended, as recorded for [`Client::close`](super::Client::close).
@@ -31,6 +29,9 @@ pub(super) type Exit = Result<ExitStatus, (io::ErrorKind, String)>;
 
 /// What a [`Client`](super::Client) handle (or a handler task) asks of its driver.
 pub(super) type Command = ClientCommand<Reply>;
+
+/// Where a call's outcome goes.
+pub(super) type Reply = OneshotSender<Outcome>;
 
 /// A session's loop, with tokio's [`Host`].
 pub(super) type Driver = ClientLoop<Host>;
@@ -43,7 +44,7 @@ pub(super) struct Host {
     handlers: AsyncClientHandlers,
     notifications: async_channel::Sender<ServerNotification>,
     ready: Option<oneshot::Sender<Result<Negotiated, ConnectError>>>,
-    timer: Pin<Box<Sleep>>,
+    timer: Timer,
 }
 
 impl Host {
@@ -55,7 +56,7 @@ impl Host {
         ready: oneshot::Sender<Result<Negotiated, ConnectError>>,
     ) -> Self {
         let (answers, commands) = commands;
-        let timer = Box::pin(tokio::time::sleep(Duration::ZERO));
+        let timer = Timer::default();
         Self { commands, answers, handlers, notifications, ready: Some(ready), timer }
     }
 }
@@ -74,12 +75,7 @@ impl ClientHost for Host {
     }
 
     fn poll_timer(&mut self, cx: &mut Context<'_>, at: Instant) -> Poll<()> {
-        let at = tokio::time::Instant::from_std(at);
-        // Re-arming the timer costs a trip to the timer wheel; skip it when unchanged.
-        if self.timer.deadline() != at {
-            self.timer.as_mut().reset(at);
-        }
-        self.timer.as_mut().poll(cx)
+        self.timer.poll_at(cx, at)
     }
 
     fn now(&self) -> Instant {
@@ -88,7 +84,7 @@ impl ClientHost for Host {
 
     fn serve(&mut self, id: RequestId, request: ServerRequest) -> AbortHandle {
         let answers = self.answers.clone();
-        let work = CatchUnwind(self.handlers.run(request));
+        let work = Answering::start(|| self.handlers.run(request));
         let task = tokio::spawn(async move {
             // The driver may be gone; then the answer has nowhere to go.
             let _ = answers.send(Command::Respond { id, result: work.await });

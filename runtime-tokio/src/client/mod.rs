@@ -1,5 +1,5 @@
 //! The stdio client: a server run as a child process, one driver task per session, and a
-//! cheap-to-clone [`Client`] handle with the typed API of [`ClientApi`].
+//! cheap-to-clone [`Client`] handle with the typed API of [`ClientApi`](crate::ClientApi).
 
 mod connector;
 mod driver;
@@ -13,19 +13,14 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
-use zest_core::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
-use zest_core::client::{decode_result, Negotiated, ServerNotification};
+use zest_core::client::{Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, UsageError};
-use zest_core::handler::{replace_roots, AsyncClientHandlers, BoxFuture, Roots};
+use zest_core::handler::{replace_roots, AsyncClientHandlers, Roots};
 use zest_core::io::TransportFailure;
-use zest_core::jsonrpc::RawJson;
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKeys, ConnectError, OutgoingCall, NOTIFICATION_QUEUE};
-use zest_core::schema::methods::Method;
+use zest_core::runtime::{CallKeys, CommandSink, ConnectError, NOTIFICATION_QUEUE};
 use zest_core::schema::Root;
-use zest_core::RequestOptions;
 
-use crate::calls;
 use crate::command::{ClientOptions, StdioCommand};
 use driver::{Command, Driver, Host};
 
@@ -231,30 +226,6 @@ impl Client {
             Ok(None) | Err(_) => Err(io::Error::other("the session driver stopped")),
         }
     }
-
-    /// Sends a request to the driver and awaits its one outcome; dropping the future early
-    /// cancels the request.
-    async fn call(
-        &self,
-        method: &'static str,
-        params: RawJson,
-        opts: RequestOptions,
-        on_progress: Option<ProgressFn>,
-    ) -> Result<RawJson, CallError> {
-        let key = self.shared.keys.next();
-        let (reply, rx) = calls::reply();
-        let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
-        let command = Command::Call(call);
-        if self.shared.commands.0.send(command).is_err() {
-            return Err(CallError::Usage(UsageError::Closed));
-        }
-        let commands = &self.shared.commands.0;
-        calls::outcome(rx, || {
-            // After the session ended there is nothing left to cancel.
-            let _ = commands.send(Command::Cancel(key));
-        })
-        .await
-    }
 }
 
 /// The handles' command sender, which closes the session when dropped: the driver holds a
@@ -279,40 +250,18 @@ impl fmt::Debug for Client {
     }
 }
 
-impl ClientApi for Client {
-    type Call<'a, T: 'a> = BoxFuture<'a, Result<T, CallError>>;
-
-    fn request_with<M: Method>(
-        &self,
-        params: M::Params,
-        opts: RequestOptions,
-        on_progress: Option<ProgressFn>,
-    ) -> Self::Call<'_, M::Result>
-    where
-        M::Result: 'static,
-    {
-        let params = RawJson::from_serialize(&params);
-        Box::pin(async move {
-            let raw = self.call(M::NAME, params, opts, on_progress).await?;
-            decode_result::<M>(Ok(raw)).map_err(CallError::Request)
-        })
+/// Every call of [`ClientApi`](crate::ClientApi) goes to the session's loop as a command (zest-core's
+/// [`CommandSink`]); dropping a call's future cancels its request.
+impl CommandSink for Client {
+    fn send_command(&self, command: Command) -> bool {
+        self.shared.commands.0.send(command).is_ok()
     }
 
-    fn list_all<M: Paged>(&self) -> Self::Call<'_, Vec<M::Item>>
-    where
-        M::Item: 'static,
-        M::Result: 'static,
-    {
-        Box::pin(async move {
-            let mut walk = PageWalk::<M>::new();
-            while let Some(params) = walk.next_params() {
-                walk.page(self.call(M::NAME, params, RequestOptions::default(), None).await?)?;
-            }
-            walk.items()
-        })
+    fn call_keys(&self) -> &CallKeys {
+        &self.shared.keys
     }
 
-    fn fail<T: 'static>(&self, error: CallError) -> Self::Call<'_, T> {
-        Box::pin(async move { Err(error) })
+    fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.closed.get().cloned()
     }
 }

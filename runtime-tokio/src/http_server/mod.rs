@@ -21,8 +21,8 @@ pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
 
-use hub::Tokio;
-pub(crate) use hub::{HttpLink, Hub};
+pub(crate) use hub::Hub;
+pub use hub::TokioHub;
 #[cfg(feature = "tower")]
 pub use service::{McpBody, McpService};
 
@@ -78,7 +78,7 @@ impl HttpServer {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let connection = http.connection();
         let hub =
-            Hub::new(Router::new(announcing(config), http.router, registry), Tokio::default());
+            Hub::new(Router::new(announcing(config), http.router, registry), TokioHub::default());
         let (stop, stop_rx) = watch::channel(false);
         let (done_tx, done) = watch::channel(false);
         let grace = http.shutdown_grace;

@@ -36,7 +36,7 @@ use zest_core::runtime::http_server::{Inbound, StreamIds};
 use zest_core::runtime::{transmit_bytes, Inbox, OwnedEvent};
 use zest_core::server::{ListKind, ServerConfig};
 
-use super::hub::{Hub, Tokio};
+use super::hub::{Hub, TokioHub};
 use super::{timer, wind_down, HttpConfig, ServerStats};
 use crate::server::{announcing, http_handle, Registry, ServerHandle};
 
@@ -102,7 +102,7 @@ impl McpService {
     /// [`new`](Self::new) with explicit HTTP settings.
     pub fn new_with(config: ServerConfig, http: HttpConfig, registry: Registry) -> Self {
         let hub =
-            Hub::new(Router::new(announcing(config), http.router, registry), Tokio::default());
+            Hub::new(Router::new(announcing(config), http.router, registry), TokioHub::default());
         let timer = tokio::spawn(timer(hub.clone())).abort_handle();
         let inner = Inner {
             hub,

@@ -3,25 +3,18 @@
 //! client (sampling, elicitation, roots).
 
 mod driver;
-mod handle;
 mod stdio;
 
-use std::fmt;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot};
-use zest_core::api::CallError;
-use zest_core::error::{CloseReason, UsageError};
-use zest_core::handler::{AsyncHandler, BoxFuture};
-use zest_core::jsonrpc::RawJson;
-use zest_core::runtime::{CallKeys, Link, PeerCall, Report};
-use zest_core::server::{BroadcastBudget, ServerConfig};
+use zest_core::error::CloseReason;
+use zest_core::handler::AsyncHandler;
+use zest_core::runtime::http_server::HubSink;
+use zest_core::runtime::{AsyncLink, StdioLink};
+use zest_core::server::ServerConfig;
 
-use crate::calls;
-use driver::{Command, Driver};
-pub(crate) use handle::http_handle;
-pub use handle::ServerHandle;
+use crate::http_server::{Hub, TokioHub};
 
 /// What a server offers: `Registry::new().tool("echo", "Echoes", |Echo { text }| async move {
 /// text })`, typed async handlers whose parameters are the arguments (a `Deserialize +
@@ -61,7 +54,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    Driver::new(config, registry).run(reader, writer).await
+    driver::run(driver::driver(config, registry, StdioLink::new()), reader, writer).await
 }
 
 /// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`], in a task of
@@ -93,19 +86,21 @@ impl StdioServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let driver = Driver::new(announcing(config), registry);
-        let handle = driver.handle();
-        Self { handle, task: tokio::spawn(driver.run(reader, writer)) }
+        let link = StdioLink::new();
+        let handle = ServerHandle::new(Arc::new(link.clone()));
+        let driver = driver::driver(announcing(config), registry, link);
+        Self { handle, task: tokio::spawn(driver::run(driver, reader, writer)) }
     }
 
     /// Serves one session on this process's stdin and stdout, as [`serve_stdio`] does, in a
     /// task of its own. Must be called within a tokio runtime.
     pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
-        let driver = Driver::new(announcing(config), registry);
-        let handle = driver.handle();
+        let link = StdioLink::new();
+        let handle = ServerHandle::new(Arc::new(link.clone()));
+        let driver = driver::driver(announcing(config), registry, link);
         let task = tokio::spawn(async move {
             let (reader, writer, _restore) = stdio::open();
-            driver.run(reader, writer).await
+            driver::run(driver, reader, writer).await
         });
         Self { handle, task }
     }
@@ -147,101 +142,21 @@ pub(crate) fn announcing(mut config: ServerConfig) -> ServerConfig {
 pub type RequestContext = zest_core::runtime::RequestContext<SessionLink>;
 
 /// The session end of this runtime's [`RequestContext`]: carries a handler's reports and
-/// requests to the client to the session's driver (stdio) or to its session in the HTTP
-/// router. Handlers never need to name it.
-#[derive(Clone)]
-pub struct SessionLink {
-    inner: Inner,
-    server: ServerHandle,
-}
+/// requests to the client to its stdio session's loop or to its session in the HTTP router
+/// (zest-core's [`AsyncLink`]). Handlers never need to name it.
+pub type SessionLink = AsyncLink<TokioHub>;
 
-#[derive(Clone)]
-enum Inner {
-    Http(crate::http_server::HttpLink),
-    Stdio(StdioLink),
-}
+/// The registry's handler type.
+pub(crate) type Handler = AsyncHandler<RequestContext>;
 
-#[derive(Clone)]
-struct StdioLink {
-    commands: mpsc::UnboundedSender<Command>,
-    keys: Arc<CallKeys>,
-}
+/// The app's handle on a running server: a stdio (or in-memory) session, or every session
+/// of an HTTP server (see [`zest_core::server::ServerHandle`] for what it does). From
+/// [`StdioServer::handle`], [`HttpServer::handle`](crate::HttpServer::handle), `McpService::handle`,
+/// [`InMemoryServer::handle`](crate::InMemoryServer::handle) or, inside a handler,
+/// `ctx.server()`.
+pub type ServerHandle = zest_core::server::ServerHandle<Handler>;
 
-impl SessionLink {
-    pub(crate) fn http(link: crate::http_server::HttpLink, server: ServerHandle) -> Self {
-        Self { inner: Inner::Http(link), server }
-    }
-}
-
-impl StdioLink {
-    /// Sends a command that carries a reply sender, and awaits the reply.
-    async fn ask<T>(
-        &self,
-        command: impl FnOnce(oneshot::Sender<Result<T, UsageError>>) -> Command,
-    ) -> Result<T, UsageError> {
-        let (reply, rx) = oneshot::channel();
-        self.commands.send(command(reply)).map_err(|_| UsageError::Closed)?;
-        rx.await.unwrap_or(Err(UsageError::Closed))
-    }
-}
-
-impl fmt::Debug for SessionLink {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SessionLink")
-    }
-}
-
-impl Link for SessionLink {
-    type Reply<'a, T: 'a> = BoxFuture<'a, T>;
-    type Server = ServerHandle;
-
-    fn server(&self) -> &ServerHandle {
-        &self.server
-    }
-
-    fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
-        match &self.inner {
-            Inner::Http(link) => Box::pin(std::future::ready(link.report(report))),
-            Inner::Stdio(link) => Box::pin(link.ask(|reply| Command::Report { report, reply })),
-        }
-    }
-
-    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
-        match &self.inner {
-            Inner::Http(link) => Box::pin(link.peer_request(call)),
-            Inner::Stdio(link) => link.peer_request(call),
-        }
-    }
-
-    fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
-        Box::pin(async move { f(reply.await) })
-    }
-}
-
-impl StdioLink {
-    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
-        Box::pin(async move {
-            let key = self.keys.next();
-            let (reply, rx) = calls::reply();
-            if self.commands.send(Command::Request { key, call, reply }).is_err() {
-                return Err(CallError::Usage(UsageError::Closed));
-            }
-            calls::outcome(rx, || {
-                // After the session ended there is nothing left to cancel.
-                let _ = self.commands.send(Command::Cancel { key });
-            })
-            .await
-        })
-    }
-}
-
-impl SessionLink {
-    fn stdio(
-        commands: mpsc::UnboundedSender<Command>,
-        keys: Arc<CallKeys>,
-        budget: BroadcastBudget,
-    ) -> Self {
-        let server = handle::stdio_handle(commands.clone(), budget);
-        Self { inner: Inner::Stdio(StdioLink { commands, keys }), server }
-    }
+/// The handle on every session of an HTTP server.
+pub(crate) fn http_handle(hub: &Arc<Hub>) -> ServerHandle {
+    ServerHandle::new(Arc::new(HubSink::new(hub)))
 }

@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::{Dispatch, Inbound, ServerStats, Step};
-use crate::error::{Rejection, UsageError};
+use crate::error::UsageError;
 use crate::handler::HandlerResult;
 use crate::http::server::{Router, SessionId};
 use crate::io::{Input, StreamId, Transmit};
-use crate::jsonrpc::{ErrorObject, RawJson, RequestId};
+use crate::jsonrpc::{RawJson, RequestId};
 use crate::runtime::{not_reading, CallKey, CallKeys, CancelFlag, Inbox, OwnedEvent};
 use crate::runtime::{PeerCall, ReplySlot, Report};
 use crate::server::{Broadcast, Call, CallContext, ListKind, Registry};
@@ -50,9 +50,9 @@ pub trait HubHost: Sized + Send + Sync + 'static {
     /// A connection, as the hub sends to it.
     type Conn: HubConn + Send + Sync;
     /// A running handler's task, as [`stop`](Self::stop) stops it.
-    type Task;
+    type Task: Send;
     /// Where the outcome of a handler's request to the client goes.
-    type Reply: ReplySlot;
+    type Reply: ReplySlot + Send;
 
     /// The host polls each handler once as it starts it, so a POST whose handlers are all
     /// done by then is answered with one JSON body: the hub has the router decide answers
@@ -391,11 +391,6 @@ impl<H: HubHost> Hub<H> {
             }
         }
     }
-}
-
-/// The answer to a handler that panicked.
-pub fn panicked() -> ErrorObject {
-    Rejection::Internal("the handler panicked".into()).to_jsonrpc()
 }
 
 #[cfg(test)]
