@@ -138,6 +138,41 @@ impl RawJson {
         self.0.get()
     }
 
+    /// This object with each of `members` the object lacks added at its start; anything but
+    /// an object comes back as it was. Only the top-level keys are read (values are skipped,
+    /// not built), and the text is copied once: no `Value` round trip for a result of several
+    /// MiB.
+    pub fn with_members_if_absent(self, members: &[(&str, Value)]) -> Self {
+        let Ok(keys) = serde_json::from_str::<
+            std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+        >(self.get()) else {
+            return self;
+        };
+        let missing: Vec<&(&str, Value)> =
+            members.iter().filter(|(key, _)| !keys.contains_key(*key)).collect();
+        if missing.is_empty() {
+            return self;
+        }
+        let text = self.get();
+        let Some(open) = text.find('{') else { return self };
+        let mut out = String::with_capacity(text.len() + 64 * missing.len());
+        out.push_str(&text[..=open]);
+        for (i, (key, value)) in missing.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            // Serializing a string key and a `Value` cannot fail.
+            out.push_str(&serde_json::to_string(key).unwrap_or_default());
+            out.push(':');
+            out.push_str(&serde_json::to_string(value).unwrap_or_default());
+        }
+        if !keys.is_empty() {
+            out.push(',');
+        }
+        out.push_str(&text[open + 1..]);
+        Self::from_string(out).unwrap_or(self)
+    }
+
     /// Parses a typed view. The error text is serde's, for `-32602` data, led by the path of
     /// the member that failed when it is not the whole value (`content[0].text: invalid
     /// type: …`).

@@ -19,7 +19,8 @@ use crate::jsonrpc::{
     RequestId,
 };
 use crate::runtime::WriteQueue;
-use crate::schema::{CancelledParams, ProgressParams};
+use crate::schema::{CancelledParams, ProgressParams, ProtocolVersion};
+use crate::transport::TransportKind;
 
 /// Limits and defaults every endpoint applies.
 #[derive(Clone, Debug)]
@@ -374,6 +375,18 @@ impl Endpoint {
     /// registered, or a message that could not be read).
     pub(crate) fn reject(&mut self, id: Option<RequestId>, rejection: &Rejection) {
         self.send_reply(self.receiving, Message::error(id, rejection.to_jsonrpc()));
+    }
+
+    /// [`reject`](Self::reject) with the code `version` gives the rejection (2026-07-28 has
+    /// codes of its own).
+    pub(crate) fn reject_in(
+        &mut self,
+        id: RequestId,
+        rejection: &Rejection,
+        version: ProtocolVersion,
+    ) {
+        let error = rejection.to_wire(version, TransportKind::Stdio).error;
+        self.send_reply(self.receiving, Message::error(Some(id), error));
     }
 
     /// Where a message related to the peer's request `related` goes.

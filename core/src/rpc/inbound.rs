@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::io::StreamId;
 use crate::jsonrpc::RequestId;
-use crate::schema::ProgressToken;
+use crate::schema::{LoggingLevel, ProgressToken};
 
 /// How many cancelled inbound ids are remembered so that a late `respond` is dropped quietly.
 const CANCELLED_MEMORY: usize = 4096;
@@ -18,11 +18,22 @@ pub(crate) struct InboundEntry {
     pub(crate) last_progress: Option<f64>,
     /// For `tools/call`: the tool's name, to check structured output on the way out.
     pub(crate) tool: Option<String>,
+    /// A 2026-07-28 request: it stands alone, and its result says so.
+    pub(crate) stateless: Option<StatelessEntry>,
+}
+
+/// What a 2026-07-28 request carried and its answer needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StatelessEntry {
+    /// Its result may be cached (`ttlMs`, `cacheScope`): `resources/read`.
+    pub(crate) cacheable: bool,
+    /// The least severe log level the request asked for; none: no logs for it.
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
 impl InboundEntry {
     pub(crate) fn new(stream: StreamId, progress_token: Option<ProgressToken>) -> Self {
-        Self { stream, progress_token, last_progress: None, tool: None }
+        Self { stream, progress_token, last_progress: None, tool: None, stateless: None }
     }
 }
 

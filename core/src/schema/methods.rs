@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::{
     CallToolParams, CallToolResult, CancelledParams, CompleteParams, CompleteResult,
-    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
+    CreateMessageParams, CreateMessageResult, DiscoverResult, ElicitParams, ElicitResult,
     ElicitationCompleteParams, EmptyParams, EmptyResult, GetPromptParams, GetPromptResult,
     InitializeParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListRootsResult, ListToolsResult, LoggingMessageParams, PaginatedParams,
@@ -73,6 +73,10 @@ macro_rules! notification {
 request!(
     /// `initialize`, client to server: opens the session; MUST be the first exchange.
     Initialize, "initialize", InitializeParams, InitializeResult
+);
+request!(
+    /// `server/discover`, client to server (2026-07-28): what the server speaks and offers.
+    Discover, "server/discover", EmptyParams, DiscoverResult
 );
 request!(
     /// `ping`, either way: the receiver MUST answer promptly with `{}`.

@@ -15,6 +15,7 @@ mod common;
 mod completion;
 mod constructors;
 mod content;
+mod discover;
 mod elicitation;
 mod lifecycle;
 mod logging;
@@ -44,6 +45,10 @@ pub use content::{
     AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent,
     ResourceContents, SamplingContent, SamplingContents, TextContent, TextResourceContents,
     ToolResultContent, ToolUseContent,
+};
+pub use discover::{
+    CacheScope, DiscoverResult, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY, RESULT_COMPLETE,
 };
 pub use elicitation::{
     ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitSchema, ElicitUrlParams,

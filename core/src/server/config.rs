@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use crate::framing::lines::DEFAULT_MAX_LINE;
-use crate::schema::{ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities};
+use crate::schema::{
+    CacheScope, ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities,
+};
 
 /// How a [`Server`](super::Server) behaves. Build with [`ServerConfig::new`] and adjust fields.
 #[derive(Clone, Debug)]
@@ -27,8 +29,16 @@ pub struct ServerConfig {
     /// subscriptions. The runtimes set it whenever the app holds a server handle (an HTTP
     /// server, a stdio server started with a handle).
     pub announce_changes: bool,
-    /// Revisions we speak; the best common one is chosen at `initialize`.
+    /// Revisions we speak; the best common one is chosen at `initialize`. Default: the
+    /// session era. With 2026-07-28 listed, a stdio session also answers that revision's
+    /// requests (`server/discover`, and any request whose `_meta` names it) until a client
+    /// sends `initialize`; each such request stands alone.
     pub supported_versions: Vec<ProtocolVersion>,
+    /// 2026-07-28: how long a client may reuse a list, `resources/read` or `server/discover`
+    /// result (`ttlMs`). Default 0: ask again every time.
+    pub cache_ttl_ms: u64,
+    /// 2026-07-28: who may reuse those results (`cacheScope`). Default `private`.
+    pub cache_scope: CacheScope,
     /// Items per page of `tools/list`, `resources/list`, `resources/templates/list` and
     /// `prompts/list`. Default 100.
     pub page_size: usize,
@@ -70,6 +80,8 @@ impl ServerConfig {
             capabilities: None,
             announce_changes: false,
             supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
+            cache_ttl_ms: 0,
+            cache_scope: CacheScope::Private,
             page_size: 100,
             strict_initialized: false,
             request_timeout: Duration::from_secs(60),
@@ -99,6 +111,8 @@ impl ServerConfig {
 crate::builder::setters!(ServerConfig {
     announce_changes: bool,
     supported_versions: Vec<ProtocolVersion>,
+    cache_ttl_ms: u64,
+    cache_scope: CacheScope,
     page_size: usize,
     strict_initialized: bool,
     request_timeout: Duration,

@@ -67,6 +67,9 @@ pub(super) fn derive_capabilities<H>(registry: &Registry<H>, announce: bool) -> 
 
 impl<H: Clone> Session<H> {
     pub(super) fn handle_request(&mut self, r: Request) {
+        if let Some(params) = self.stateless_meta(&r) {
+            return self.handle_stateless(r, params);
+        }
         if let Err(rejection) =
             rules::server_gate(self.phase, self.shared.config.strict_initialized, &r.method)
         {
@@ -98,31 +101,37 @@ impl<H: Clone> Session<H> {
         if !rules::exists(version, &r.method, Sender::Client) || !offered {
             return self.endpoint.reject(Some(r.id), &Rejection::MethodNotFound(r.method));
         }
-        let outcome = match r.method.as_str() {
-            "tools/list" => {
-                self.list(&r, "tools", |reg| reg.tools.iter().map(|e| ser(&e.tool)).collect())
-            }
-            "prompts/list" => {
-                self.list(&r, "prompts", |reg| reg.prompts.iter().map(|(p, _)| ser(p)).collect())
-            }
-            "resources/list" => self
-                .list(&r, "resources", |reg| reg.resources.iter().map(|(x, _)| ser(x)).collect()),
-            "resources/templates/list" => self.list(&r, "resourceTemplates", |reg| {
-                reg.templates.iter().map(|(t, _, _)| ser(t)).collect()
-            }),
-            "tools/call" => self.call_tool(&r),
-            "resources/read" => self.read_resource(&r),
-            "prompts/get" => self.get_prompt(&r),
-            "completion/complete" => self.complete(&r),
-            "resources/subscribe" => self.subscribe(&r, true),
-            "resources/unsubscribe" => self.subscribe(&r, false),
-            "logging/setLevel" => self.set_level(&r),
-            _ => Err(Rejection::MethodNotFound(r.method.clone())),
-        };
-        match outcome {
+        match self.serve(&r) {
             Ok(Some(result)) => self.endpoint.reply(self.endpoint.receiving(), r.id, Ok(result)),
             Ok(None) => {} // handed to the app as Event::Call
             Err(rejection) => self.endpoint.reject(Some(r.id), &rejection),
+        }
+    }
+
+    /// Serves a request the session may answer: its result, `None` when it went to the app
+    /// as [`Event::Call`], or why it is refused.
+    pub(super) fn serve(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
+        match r.method.as_str() {
+            "tools/list" => {
+                self.list(r, "tools", |reg| reg.tools.iter().map(|e| ser(&e.tool)).collect())
+            }
+            "prompts/list" => {
+                self.list(r, "prompts", |reg| reg.prompts.iter().map(|(p, _)| ser(p)).collect())
+            }
+            "resources/list" => {
+                self.list(r, "resources", |reg| reg.resources.iter().map(|(x, _)| ser(x)).collect())
+            }
+            "resources/templates/list" => self.list(r, "resourceTemplates", |reg| {
+                reg.templates.iter().map(|(t, _, _)| ser(t)).collect()
+            }),
+            "tools/call" => self.call_tool(r),
+            "resources/read" => self.read_resource(r),
+            "prompts/get" => self.get_prompt(r),
+            "completion/complete" => self.complete(r),
+            "resources/subscribe" => self.subscribe(r, true),
+            "resources/unsubscribe" => self.subscribe(r, false),
+            "logging/setLevel" => self.set_level(r),
+            _ => Err(Rejection::MethodNotFound(r.method.clone())),
         }
     }
 
@@ -275,8 +284,16 @@ impl<H: Clone> Session<H> {
         call: Call,
     ) -> Option<RawJson> {
         let progress_token = entry.progress_token.clone();
+        let mut entry = entry;
+        let context = match &self.stateless {
+            Some(stateless) => {
+                entry.stateless = Some(stateless.entry);
+                let session = Some(stateless.session.clone());
+                CallContext { session, log_level: stateless.entry.log_level }
+            }
+            None => CallContext { session: self.session.clone(), log_level: self.log_level },
+        };
         self.endpoint.inbound.begin(&id, entry);
-        let context = CallContext { session: self.session.clone(), log_level: self.log_level };
         self.events.push_back(Event::Call { id, handler, call, progress_token, context });
         None
     }
@@ -290,9 +307,14 @@ impl<H: Clone> Session<H> {
     /// of another shape (a task-creation result, a 2026-07-28 input-required result) are not tool
     /// output at all. Neither is checked in a revision without structured output, whose
     /// client never saw the schema.
-    pub(super) fn check_structured_output(&self, tool: &str, raw: RawJson) -> RawJson {
-        let structured =
-            self.session.as_ref().is_some_and(|s| s.protocol_version.has_structured_output());
+    pub(super) fn check_structured_output(
+        &self,
+        tool: &str,
+        raw: RawJson,
+        stateless: bool,
+    ) -> RawJson {
+        let structured = stateless
+            || self.session.as_ref().is_some_and(|s| s.protocol_version.has_structured_output());
         if !structured {
             return raw;
         }

@@ -21,6 +21,7 @@ mod events;
 mod handle;
 mod registry;
 mod session;
+mod stateless;
 mod uri_template;
 
 use std::ops::{Deref, DerefMut};

@@ -42,6 +42,8 @@ pub struct Session<H> {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: BTreeSet<String>,
     pub(crate) events: VecDeque<Event<H>>,
+    /// The 2026-07-28 request being served, while it is (see `stateless.rs`).
+    pub(super) stateless: Option<super::stateless::Stateless>,
 }
 
 impl<H: Clone> Session<H> {
@@ -67,6 +69,7 @@ impl<H: Clone> Session<H> {
             log_level: None,
             subscriptions: BTreeSet::new(),
             events: VecDeque::new(),
+            stateless: None,
         }
     }
 
@@ -108,8 +111,15 @@ impl<H: Clone> Session<H> {
             return Err(UsageError::Closed);
         }
         let Some(entry) = self.endpoint.take_answerable(&id)? else { return Ok(()) };
+        let stateless = entry.stateless;
         let result = match (entry.tool, result) {
-            (Some(tool), Ok(raw)) => Ok(self.check_structured_output(&tool, raw)),
+            (Some(tool), Ok(raw)) => {
+                Ok(self.check_structured_output(&tool, raw, stateless.is_some()))
+            }
+            (_, result) => result,
+        };
+        let result = match (stateless, result) {
+            (Some(s), Ok(raw)) => Ok(self.mark_complete(raw, s.cacheable)),
             (_, result) => result,
         };
         self.endpoint.reply(entry.stream, id, result);
@@ -153,14 +163,22 @@ impl<H: Clone> Session<H> {
         logger: Option<&str>,
         data: serde_json::Value,
     ) -> Result<(), UsageError> {
-        self.check_open()?;
+        let stateless = related.and_then(|id| self.endpoint.inbound.get_mut(id)?.stateless);
+        if let Some(stateless) = stateless {
+            // A 2026-07-28 request gets logs only at the level it asked for, if any.
+            if stateless.log_level.is_none_or(|min| level < min) {
+                return Ok(());
+            }
+        } else {
+            self.check_open()?;
+        }
         if self.session.as_ref().is_some_and(|s| s.server_capabilities.logging.is_none()) {
             return Err(UsageError::CapabilityNotNegotiated {
                 method: "notifications/message".into(),
                 capability: "logging",
             });
         }
-        if self.log_level.is_some_and(|min| level < min) {
+        if stateless.is_none() && self.log_level.is_some_and(|min| level < min) {
             return Ok(());
         }
         let mut params = LoggingMessageParams::new(level, data);

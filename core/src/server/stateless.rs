@@ -1,0 +1,207 @@
+//! 2026-07-28 requests on a session: each carries its revision, the client's capabilities,
+//! info and log level in its `_meta`, and stands alone (no `initialize`, nothing kept)
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/lifecycle>).
+//!
+//! A session that lists 2026-07-28 among its supported revisions answers such requests
+//! until a client opens the session era with `initialize`; after that the stream is a
+//! session-era one. A server that does not list it never answers with 2026-07-28's errors,
+//! which a client would read as "this server is modern".
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Session, SessionInfo};
+use crate::error::Rejection;
+use crate::jsonrpc::{RawJson, Request};
+use crate::lifecycle::rules::{self, Sender, ServerPhase};
+use crate::rpc::StatelessEntry;
+use crate::schema::{
+    ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, ProtocolVersion,
+    CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE,
+};
+
+/// The revision this module speaks.
+const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+/// The protocol members of a request's `_meta`, read without the rest of its params.
+#[derive(Deserialize)]
+struct MetaOnly {
+    #[serde(rename = "_meta")]
+    meta: Option<StatelessMeta>,
+}
+
+#[derive(Deserialize)]
+struct StatelessMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel")]
+    log_level: Option<Value>,
+}
+
+/// What a 2026-07-28 request said about its client, once checked.
+#[derive(Debug)]
+pub(super) struct Stateless {
+    pub(super) entry: StatelessEntry,
+    pub(super) session: Arc<SessionInfo>,
+}
+
+/// Results a client may cache: they carry `ttlMs` and `cacheScope` when complete.
+fn cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "server/discover"
+    )
+}
+
+impl<H: Clone> Session<H> {
+    /// The request's `_meta`, when it is a 2026-07-28 request this session answers as one:
+    /// the session speaks that revision, no `initialize` came yet, and the request names a
+    /// revision in its `_meta` (or is `server/discover`, which only that era has).
+    pub(super) fn stateless_meta(&self, r: &Request) -> Option<Option<RawJson>> {
+        let serves = self.shared.config.supported_versions.iter().any(|v| v.is_stateless());
+        if !serves || self.phase != ServerPhase::AwaitingInitialize || r.method == "initialize" {
+            return None;
+        }
+        let names_version = r
+            .params
+            .as_ref()
+            .and_then(|p| p.parse::<MetaOnly>().ok())
+            .and_then(|m| m.meta)
+            .is_some_and(|m| m.protocol_version.is_some());
+        (names_version || r.method == "server/discover").then(|| r.params.clone())
+    }
+
+    /// Answers a 2026-07-28 request: checks its `_meta`, then serves it as the session era
+    /// would, with the client it describes, and marks its result.
+    pub(super) fn handle_stateless(&mut self, r: Request, params: Option<RawJson>) {
+        let checked = self.check_meta(params.as_ref(), &r.method);
+        let stateless = match checked {
+            Ok(stateless) => stateless,
+            Err(rejection) => return self.endpoint.reject_in(r.id, &rejection, MODERN),
+        };
+        let offered = match rules::needed_capability(MODERN, &r.method) {
+            Some(cap) => cap.offered_by_server(&stateless.session.server_capabilities),
+            None => true,
+        };
+        if !rules::exists(MODERN, &r.method, Sender::Client) || !offered {
+            let rejection = Rejection::MethodNotFound(r.method);
+            return self.endpoint.reject_in(r.id, &rejection, MODERN);
+        }
+        let outcome = if r.method == "server/discover" {
+            Ok(Some(RawJson::from_serialize(&self.discover())))
+        } else {
+            self.stateless = Some(stateless);
+            let outcome = self.serve(&r);
+            self.stateless = None;
+            outcome
+        };
+        match outcome {
+            Ok(Some(result)) => {
+                let result = self.mark_complete(result, cacheable(&r.method));
+                self.endpoint.reply(self.endpoint.receiving(), r.id, Ok(result));
+            }
+            Ok(None) => {} // handed to the app as Event::Call
+            Err(rejection) => self.endpoint.reject_in(r.id, &rejection, MODERN),
+        }
+    }
+
+    /// `result` with `resultType: "complete"` and, when `cacheable`, the cache hints, unless
+    /// it says otherwise (an input-required result keeps its kind and gets no hints).
+    pub(super) fn mark_complete(&self, result: RawJson, cacheable: bool) -> RawJson {
+        let config = &self.shared.config;
+        let mut members = vec![("resultType", Value::from(RESULT_COMPLETE))];
+        if cacheable && result_is_complete(&result) {
+            members.push(("ttlMs", Value::from(config.cache_ttl_ms)));
+            members
+                .push(("cacheScope", serde_json::to_value(config.cache_scope).unwrap_or_default()));
+        }
+        result.with_members_if_absent(&members)
+    }
+
+    fn discover(&self) -> DiscoverResult {
+        let config = &self.shared.config;
+        DiscoverResult {
+            result_type: RESULT_COMPLETE.to_owned(),
+            supported_versions: config
+                .supported_versions
+                .iter()
+                .map(|v| v.as_str().to_owned())
+                .collect(),
+            capabilities: self.capabilities(),
+            instructions: config.instructions.clone(),
+            ttl_ms: config.cache_ttl_ms,
+            cache_scope: config.cache_scope,
+            meta: None,
+            extra: Default::default(),
+        }
+    }
+
+    /// The revision, capabilities, info and log level a request's `_meta` names, checked.
+    fn check_meta(&self, params: Option<&RawJson>, method: &str) -> Result<Stateless, Rejection> {
+        let meta =
+            params.map(|p| p.parse::<MetaOnly>()).transpose().map_err(Rejection::InvalidParams)?;
+        let meta = meta.and_then(|m| m.meta);
+        let missing = |key: &str| Rejection::MissingRequestMeta { key: key.to_owned() };
+        let Some(meta) = meta else { return Err(missing(PROTOCOL_VERSION_KEY)) };
+        let requested = match meta.protocol_version {
+            Some(Value::String(v)) => v,
+            Some(other) => other.to_string(),
+            None => return Err(missing(PROTOCOL_VERSION_KEY)),
+        };
+        let supported = &self.shared.config.supported_versions;
+        let known = ProtocolVersion::parse(&requested)
+            .filter(|v| v.is_stateless() && supported.contains(v));
+        let Some(version) = known else {
+            let supported = supported.iter().map(|v| v.as_str().to_owned()).collect();
+            return Err(Rejection::UnsupportedProtocolVersion { requested, supported });
+        };
+        let capabilities =
+            meta.client_capabilities.ok_or_else(|| missing(CLIENT_CAPABILITIES_KEY))?;
+        let capabilities: ClientCapabilities = serde_json::from_value(capabilities)
+            .map_err(|e| Rejection::InvalidParams(format!("{CLIENT_CAPABILITIES_KEY}: {e}")))?;
+        let client_info = match meta.client_info {
+            Some(info) => serde_json::from_value(info)
+                .map_err(|e| Rejection::InvalidParams(format!("clientInfo: {e}")))?,
+            None => Implementation::new("stateless-client", "0"),
+        };
+        let log_level = match meta.log_level {
+            Some(level) => Some(
+                serde_json::from_value::<LoggingLevel>(level)
+                    .map_err(|e| Rejection::InvalidParams(format!("logLevel: {e}")))?,
+            ),
+            None => None,
+        };
+        let session = Arc::new(SessionInfo {
+            protocol_version: version,
+            client_info,
+            client_capabilities: capabilities,
+            server_capabilities: self.capabilities(),
+        });
+        let entry = StatelessEntry { cacheable: cacheable(method), log_level };
+        Ok(Stateless { entry, session })
+    }
+}
+
+/// The members that tell whether a result is complete, read without the rest.
+#[derive(Deserialize)]
+struct ResultKind {
+    #[serde(rename = "resultType")]
+    result_type: Option<String>,
+}
+
+fn result_is_complete(raw: &RawJson) -> bool {
+    raw.parse::<ResultKind>()
+        .map(|k| k.result_type.is_none_or(|t| t == RESULT_COMPLETE))
+        .unwrap_or(true)
+}

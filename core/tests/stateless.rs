@@ -1,0 +1,291 @@
+//! 2026-07-28 requests on a stdio session: `server/discover`, protocol data read from each
+//! request's `_meta`, `resultType` and the cache hints on results, the revision's own error
+//! codes, and the session era still opening with `initialize` on the same stream.
+
+mod common;
+
+use std::time::Instant;
+
+use common::*;
+use serde_json::{json, Value};
+use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+use zest_core::jsonrpc::{codes, RawJson};
+use zest_core::schema::{CacheScope, LoggingLevel, ProtocolVersion};
+use zest_core::server::{Event, Server, ServerConfig};
+use zest_core::testkit::VirtualClock;
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"2.0"}}"#;
+
+fn modern_config() -> ServerConfig {
+    let mut config = server_config();
+    config.supported_versions = ProtocolVersion::ALL.to_vec();
+    config.cache_ttl_ms = 30_000;
+    config.cache_scope = CacheScope::Public;
+    config.instructions = Some("be brief".into());
+    config
+}
+
+/// A server machine fed lines by hand; what it wrote and reported is kept.
+struct Harness {
+    server: Server<Handler>,
+    now: Instant,
+    written: Vec<Value>,
+    events: Vec<Event<Handler>>,
+}
+
+impl Harness {
+    fn new(config: ServerConfig) -> Self {
+        let now = VirtualClock::new().now();
+        let server = Server::new(config, registry(), now);
+        Self { server, now, written: Vec::new(), events: Vec::new() }
+    }
+
+    fn send(&mut self, line: &str) {
+        let bytes = format!("{line}\n");
+        let event = StreamEvent::Data(bytes.as_bytes());
+        let input = Input::Receive(self.now, Receive { stream: StreamId::STDIO, event });
+        self.server.handle_input(input);
+        self.drain();
+    }
+
+    fn drain(&mut self) {
+        while let Some(output) = self.server.poll_output() {
+            match output {
+                Output::Transmit(Transmit::Write { bytes, .. }) => {
+                    for line in std::str::from_utf8(&bytes).unwrap().lines() {
+                        self.written.push(serde_json::from_str(line).unwrap());
+                    }
+                }
+                Output::Transmit(_) => {}
+                Output::Event(event) => self.events.push(event),
+            }
+        }
+    }
+
+    /// The answer to request `id`.
+    fn answer(&self, id: &str) -> &Value {
+        self.written.iter().rev().find(|m| m["id"] == id).expect("answered")
+    }
+
+    fn request(&mut self, id: &str, method: &str, params: &str) -> Value {
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"{method}","params":{{{params}}}}}"#
+        ));
+        self.answer(id).clone()
+    }
+}
+
+#[test]
+fn discover_says_what_the_server_speaks_without_initialize() {
+    let mut h = Harness::new(modern_config());
+    let answer = h.request("d", "server/discover", META);
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["ttlMs"], 30_000);
+    assert_eq!(result["cacheScope"], "public");
+    assert_eq!(result["instructions"], "be brief");
+    assert!(result["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")));
+    assert!(result["capabilities"]["tools"].is_object(), "{result}");
+    assert!(h.events.is_empty(), "a stateless request opens nothing: {:?}", h.events);
+    assert!(h.server.session().is_none());
+}
+
+#[test]
+fn a_list_carries_result_type_and_cache_hints() {
+    let mut h = Harness::new(modern_config());
+    let answer = h.request("l", "tools/list", META);
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["ttlMs"], 30_000);
+    assert_eq!(result["cacheScope"], "public");
+    assert_eq!(result["tools"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_call_reaches_the_app_with_the_client_its_meta_describes() {
+    let mut h = Harness::new(modern_config());
+    let meta = META.replace(
+        r#""io.modelcontextprotocol/clientInfo""#,
+        r#""io.modelcontextprotocol/logLevel":"warning","io.modelcontextprotocol/clientInfo""#,
+    );
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{meta}}}}}"#
+    ));
+    let Some(Event::Call { id, handler, call, context, .. }) = h.events.pop() else {
+        panic!("no call: {:?}", h.events)
+    };
+    let session = context.session.expect("the request's client");
+    assert_eq!(session.protocol_version, ProtocolVersion::V2026_07_28);
+    assert_eq!(session.client_info.name, "modern");
+    assert!(session.client_capabilities.elicitation.is_some());
+    assert_eq!(context.log_level, Some(LoggingLevel::Warning));
+    // Logs below the request's level are not sent; at it, they are.
+    let now = h.now;
+    h.server.log(now, Some(&id), LoggingLevel::Info, None, json!("quiet")).unwrap();
+    h.server.log(now, Some(&id), LoggingLevel::Error, None, json!("loud")).unwrap();
+    let result = app(&handler, &call);
+    h.server.respond(now, id, result).unwrap();
+    h.drain();
+    let logs: Vec<&Value> =
+        h.written.iter().filter(|m| m["method"] == "notifications/message").collect();
+    assert_eq!(logs.len(), 1, "{:?}", h.written);
+    assert_eq!(logs[0]["params"]["data"], "loud");
+    let result = &h.answer("c")["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["content"][0]["text"], "hi");
+    assert!(result.get("ttlMs").is_none(), "a call's result is not cached: {result}");
+}
+
+#[test]
+fn a_request_without_a_log_level_gets_no_logs() {
+    let mut h = Harness::new(modern_config());
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{META}}}}}"#
+    ));
+    let Some(Event::Call { id, .. }) = h.events.pop() else { panic!("no call") };
+    let now = h.now;
+    h.server.log(now, Some(&id), LoggingLevel::Emergency, None, json!("x")).unwrap();
+    h.drain();
+    assert!(h.written.iter().all(|m| m["method"] != "notifications/message"), "{:?}", h.written);
+}
+
+#[test]
+fn an_input_required_result_keeps_its_kind_and_gets_no_cache_hints() {
+    let mut h = Harness::new(modern_config());
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{{"uri":"test://static-text",{META}}}}}"#
+    ));
+    let Some(Event::Call { id, .. }) = h.events.pop() else { panic!("no call") };
+    let input_required = json!({"resultType":"input_required","inputRequests":{}});
+    let now = h.now;
+    h.server.respond(now, id, Ok(RawJson::from(input_required))).unwrap();
+    h.drain();
+    let result = &h.answer("r")["result"];
+    assert_eq!(result["resultType"], "input_required");
+    assert!(result.get("ttlMs").is_none() && result.get("cacheScope").is_none(), "{result}");
+}
+
+#[test]
+fn a_complete_resource_read_carries_the_cache_hints() {
+    let mut h = Harness::new(modern_config());
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{{"uri":"test://static-text",{META}}}}}"#
+    ));
+    let Some(Event::Call { id, handler, call, .. }) = h.events.pop() else { panic!("no call") };
+    let now = h.now;
+    h.server.respond(now, id, app(&handler, &call)).unwrap();
+    h.drain();
+    let result = &h.answer("r")["result"];
+    assert_eq!(
+        (result["resultType"].clone(), result["ttlMs"].clone()),
+        (json!("complete"), json!(30_000))
+    );
+}
+
+#[test]
+fn invalid_arguments_answer_with_a_marked_error_result() {
+    let mut h = Harness::new(modern_config());
+    let params = format!(r#""name":"add","arguments":{{"a":"one"}},{META}"#);
+    let result = h.request("a", "tools/call", &params)["result"].clone();
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["resultType"], "complete");
+}
+
+#[test]
+fn an_unsupported_revision_gets_32022_with_the_supported_list() {
+    let mut h = Harness::new(modern_config());
+    for (id, version) in [("u", "2099-01-01"), ("s", "2025-11-25")] {
+        let meta = META.replace("2026-07-28", version);
+        let error = h.request(id, "tools/list", &meta)["error"].clone();
+        assert_eq!(error["code"], codes::UNSUPPORTED_PROTOCOL_VERSION, "{version}: {error}");
+        assert_eq!(error["data"]["requested"], version);
+        assert!(error["data"]["supported"].as_array().unwrap().contains(&json!("2026-07-28")));
+    }
+}
+
+#[test]
+fn missing_protocol_data_gets_invalid_params() {
+    let mut h = Harness::new(modern_config());
+    let no_caps = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+    let error = h.request("a", "tools/list", no_caps)["error"].clone();
+    assert_eq!(error["code"], codes::INVALID_PARAMS, "{error}");
+    assert!(error.to_string().contains("clientCapabilities"), "{error}");
+    let error = h.request("b", "server/discover", "")["error"].clone();
+    assert_eq!(error["code"], codes::INVALID_PARAMS, "{error}");
+    let bad_level = META.replace(
+        r#""io.modelcontextprotocol/clientInfo""#,
+        r#""io.modelcontextprotocol/logLevel":"loud","io.modelcontextprotocol/clientInfo""#,
+    );
+    let error = h.request("c", "tools/list", &bad_level)["error"].clone();
+    assert_eq!(error["code"], codes::INVALID_PARAMS, "{error}");
+}
+
+#[test]
+fn methods_the_revision_removed_are_not_found() {
+    let mut h = Harness::new(modern_config());
+    for method in ["ping", "logging/setLevel", "resources/subscribe"] {
+        let params = format!(r#""level":"info","uri":"test://static-text",{META}"#);
+        let error = h.request(method, method, &params)["error"].clone();
+        assert_eq!(error["code"], codes::METHOD_NOT_FOUND, "{method}: {error}");
+    }
+}
+
+#[test]
+fn an_unknown_resource_is_invalid_params_in_this_revision() {
+    let mut h = Harness::new(modern_config());
+    let params = format!(r#""uri":"test://nowhere",{META}"#);
+    let error = h.request("r", "resources/read", &params)["error"].clone();
+    assert_eq!(error["code"], codes::INVALID_PARAMS, "{error}");
+}
+
+#[test]
+fn a_session_era_server_answers_modern_requests_as_before() {
+    let mut h = Harness::new(server_config());
+    let error = h.request("l", "tools/list", META)["error"].clone();
+    assert_eq!(error["code"], codes::INVALID_REQUEST, "not initialized: {error}");
+    let error = h.request("d", "server/discover", META)["error"].clone();
+    assert_ne!(error["code"], codes::UNSUPPORTED_PROTOCOL_VERSION, "{error}");
+}
+
+#[test]
+fn initialize_still_opens_the_session_era_on_the_same_stream() {
+    let mut h = Harness::new(modern_config());
+    assert_eq!(h.request("l", "tools/list", META)["result"]["resultType"], "complete");
+    let init = r#""protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}"#;
+    let answer = h.request("i", "initialize", init);
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    h.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let result = h.request("m", "tools/list", META)["result"].clone();
+    assert!(result.get("resultType").is_none(), "a session-era answer: {result}");
+}
+
+#[test]
+fn structured_output_is_checked_in_this_revision_too() {
+    let mut h = Harness::new(modern_config());
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{{"name":"weather","arguments":{{"broken":true}},{META}}}}}"#
+    ));
+    let Some(Event::Call { id, handler, call, .. }) = h.events.pop() else { panic!("no call") };
+    let now = h.now;
+    h.server.respond(now, id, app(&handler, &call)).unwrap();
+    h.drain();
+    let result = &h.answer("w")["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["resultType"], "complete");
+}
+
+#[test]
+fn members_are_added_only_where_absent_and_the_rest_is_kept_as_it_was() {
+    let add = [("resultType", json!("complete")), ("ttlMs", json!(5))];
+    let empty = RawJson::empty_object().with_members_if_absent(&add);
+    assert_eq!(empty.get(), r#"{"resultType":"complete","ttlMs":5}"#);
+    let spaced = RawJson::from_string(r#"  { "a" : [1, {"ttlMs": 9}] }"#.into()).unwrap();
+    let spaced = spaced.with_members_if_absent(&add);
+    let value: Value = serde_json::from_str(spaced.get()).unwrap();
+    assert_eq!(value, json!({"resultType":"complete","ttlMs":5,"a":[1,{"ttlMs":9}]}));
+    let kept = RawJson::from(json!({"resultType":"input_required"})).with_members_if_absent(&add);
+    let value: Value = serde_json::from_str(kept.get()).unwrap();
+    assert_eq!(value, json!({"resultType":"input_required","ttlMs":5}));
+    let not_an_object = RawJson::from(json!([1])).with_members_if_absent(&add);
+    assert_eq!(not_an_object.get(), "[1]");
+}
