@@ -406,7 +406,7 @@ pub enum Rejection {
         /// The capabilities needed.
         required: Box<ClientCapabilities>,
     },
-    /// 2026-07-28: a required `_meta` field of the request is missing.
+    /// 2026-07-28: a required `_meta` field of the request is missing or cannot be read.
     MissingRequestMeta {
         /// The `_meta` key.
         key: String,
@@ -639,7 +639,7 @@ impl Rejection {
                     .with_data(json!({ "requiredCapabilities": required }));
             }
             Self::MissingRequestMeta { key } => {
-                (INVALID_PARAMS, format!("missing required _meta field {key}"))
+                (INVALID_PARAMS, format!("missing or malformed required _meta field {key}"))
             }
         };
         ErrorObject::new(code, message)

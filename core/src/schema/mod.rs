@@ -1,5 +1,6 @@
 //! Typed MCP params, results and notifications for the session-era revisions (2024-11-05,
-//! 2025-03-26, 2025-06-18, 2025-11-25).
+//! 2025-03-26, 2025-06-18, 2025-11-25), and what 2026-07-28 adds so far: `server/discover`,
+//! the `_meta` keys of its requests, and its input-required results.
 //!
 //! Each type is the union of its revisions: fields added later are `Option`s, and the doc
 //! comment names the revision that introduced them. Decoding is lossless: every object a peer

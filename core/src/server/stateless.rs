@@ -149,48 +149,66 @@ impl<H: Clone> Session<H> {
 
     /// The revision, capabilities, info and log level a request's `_meta` names, checked.
     fn check_meta(&self, params: Option<&RawJson>, method: &str) -> Result<Stateless, Rejection> {
-        let meta =
-            params.map(|p| p.parse::<MetaOnly>()).transpose().map_err(Rejection::InvalidParams)?;
-        let meta = meta.and_then(|m| m.meta);
-        let missing = |key: &str| Rejection::MissingRequestMeta { key: key.to_owned() };
-        let Some(meta) = meta else { return Err(missing(PROTOCOL_VERSION_KEY)) };
-        let requested = match meta.protocol_version {
-            Some(Value::String(v)) => v,
-            Some(other) => other.to_string(),
-            None => return Err(missing(PROTOCOL_VERSION_KEY)),
-        };
-        let supported = &self.shared.config.supported_versions;
-        let known = ProtocolVersion::parse(&requested)
-            .filter(|v| v.is_stateless() && supported.contains(v));
-        let Some(version) = known else {
-            let supported = supported.iter().map(|v| v.as_str().to_owned()).collect();
-            return Err(Rejection::UnsupportedProtocolVersion { requested, supported });
-        };
-        let capabilities =
-            meta.client_capabilities.ok_or_else(|| missing(CLIENT_CAPABILITIES_KEY))?;
-        let capabilities: ClientCapabilities = serde_json::from_value(capabilities)
-            .map_err(|e| Rejection::InvalidParams(format!("{CLIENT_CAPABILITIES_KEY}: {e}")))?;
-        let client_info = match meta.client_info {
-            Some(info) => serde_json::from_value(info)
-                .map_err(|e| Rejection::InvalidParams(format!("clientInfo: {e}")))?,
-            None => Implementation::new("stateless-client", "0"),
-        };
-        let log_level = match meta.log_level {
-            Some(level) => Some(
-                serde_json::from_value::<LoggingLevel>(level)
-                    .map_err(|e| Rejection::InvalidParams(format!("logLevel: {e}")))?,
-            ),
-            None => None,
-        };
+        let meta = check_request_meta(&self.shared.config, params)?;
         let session = Arc::new(SessionInfo {
-            protocol_version: version,
-            client_info,
-            client_capabilities: capabilities,
+            protocol_version: meta.version,
+            client_info: meta.client_info,
+            client_capabilities: meta.capabilities,
             server_capabilities: self.capabilities(),
         });
-        let entry = StatelessEntry { cacheable: cacheable(method), log_level };
+        let entry = StatelessEntry { cacheable: cacheable(method), log_level: meta.log_level };
         Ok(Stateless { entry, session })
     }
+}
+
+/// What a 2026-07-28 request's `_meta` says, checked.
+pub(crate) struct RequestMeta {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Implementation,
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
+/// Reads and checks the protocol data of a 2026-07-28 request's `_meta`: a revision of that
+/// era `config` supports (else -32022 with the supported list), the client's capabilities
+/// (required), its info and log level (each well formed when present).
+pub(crate) fn check_request_meta(
+    config: &super::ServerConfig,
+    params: Option<&RawJson>,
+) -> Result<RequestMeta, Rejection> {
+    let meta =
+        params.map(|p| p.parse::<MetaOnly>()).transpose().map_err(Rejection::InvalidParams)?;
+    let missing = |key: &str| Rejection::MissingRequestMeta { key: key.to_owned() };
+    let Some(meta) = meta.and_then(|m| m.meta) else { return Err(missing(PROTOCOL_VERSION_KEY)) };
+    let requested = match meta.protocol_version {
+        Some(Value::String(v)) => v,
+        Some(other) => other.to_string(),
+        None => return Err(missing(PROTOCOL_VERSION_KEY)),
+    };
+    let supported = &config.supported_versions;
+    let known =
+        ProtocolVersion::parse(&requested).filter(|v| v.is_stateless() && supported.contains(v));
+    let Some(version) = known else {
+        let supported = supported.iter().map(|v| v.as_str().to_owned()).collect();
+        return Err(Rejection::UnsupportedProtocolVersion { requested, supported });
+    };
+    let capabilities = meta.client_capabilities.ok_or_else(|| missing(CLIENT_CAPABILITIES_KEY))?;
+    // A required member that cannot be read is as good as missing.
+    let capabilities =
+        serde_json::from_value(capabilities).map_err(|_| missing(CLIENT_CAPABILITIES_KEY))?;
+    let client_info = match meta.client_info {
+        Some(info) => serde_json::from_value(info)
+            .map_err(|e| Rejection::InvalidParams(format!("clientInfo: {e}")))?,
+        None => Implementation::new("stateless-client", "0"),
+    };
+    let log_level = match meta.log_level {
+        Some(level) => Some(
+            serde_json::from_value::<LoggingLevel>(level)
+                .map_err(|e| Rejection::InvalidParams(format!("logLevel: {e}")))?,
+        ),
+        None => None,
+    };
+    Ok(RequestMeta { version, capabilities, client_info, log_level })
 }
 
 /// The members that tell whether a result is complete, read without the rest.

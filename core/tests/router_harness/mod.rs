@@ -75,6 +75,11 @@ impl Http {
     pub(crate) fn new(config: RouterConfig) -> Self {
         let mut server = ServerConfig::new("t", "1");
         server.announce_changes = true;
+        Self::with_server(server, config)
+    }
+
+    /// A router serving with `server` as its sessions' config.
+    pub(crate) fn with_server(server: ServerConfig, config: RouterConfig) -> Self {
         let router = Router::new(server, config, registry());
         Self {
             router,

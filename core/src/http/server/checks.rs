@@ -6,6 +6,7 @@ use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use http::HeaderMap;
 
 use crate::error::Rejection;
+use crate::jsonrpc::RawJson;
 use crate::schema::ProtocolVersion;
 
 /// The loopback names allowed by default, as hosts and in origins.
@@ -139,4 +140,53 @@ fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
                 || m.strip_suffix("/*").is_some_and(|f| f.eq_ignore_ascii_case(family))
         })
     })
+}
+
+/// The names a 2026-07-28 request's headers must repeat from its body.
+#[derive(serde::Deserialize)]
+struct Named {
+    name: Option<String>,
+    uri: Option<String>,
+}
+
+/// 2026-07-28: the headers of a POST agree with its body (`Mcp-Method` with the method,
+/// `Mcp-Name` with the tool's or prompt's name or the resource's URI, `MCP-Protocol-Version`
+/// with the `_meta` revision); a header that is missing, badly encoded or different is a
+/// `HeaderMismatch` naming it.
+pub(super) fn stateless_headers(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawJson>,
+) -> Result<(), Rejection> {
+    let mismatch = |header: &str| Rejection::HeaderMismatch { header: header.to_owned() };
+    let header = |name: &str| headers.get(name).map(|v| decode_header_value(v.as_bytes()));
+    if header("mcp-method") != Some(Some(method.to_owned())) {
+        return Err(mismatch("Mcp-Method"));
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" | "resources/read" => {
+            let named: Option<Named> = params.and_then(|p| p.parse().ok());
+            let named = named.and_then(|n| if method == "resources/read" { n.uri } else { n.name });
+            Some(named)
+        }
+        _ => None,
+    };
+    if let Some(named) = named {
+        if named.is_none() || header("mcp-name") != Some(named) {
+            return Err(mismatch("Mcp-Name"));
+        }
+    }
+    Ok(())
+}
+
+/// A header value as text: plain visible ASCII as it is, `=?base64?…?=` decoded from
+/// base64 UTF-8; `None` for anything else.
+fn decode_header_value(value: &[u8]) -> Option<String> {
+    use base64::Engine as _;
+    let text = std::str::from_utf8(value).ok()?;
+    if let Some(encoded) = text.strip_prefix("=?base64?").and_then(|t| t.strip_suffix("?=")) {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
+        return String::from_utf8(bytes).ok();
+    }
+    text.bytes().all(|b| (0x20..0x7f).contains(&b)).then(|| text.to_owned())
 }

@@ -14,7 +14,7 @@ impl<H: Clone> Router<H> {
         if let Err(rejection) = checks::check_get_media(&head.headers) {
             return self.refuse(stream, None, &rejection);
         }
-        if self.config.stateless {
+        if self.config.stateless || self.speaks_stateless(head) {
             return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
         }
         let id = match session_header(&head.headers) {
@@ -73,7 +73,7 @@ impl<H: Clone> Router<H> {
     }
 
     pub(super) fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
-        if self.config.stateless {
+        if self.config.stateless || self.speaks_stateless(head) {
             return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
         }
         let id = match session_header(&head.headers) {
@@ -86,5 +86,13 @@ impl<H: Clone> Router<H> {
         self.close_session(now, &id);
         self.wire.respond(stream, StatusCode::OK, HeaderMap::new());
         self.wire.close(stream);
+    }
+
+    /// A 2026-07-28 request (by its `MCP-Protocol-Version`): that revision has no GET
+    /// stream and no session to delete.
+    fn speaks_stateless(&self, head: &RequestHead) -> bool {
+        let supported = &self.shared.config.supported_versions;
+        checks::version_header(&head.headers, supported)
+            .is_ok_and(|v| v.is_some_and(|v| v.is_stateless()))
     }
 }

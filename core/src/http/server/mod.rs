@@ -59,9 +59,10 @@ use self::timers::Timers;
 use crate::error::Rejection;
 use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
 use crate::jsonrpc::{Message, RequestId};
+use crate::lifecycle::rules;
 use crate::rpc::{Incoming, Route};
 use crate::schema::ProtocolVersion;
-use crate::server::{Event, ListKind, Registry, ServerConfig, Session, Shared};
+use crate::server::{check_request_meta, Event, ListKind, Registry, ServerConfig, Session, Shared};
 use crate::transport::TransportKind;
 
 /// A session id: 128 bits from the router's CSPRNG, as 32 lowercase hex digits (visible
@@ -433,16 +434,22 @@ impl<H: Clone> Router<H> {
         let Some(Exchange::Carrying(id)) = self.exchanges.remove(&stream) else { return };
         self.forget_answer(stream);
         let Some(slot) = self.sessions.get_mut(&id) else { return };
+        if slot.kind == SlotKind::Ephemeral {
+            // Without a session nothing can resume the stream: closing it cancels what it
+            // carried (2026-07-28 says so; the session-era stateless mode has no resumption
+            // either). The handlers still running hear it as the session closing.
+            slot.answers.remove(&stream);
+            if slot.answers.is_empty() {
+                slot.machine.close(now);
+            }
+            return self.flush(&id);
+        }
         // An answer not yet streamed dies with its POST; its replies have nowhere to go.
         slot.answers.retain(|origin, a| *origin != stream || matches!(a.mode, Mode::Sse));
         if slot.detach(stream) {
             // A legacy session lives as long as its GET stream.
             slot.kind = SlotKind::Legacy { carried_by: None };
             slot.machine.close(now);
-        }
-        if slot.kind == SlotKind::Ephemeral && slot.answers.is_empty() {
-            self.end_session(&id);
-            return;
         }
         self.flush(&id);
     }
@@ -458,9 +465,21 @@ impl<H: Clone> Router<H> {
             Ok(v) => v,
             Err(rejection) => return self.refuse(stream, None, &rejection),
         };
-        let id = match self.session_for_post(now, head, initialize, header_version) {
-            Ok(id) => id,
-            Err(rejection) => return self.refuse(stream, None, &rejection),
+        let id = if header_version.is_some_and(ProtocolVersion::is_stateless) {
+            // 2026-07-28: no session; the request stands alone in a slot that ends with it.
+            let checked = self.check_stateless(head, &incoming);
+            match checked.and_then(|()| self.open_session(now, SlotKind::Ephemeral)) {
+                Ok(id) => id,
+                Err(rejection) => {
+                    let version = ProtocolVersion::V2026_07_28;
+                    return self.refuse_in(stream, ids.first().cloned(), &rejection, version);
+                }
+            }
+        } else {
+            match self.session_for_post(now, head, initialize, header_version) {
+                Ok(id) => id,
+                Err(rejection) => return self.refuse(stream, None, &rejection),
+            }
         };
         let Some(slot) = self.sessions.get_mut(&id) else { return };
         let batching = slot.machine.session().map(|s| s.protocol_version.has_batching());
@@ -483,6 +502,33 @@ impl<H: Clone> Router<H> {
             // Handlers run for it: most answer at once, and then so can the POST.
             self.hold_answer(now, id, stream, announce);
         }
+    }
+
+    /// 2026-07-28: a POST carries one request or notification whose headers agree with its
+    /// body, of a method the revision has, with the protocol data its `_meta` needs.
+    fn check_stateless(&self, head: &RequestHead, incoming: &Incoming) -> Result<(), Rejection> {
+        let Incoming::Message(message) = incoming else {
+            return Err(Rejection::BatchNotAllowed);
+        };
+        let (method, params) = match message {
+            Message::Request(r) => (r.method.as_str(), r.params.as_ref()),
+            Message::Notification(n) => (n.method.as_str(), n.params.as_ref()),
+            _ => {
+                let why = "a client sends no responses in this revision";
+                return Err(Rejection::InvalidParams(why.into()));
+            }
+        };
+        checks::stateless_headers(&head.headers, method, params)?;
+        if !rules::exists(ProtocolVersion::V2026_07_28, method, rules::Sender::Client) {
+            return Err(Rejection::MethodNotFound(method.to_owned()));
+        }
+        if matches!(message, Message::Request(_)) {
+            let meta = check_request_meta(&self.shared.config, params)?;
+            if Some(meta.version) != checks::version_header(&head.headers, &[meta.version])? {
+                return Err(Rejection::HeaderMismatch { header: "MCP-Protocol-Version".into() });
+            }
+        }
+        Ok(())
     }
 
     /// The session a POST goes to: the one its header names, a new one for `initialize`, or
@@ -695,9 +741,19 @@ impl<H: Clone> Router<H> {
 
     /// Answers `stream` with the status and JSON-RPC error body of `rejection`.
     fn refuse(&mut self, stream: StreamId, id: Option<RequestId>, rejection: &Rejection) {
+        self.refuse_in(stream, id, rejection, ProtocolVersion::LATEST_SESSION);
+    }
+
+    /// [`refuse`](Self::refuse) with the codes and statuses of `version`.
+    fn refuse_in(
+        &mut self,
+        stream: StreamId,
+        id: Option<RequestId>,
+        rejection: &Rejection,
+        version: ProtocolVersion,
+    ) {
         self.exchanges.remove(&stream);
-        let wire =
-            rejection.to_wire(ProtocolVersion::LATEST_SESSION, TransportKind::StreamableHttp);
+        let wire = rejection.to_wire(version, TransportKind::StreamableHttp);
         let status = wire.http_status.and_then(|s| StatusCode::from_u16(s).ok());
         let mut headers = HeaderMap::new();
         match rejection {
