@@ -105,12 +105,6 @@ fn headers_that_disagree_with_the_body_get_32020() {
         assert!(body["error"].to_string().contains(named), "{body}");
         assert_eq!(body["id"], 4);
     }
-    let other_meta = json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{
-        "io.modelcontextprotocol/protocolVersion":"2099-01-01",
-        "io.modelcontextprotocol/clientCapabilities":{}}}});
-    let (status, body) = post(&mut http, &other_meta, &[("mcp-method", "tools/list")]);
-    assert_eq!(status, Some(StatusCode::BAD_REQUEST));
-    assert_eq!(body["error"]["code"], codes::UNSUPPORTED_PROTOCOL_VERSION, "{body}");
 }
 
 #[test]
@@ -181,4 +175,37 @@ fn closing_the_stream_of_a_request_cancels_it() {
     });
     assert!(cancelled, "{:?}", http.events.iter().map(|e| &e.event).collect::<Vec<_>>());
     assert_eq!(http.router.session_count(), 0, "nothing is kept");
+}
+
+#[test]
+fn an_unknown_revision_in_both_places_gets_32022_with_the_request_id() {
+    let mut http = modern();
+    let body = json!({"jsonrpc":"2.0","id":301,"method":"server/discover","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"v999.0.0",
+        "io.modelcontextprotocol/clientCapabilities":{}}}});
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "v999.0.0"),
+        ("mcp-method", "server/discover"),
+    ];
+    let stream = http.send(Method::POST, "/mcp", &headers, &serde_json::to_vec(&body).unwrap());
+    let answer = http.answer(stream);
+    assert_eq!(answer.status, Some(StatusCode::BAD_REQUEST));
+    let json = answer.json();
+    assert_eq!(json["id"], 301);
+    assert_eq!(json["error"]["code"], codes::UNSUPPORTED_PROTOCOL_VERSION, "{json}");
+    assert_eq!(json["error"]["data"]["requested"], "v999.0.0");
+}
+
+#[test]
+fn a_meta_revision_other_than_the_headers_is_a_header_mismatch() {
+    let mut http = modern();
+    let body = json!({"jsonrpc":"2.0","id":302,"method":"server/discover","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"v999.0.0",
+        "io.modelcontextprotocol/clientCapabilities":{}}}});
+    let (status, json) = post(&mut http, &body, &[("mcp-method", "server/discover")]);
+    assert_eq!(status, Some(StatusCode::BAD_REQUEST));
+    assert_eq!(json["error"]["code"], codes::HEADER_MISMATCH, "{json}");
+    assert_eq!(json["id"], 302);
 }

@@ -84,6 +84,7 @@ fn discover_says_what_the_server_speaks_without_initialize() {
     assert_eq!(result["ttlMs"], 30_000);
     assert_eq!(result["cacheScope"], "public");
     assert_eq!(result["instructions"], "be brief");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "test-server");
     assert!(result["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")));
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
     assert!(h.events.is_empty(), "a stateless request opens nothing: {:?}", h.events);
@@ -99,6 +100,7 @@ fn a_list_carries_result_type_and_cache_hints() {
     assert_eq!(result["ttlMs"], 30_000);
     assert_eq!(result["cacheScope"], "public");
     assert_eq!(result["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], "1.0.0");
 }
 
 #[test]

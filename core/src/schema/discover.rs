@@ -16,6 +16,9 @@ pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// request (none: no `notifications/message` for it).
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
+/// `_meta` key of a 2026-07-28 result: the server's name and version (SHOULD).
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
 /// `resultType` of a result that answers its request (absent means the same).
 pub const RESULT_COMPLETE: &str = "complete";
 

@@ -36,7 +36,7 @@ pub use handle::{BroadcastSink, ServerHandle};
 pub use registry::{ListKind, Registry};
 pub use session::Session;
 pub(crate) use session::Shared;
-pub(crate) use stateless::check_request_meta;
+pub(crate) use stateless::{check_request_meta, meta_version};
 pub use uri_template::{UriTemplate, MAX_URI_LEN};
 
 use crate::io::{Input, Output};

@@ -19,7 +19,7 @@ use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::StatelessEntry;
 use crate::schema::{
     ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, ProtocolVersion,
-    CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE,
+    CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE, SERVER_INFO_KEY,
 };
 
 /// The revision this module speaks.
@@ -120,13 +120,20 @@ impl<H: Clone> Session<H> {
     /// it says otherwise (an input-required result keeps its kind and gets no hints).
     pub(super) fn mark_complete(&self, result: RawJson, cacheable: bool) -> RawJson {
         let config = &self.shared.config;
-        let mut members = vec![("resultType", Value::from(RESULT_COMPLETE))];
+        let mut members =
+            vec![("resultType", Value::from(RESULT_COMPLETE)), self.server_info_meta()];
         if cacheable && result_is_complete(&result) {
             members.push(("ttlMs", Value::from(config.cache_ttl_ms)));
             members
                 .push(("cacheScope", serde_json::to_value(config.cache_scope).unwrap_or_default()));
         }
         result.with_members_if_absent(&members)
+    }
+
+    /// `_meta` naming this server, as results of this revision SHOULD carry.
+    fn server_info_meta(&self) -> (&'static str, Value) {
+        let info = serde_json::to_value(&self.shared.config.server_info).unwrap_or_default();
+        ("_meta", serde_json::json!({ SERVER_INFO_KEY: info }))
     }
 
     fn discover(&self) -> DiscoverResult {
@@ -142,7 +149,7 @@ impl<H: Clone> Session<H> {
             instructions: config.instructions.clone(),
             ttl_ms: config.cache_ttl_ms,
             cache_scope: config.cache_scope,
-            meta: None,
+            meta: self.server_info_meta().1.as_object().cloned(),
             extra: Default::default(),
         }
     }
@@ -158,6 +165,15 @@ impl<H: Clone> Session<H> {
         });
         let entry = StatelessEntry { cacheable: cacheable(method), log_level: meta.log_level };
         Ok(Stateless { entry, session })
+    }
+}
+
+/// The revision a request's `_meta` names, as sent (not checked), if it names one.
+pub(crate) fn meta_version(params: Option<&RawJson>) -> Option<String> {
+    let meta = params?.parse::<MetaOnly>().ok()?.meta?;
+    match meta.protocol_version? {
+        Value::String(v) => Some(v),
+        other => Some(other.to_string()),
     }
 }
 

@@ -62,7 +62,9 @@ use crate::jsonrpc::{Message, RequestId};
 use crate::lifecycle::rules;
 use crate::rpc::{Incoming, Route};
 use crate::schema::ProtocolVersion;
-use crate::server::{check_request_meta, Event, ListKind, Registry, ServerConfig, Session, Shared};
+use crate::server::{
+    check_request_meta, meta_version, Event, ListKind, Registry, ServerConfig, Session, Shared,
+};
 use crate::transport::TransportKind;
 
 /// A session id: 128 bits from the router's CSPRNG, as 32 lowercase hex digits (visible
@@ -463,7 +465,17 @@ impl<H: Clone> Router<H> {
         let supported = &self.shared.config.supported_versions;
         let header_version = match checks::version_header(&head.headers, supported) {
             Ok(v) => v,
-            Err(rejection) => return self.refuse(stream, None, &rejection),
+            Err(rejection) => {
+                // A request that names its revision in `_meta` speaks 2026-07-28's errors.
+                let modern = supported.iter().any(|v| v.is_stateless())
+                    && incoming_params(&incoming).is_some_and(|p| meta_version(Some(p)).is_some());
+                let version = if modern {
+                    ProtocolVersion::V2026_07_28
+                } else {
+                    ProtocolVersion::LATEST_SESSION
+                };
+                return self.refuse_in(stream, ids.first().cloned(), &rejection, version);
+            }
         };
         let id = if header_version.is_some_and(ProtocolVersion::is_stateless) {
             // 2026-07-28: no session; the request stands alone in a slot that ends with it.
@@ -519,14 +531,17 @@ impl<H: Clone> Router<H> {
             }
         };
         checks::stateless_headers(&head.headers, method, params)?;
+        let header = head.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+        if matches!(message, Message::Request(_))
+            && meta_version(params).is_some_and(|v| Some(v.as_str()) != header.map(str::trim))
+        {
+            return Err(Rejection::HeaderMismatch { header: "MCP-Protocol-Version".into() });
+        }
         if !rules::exists(ProtocolVersion::V2026_07_28, method, rules::Sender::Client) {
             return Err(Rejection::MethodNotFound(method.to_owned()));
         }
         if matches!(message, Message::Request(_)) {
-            let meta = check_request_meta(&self.shared.config, params)?;
-            if Some(meta.version) != checks::version_header(&head.headers, &[meta.version])? {
-                return Err(Rejection::HeaderMismatch { header: "MCP-Protocol-Version".into() });
-            }
+            check_request_meta(&self.shared.config, params)?;
         }
         Ok(())
     }
@@ -795,4 +810,13 @@ fn scan(incoming: &Incoming) -> (Vec<RequestId>, bool, bool) {
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
+}
+
+/// The params of a single request or notification.
+fn incoming_params(incoming: &Incoming) -> Option<&crate::jsonrpc::RawJson> {
+    match incoming {
+        Incoming::Message(Message::Request(r)) => r.params.as_ref(),
+        Incoming::Message(Message::Notification(n)) => n.params.as_ref(),
+        _ => None,
+    }
 }
