@@ -19,26 +19,37 @@ pub const NON_AUTH_CLIENT_SCENARIOS: [&str; 6] = [
     "json-schema-ref-no-deref",
 ];
 
-/// One pinned version of the suite.
+/// One pinned version of the suite, scored at one revision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Suite {
-    /// Its version, as the baseline and the table name it.
+    /// Its name, as the baseline and the table give it: the version, and `@revision` for a
+    /// second revision of the same version.
     pub version: &'static str,
     /// Its package directory under `node_modules` (the second one is an npm alias).
     pub package: &'static str,
-    /// Whether `server` takes `--spec-version SPEC_VERSION` (0.2 scores revisions; 0.1.16
-    /// runs its whole list, `--suite all`).
-    pub scores_revisions: bool,
+    /// The revision `server` is scored at (`--spec-version`); `None` where the suite runs
+    /// its whole list (0.1.16).
+    pub spec_version: Option<&'static str>,
+    /// Whether its client scenarios run too (the client fixture does not speak 2026-07-28
+    /// yet, so that revision's run is server-only).
+    pub client: bool,
 }
 
 /// The versions the runner knows, newest first.
-pub const SUITES: [Suite; 2] = [
+pub const SUITES: [Suite; 3] = [
     Suite {
         version: "0.2.0-alpha.12",
         package: "@modelcontextprotocol/conformance",
-        scores_revisions: true,
+        spec_version: Some(SPEC_VERSION),
+        client: true,
     },
-    Suite { version: "0.1.16", package: "conformance-0-1", scores_revisions: false },
+    Suite {
+        version: "0.2.0-alpha.12@2026-07-28",
+        package: "@modelcontextprotocol/conformance",
+        spec_version: Some("2026-07-28"),
+        client: false,
+    },
+    Suite { version: "0.1.16", package: "conformance-0-1", spec_version: None, client: true },
 ];
 
 /// Where the harness is installed.
@@ -96,8 +107,8 @@ impl Harness {
     pub fn list(&self, suite: Suite, mode: Mode) -> Result<Vec<Listed>, String> {
         let mut command = self.command(suite);
         command.args(["list", &format!("--{}", mode.name())]);
-        if mode == Mode::Server && suite.scores_revisions {
-            command.args(["--spec-version", SPEC_VERSION]);
+        if let (Mode::Server, Some(revision)) = (mode, suite.spec_version) {
+            command.args(["--spec-version", revision]);
         }
         let out = command.output().map_err(|e| format!("cannot run the suite: {e}"))?;
         if !out.status.success() {

@@ -20,7 +20,7 @@ use crate::report::checks;
 use crate::report::table::Row;
 use crate::report::verdict::{judge, RunOutput};
 use crate::Runtime;
-use harness::{Harness, Suite, NON_AUTH_CLIENT_SCENARIOS, SPEC_VERSION};
+use harness::{Harness, Suite, NON_AUTH_CLIENT_SCENARIOS};
 
 /// Which side of MCP the suite tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,8 +96,8 @@ fn server_mode(
                     let mut command = harness.command(*suite);
                     let url = format!("http://localhost:{}/mcp", fixture.port);
                     command.args(["server", "--url", &url, "--scenario", &listed.name]);
-                    if suite.scores_revisions {
-                        command.args(["--spec-version", SPEC_VERSION]);
+                    if let Some(revision) = suite.spec_version {
+                        command.args(["--spec-version", revision]);
                     }
                     run_one(plan, suite, Mode::Server, runtime, &listed.name, command)
                 }
@@ -117,7 +117,7 @@ fn client_mode(
 ) -> Result<(), String> {
     let client = plan.bin_dir.join("conformance_client");
     let client_command = format!("{} --runtime {runtime}", shell_quote(&client));
-    for suite in &plan.suites {
+    for suite in plan.suites.iter().filter(|s| s.client) {
         let listed = harness.list(*suite, Mode::Client)?;
         let non_auth = |name: &str| NON_AUTH_CLIENT_SCENARIOS.contains(&name);
         for scenario in selected(plan, listed, non_auth) {
