@@ -222,3 +222,32 @@ async fn a_failing_reader_ends_the_session() {
         "{reason:?}"
     );
 }
+
+#[tokio::test]
+async fn dropping_the_served_future_stops_its_handlers_and_fails_their_reports() {
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let (stopped_tx, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stopped_tx = Arc::new(std::sync::Mutex::new(Some(stopped_tx)));
+    let mut registry = Registry::default();
+    registry.raw_tool(tool("stuck"), move |ctx, _| {
+        let started_tx = started_tx.clone();
+        // Dropped with the handler's future: the receiver then sees the sender gone.
+        let guard = stopped_tx.lock().unwrap().take();
+        async move {
+            let _guard = guard;
+            let _ = started_tx.send(ctx.clone());
+            std::future::pending::<()>().await;
+            Ok(CallToolResult::text("never"))
+        }
+    });
+    let (mut peer, server) = start(registry).await;
+    peer.call(1, "stuck", json!({})).await;
+    let ctx = tokio::time::timeout(Duration::from_secs(30), started.recv()).await.unwrap().unwrap();
+    server.abort();
+    assert!(server.await.unwrap_err().is_cancelled());
+    let gone = tokio::time::timeout(Duration::from_secs(30), stopped).await;
+    assert!(gone.expect("the handler is stopped with its session").is_err());
+    // A context that outlives its session is told so at once, not left waiting.
+    let late = tokio::time::timeout(Duration::from_secs(30), ctx.progress(1.0, None, None)).await;
+    assert!(late.expect("a report after the session answers at once").is_err());
+}

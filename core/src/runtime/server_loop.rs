@@ -213,6 +213,7 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
     ) -> CloseReason {
         let backlog_limit = self.backlog_limit;
         let mut buf = vec![0u8; 64 * 1024];
+        let mut reads_first = false;
         let reason = loop {
             // The last written frame's buffer goes back to the machine for the next large one.
             if let Some(spare) = writer.take_spare() {
@@ -229,17 +230,30 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
                 continue;
             }
             let deadline = self.core.poll_timeout();
+            // Reads and commands take turns at going first, so that a client that never
+            // stops sending cannot starve handlers' answers, nor handlers the client.
+            reads_first = !reads_first;
             let wake = poll_fn(|cx| {
-                if let Poll::Ready(read) = reader.poll_read(cx, &mut buf) {
-                    return Poll::Ready(Wake::Read(read));
+                if deadline.is_some_and(|at| at <= self.host.now()) {
+                    return Poll::Ready(Wake::Timeout);
+                }
+                if reads_first {
+                    if let Poll::Ready(read) = reader.poll_read(cx, &mut buf) {
+                        return Poll::Ready(Wake::Read(read));
+                    }
+                }
+                if let Poll::Ready(command) = self.stdio.commands.poll_recv(cx) {
+                    return Poll::Ready(Wake::Command(command));
+                }
+                if !reads_first {
+                    if let Poll::Ready(read) = reader.poll_read(cx, &mut buf) {
+                        return Poll::Ready(Wake::Read(read));
+                    }
                 }
                 if writer.busy() {
                     if let Poll::Ready(written) = writer.poll_progress(cx) {
                         return Poll::Ready(Wake::Written(written));
                     }
-                }
-                if let Poll::Ready(command) = self.stdio.commands.poll_recv(cx) {
-                    return Poll::Ready(Wake::Command(command));
                 }
                 match deadline {
                     Some(at) => self.host.poll_timer(cx, at).map(|()| Wake::Timeout),
@@ -366,6 +380,17 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
             SessionStep::Closed(reason) => return Some(reason),
         }
         None
+    }
+}
+
+/// A loop dropped before its session ended (its `run` future was dropped) lets nothing
+/// hang: queued reports and requests fail, later ones are refused, running handlers stop.
+impl<L: Link, H: ServerHost> Drop for ServerLoop<L, H> {
+    fn drop(&mut self) {
+        self.stdio.commands.close();
+        for task in self.dispatch.stop_all() {
+            self.host.stop(task);
+        }
     }
 }
 

@@ -125,6 +125,19 @@ impl<H, T, R: ReplySlot> SessionDispatch<H, T, R> {
         self.running.remove(id);
     }
 
+    /// The session is abandoned without a `Closed` event: every running handler is told
+    /// and its task handed back to be stopped; requests to the client are dropped (their
+    /// waiters see the channel close).
+    pub fn stop_all(&mut self) -> Vec<T> {
+        self.calls = Calls::new();
+        let mut tasks = Vec::new();
+        for (_, running) in self.running.drain() {
+            running.cancelled.cancel();
+            tasks.extend(running.task);
+        }
+        tasks
+    }
+
     /// Handlers started and not yet answered.
     pub fn handlers_running(&self) -> usize {
         self.running.len()
