@@ -176,3 +176,20 @@ async fn the_pair_works_on_the_multi_thread_runtime_too() {
         CloseReason::TransportEnded
     );
 }
+
+#[tokio::test]
+async fn a_call_dropped_before_it_is_polled_never_reaches_the_server() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    let tool = zest_tokio::schema::Tool::new("tally", "tally", json!({"type": "object"}));
+    let tally = calls.clone();
+    registry.raw_tool(tool, move |_, _| {
+        // Counted when the server starts the call, in the order calls arrive.
+        let n = tally.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        async move { Ok(zest_tokio::schema::CallToolResult::text(n.to_string())) }
+    });
+    let (client, _server) = in_memory_with(config(), registry, options()).await.unwrap();
+    drop(client.call_tool("tally", json!({})));
+    let answer = tokio::time::timeout(HANG, client.call_tool("tally", json!({}))).await.unwrap();
+    assert_eq!(answer.unwrap().content[0].as_text(), Some("1"), "the dropped call was sent");
+}

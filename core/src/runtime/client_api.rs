@@ -27,9 +27,10 @@ pub trait CommandSink: Sync {
     fn close_reason(&self) -> Option<CloseReason>;
 }
 
-/// Sends a request with raw params through `sink` and awaits its one outcome. Dropping the
-/// future before then cancels the request. A call the loop no longer takes fails with
-/// `Usage(Closed)`; one it took and could not answer, with the session's close reason.
+/// Sends a request with raw params through `sink` when first polled and awaits its one
+/// outcome; a future dropped unpolled sends nothing, one dropped later cancels the request.
+/// A call the loop no longer takes fails with `Usage(Closed)`; one it took and could not
+/// answer, with the session's close reason.
 pub fn call_raw<'a, S: CommandSink + ?Sized>(
     sink: &'a S,
     method: &'static str,
@@ -37,12 +38,11 @@ pub fn call_raw<'a, S: CommandSink + ?Sized>(
     opts: RequestOptions,
     on_progress: Option<ProgressFn>,
 ) -> impl Future<Output = Outcome> + Send + 'a {
-    let key = sink.call_keys().next();
-    let (reply, outcome) = oneshot();
-    let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
-    let sent = sink.send_command(ClientCommand::Call(call));
     async move {
-        if !sent {
+        let key = sink.call_keys().next();
+        let (reply, outcome) = oneshot();
+        let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
+        if !sink.send_command(ClientCommand::Call(call)) {
             return Err(CallError::Usage(UsageError::Closed));
         }
         let mut guard = CancelOnDrop { sink, key: Some(key) };
