@@ -209,3 +209,15 @@ fn a_meta_revision_other_than_the_headers_is_a_header_mismatch() {
     assert_eq!(json["error"]["code"], codes::HEADER_MISMATCH, "{json}");
     assert_eq!(json["id"], 302);
 }
+
+#[test]
+fn a_notification_is_accepted_with_202_whether_or_not_it_is_known() {
+    let mut http = modern();
+    for method in ["notifications/cancelled", "notifications/vendor/thing"] {
+        let note = json!({"jsonrpc":"2.0","method":method,"params":{"requestId":1}});
+        let (status, body) = post(&mut http, &note, &[("mcp-method", method)]);
+        assert_eq!(status, Some(StatusCode::ACCEPTED), "{method}: {body}");
+        assert_eq!(body, Value::Null, "{method}: an empty body");
+    }
+    assert_eq!(http.router.session_count(), 0, "nothing is kept");
+}

@@ -537,10 +537,11 @@ impl<H: Clone> Router<H> {
         {
             return Err(Rejection::HeaderMismatch { header: "MCP-Protocol-Version".into() });
         }
-        if !rules::exists(ProtocolVersion::V2026_07_28, method, rules::Sender::Client) {
-            return Err(Rejection::MethodNotFound(method.to_owned()));
-        }
-        if matches!(message, Message::Request(_)) {
+        // A notification nobody knows is ignored (202), as in every other revision.
+        if let Message::Request(_) = message {
+            if !rules::exists(ProtocolVersion::V2026_07_28, method, rules::Sender::Client) {
+                return Err(Rejection::MethodNotFound(method.to_owned()));
+            }
             check_request_meta(&self.shared.config, params)?;
         }
         Ok(())
