@@ -245,8 +245,10 @@ fn a_session_era_server_answers_modern_requests_as_before() {
     let mut h = Harness::new(server_config());
     let error = h.request("l", "tools/list", META)["error"].clone();
     assert_eq!(error["code"], codes::INVALID_REQUEST, "not initialized: {error}");
-    let error = h.request("d", "server/discover", META)["error"].clone();
-    assert_ne!(error["code"], codes::UNSUPPORTED_PROTOCOL_VERSION, "{error}");
+    let answer = h.request("d", "server/discover", META);
+    // What a client's era ladder reads as "initialize first".
+    assert!(answer.get("result").is_none(), "{answer}");
+    assert_eq!(answer["error"]["code"], codes::INVALID_REQUEST, "{answer}");
 }
 
 #[test]
@@ -290,4 +292,28 @@ fn members_are_added_only_where_absent_and_the_rest_is_kept_as_it_was() {
     assert_eq!(value, json!({"resultType":"input_required","ttlMs":5}));
     let not_an_object = RawJson::from(json!([1])).with_members_if_absent(&add);
     assert_eq!(not_an_object.get(), "[1]");
+}
+
+#[test]
+fn a_server_without_the_logging_capability_cannot_log_to_a_modern_request() {
+    let mut config = modern_config();
+    let tools_only = serde_json::from_value(json!({"tools": {}})).unwrap();
+    config = config.capabilities(tools_only);
+    let mut h = Harness::new(config);
+    let meta = META.replace(
+        r#""io.modelcontextprotocol/clientInfo""#,
+        r#""io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientInfo""#,
+    );
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{meta}}}}}"#
+    ));
+    let Some(Event::Call { id, .. }) = h.events.pop() else { panic!("no call: {:?}", h.events) };
+    let now = h.now;
+    let refused = h.server.log(now, Some(&id), LoggingLevel::Error, None, json!("x"));
+    assert!(
+        matches!(refused, Err(zest_core::error::UsageError::CapabilityNotNegotiated { .. })),
+        "{refused:?}"
+    );
+    h.drain();
+    assert!(h.written.iter().all(|m| m["method"] != "notifications/message"), "{:?}", h.written);
 }

@@ -133,8 +133,10 @@ mod tests {
 
     #[test]
     fn a_send_after_the_receiver_left_is_dropped() {
-        let (tx, rx) = oneshot::<Vec<u8>>();
+        let value = Arc::new(());
+        let (tx, rx) = oneshot::<Arc<()>>();
         drop(rx);
-        tx.send(vec![1]);
+        tx.send(value.clone());
+        assert_eq!(Arc::strong_count(&value), 1, "nobody holds the value sent to nobody");
     }
 }

@@ -172,7 +172,14 @@ impl<H: Clone> Session<H> {
         } else {
             self.check_open()?;
         }
-        if self.session.as_ref().is_some_and(|s| s.server_capabilities.logging.is_none()) {
+        // A 2026-07-28 request is served with the capabilities discovery announces.
+        let logging_offered = match (&stateless, &self.session) {
+            (Some(_), _) => self.capabilities().logging.is_some(),
+            (None, session) => {
+                session.as_ref().is_none_or(|s| s.server_capabilities.logging.is_some())
+            }
+        };
+        if !logging_offered {
             return Err(UsageError::CapabilityNotNegotiated {
                 method: "notifications/message".into(),
                 capability: "logging",
