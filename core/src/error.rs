@@ -60,6 +60,14 @@ pub enum UsageError {
     ProgressNotIncreasing,
     /// The item is not registered.
     NotRegistered(String),
+    /// 2026-07-28: this run of the handler asked the client for input under `key` that the
+    /// call does not carry yet. Return the error (`?`): the call is answered with an
+    /// input-required result, whatever the run returns, and the client's retry runs the
+    /// handler again with the answer in hand.
+    InputRequired {
+        /// The key the client answers under.
+        key: String,
+    },
 }
 
 impl fmt::Display for UsageError {
@@ -81,6 +89,9 @@ impl fmt::Display for UsageError {
             Self::ParamsNotAnObject => f.write_str("params must be a JSON object"),
             Self::ProgressNotIncreasing => f.write_str("progress must increase with each report"),
             Self::NotRegistered(name) => write!(f, "{name} is not registered"),
+            Self::InputRequired { key } => {
+                write!(f, "input {key} is asked of the client: this run of the handler ends")
+            }
         }
     }
 }

@@ -120,19 +120,23 @@
 //!
 //! # Asking the client, in either era
 //!
-//! A handler that needs sampling, elicitation or roots calls [`server::Session::ask`] with
-//! the request it serves. In the session era this sends a request related to that call
-//! (over HTTP, on the call's own stream); in the 2026-07-28 era the call will end with an
-//! input-required result ([`schema::InputRequiredResult`]) and run again with the answers
-//! when the client retries. Handlers are written once; which of the two happens is the
-//! session's business. Handlers also see their session through
-//! [`server::CallContext`]: the revision, the client's info and capabilities, the log level.
+//! A handler that needs sampling, elicitation or roots asks through its context
+//! ([`api::PeerApi`] on [`runtime::RequestContext`]: `create_message`, `elicit`,
+//! `list_roots`). In the session era this sends a request related to the call it serves
+//! (over HTTP, on the call's own stream); in the 2026-07-28 era the answer comes from the
+//! call itself or the ask fails with [`error::UsageError::InputRequired`], the handler
+//! returns it with `?`, the call ends with an input-required result
+//! ([`schema::InputRequiredResult`], its `requestState` sealed) and runs again with the
+//! answers when the client retries (see [`server::Round`]). Handlers are written once;
+//! which of the two happens is the session's business. Handlers also see their session
+//! through [`server::CallContext`]: the revision, the client's info and capabilities, the
+//! log level.
 //!
 //! # What comes next
 //!
-//! - **The 2026-07-28 stateless era.** [`schema::ProtocolVersion`] and the rule table know
-//!   the revision; the client gains a stateless phase entered after a `server/discover`
-//!   probe, and the server answers both eras on one endpoint, choosing per request.
+//! - **The 2026-07-28 client.** The server answers both eras on one endpoint, choosing per
+//!   request; the client does not speak 2026-07-28 yet (no `server/discover` probe, no
+//!   input-required rounds).
 //! - **OAuth** is a separate machine in `auth/` with the same contract: it emits HTTP
 //!   requests as transmits and `AuthorizationRequired { url }` as an event, takes responses
 //!   and the redirect as inputs, and yields a bearer token the HTTP planner adds to requests.

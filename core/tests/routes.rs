@@ -152,9 +152,9 @@ fn a_batch_reply_goes_back_on_the_batch_stream() {
 }
 
 #[test]
-fn a_handler_asks_through_one_door_and_sees_its_session() {
+fn a_session_era_handler_asks_with_a_related_request_and_sees_its_session() {
+    use zest_core::jsonrpc::RawJson;
     use zest_core::schema::{ElicitParams, InputRequest, InputRequiredResult};
-    use zest_core::server::{Ask, Asked};
     let now = VirtualClock::new().now();
     let mut s = ready_session(now);
     let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{
@@ -162,6 +162,7 @@ fn a_handler_asks_through_one_door_and_sees_its_session() {
     s.handle_frame(now, StreamId(4), &frame(call));
     let (_, events) = drain(&mut s);
     let Event::Call { id, context, .. } = &events[0] else { panic!("{events:?}") };
+    assert!(context.round.is_none(), "asks go out as requests in this era");
     let info = context.session.as_ref().expect("the session is known");
     assert_eq!(info.protocol_version.as_str(), "2025-06-18");
     assert_eq!(info.client_info.name, "c");
@@ -169,8 +170,9 @@ fn a_handler_asks_through_one_door_and_sees_its_session() {
     let id = id.clone();
     let sample: zest_core::schema::CreateMessageParams =
         serde_json::from_value(json!({"messages":[],"maxTokens":3})).unwrap();
-    let asked = s.ask(now, &id, &Ask::Sample(Box::new(sample)), RequestOptions::default());
-    let Ok(Asked::Sent(sent)) = asked else { panic!("{asked:?}") };
+    let sample = Some(RawJson::from_serialize(&sample));
+    let asked = s.request(now, Some(&id), "sampling/createMessage", sample, Default::default());
+    let Ok(sent) = asked else { panic!("{asked:?}") };
     let (out, _) = drain(&mut s);
     assert_eq!(out[0].0, Route::Related { id: id.clone(), stream: StreamId(4) });
     assert_eq!(out[0].1["method"], "sampling/createMessage");
@@ -180,12 +182,11 @@ fn a_handler_asks_through_one_door_and_sees_its_session() {
         json!({"message":"name?","requestedSchema":{"type":"object","properties":{}}}),
     )
     .unwrap();
-    assert!(s
-        .ask(now, &id, &Ask::Elicit(Box::new(elicit.clone())), RequestOptions::default())
-        .is_err());
+    let params = Some(RawJson::from_serialize(&elicit));
+    assert!(s.request(now, Some(&id), "elicitation/create", params, Default::default()).is_err());
     // The same ask in 2026-07-28 words, as an input-required result.
     let mut asks = std::collections::BTreeMap::new();
-    asks.insert("who".to_owned(), Ask::Elicit(Box::new(elicit)).into_input_request());
+    asks.insert("who".to_owned(), InputRequest::Elicit(Box::new(elicit)));
     let result = InputRequiredResult::new(asks, Some("opaque".into()));
     let wire = serde_json::to_value(&result).unwrap();
     assert_eq!(wire["resultType"], "input_required");

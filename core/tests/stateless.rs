@@ -317,3 +317,156 @@ fn a_server_without_the_logging_capability_cannot_log_to_a_modern_request() {
     h.drain();
     assert!(h.written.iter().all(|m| m["method"] != "notifications/message"), "{:?}", h.written);
 }
+
+mod rounds {
+    use super::*;
+    use zest_core::api::CallError;
+    use zest_core::error::UsageError;
+    use zest_core::jsonrpc::ErrorObject;
+    use zest_core::server::{RequestStateConfig, RequestStateKey, Round};
+
+    fn config(now: Instant) -> ServerConfig {
+        let mut config = modern_config();
+        let key = RequestStateKey::new([3; 32]);
+        config.request_state = Some(RequestStateConfig::new(key, now, 1_800_000_000));
+        config
+    }
+
+    fn elicit() -> RawJson {
+        RawJson::from(json!({"message": "name?", "requestedSchema": {"type": "object"}}))
+    }
+
+    fn accepted(answer: &Value) -> bool {
+        answer.get("action").is_some()
+    }
+
+    /// Sends a call of `echo` with `extra` params members; its id and round.
+    fn call(
+        h: &mut Harness,
+        id: &str,
+        extra: &str,
+    ) -> (zest_core::jsonrpc::RequestId, std::sync::Arc<Round>) {
+        h.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{extra}{META}}}}}"#
+        ));
+        let Some(Event::Call { id, context, .. }) = h.events.pop() else {
+            panic!("no call: {:?} {:?}", h.events, h.written.last())
+        };
+        (id, context.round.expect("a 2026-07-28 call has a round"))
+    }
+
+    fn asked(result: Result<RawJson, CallError>) {
+        assert!(
+            matches!(result, Err(CallError::Usage(UsageError::InputRequired { .. }))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_call_asks_in_rounds_and_completes_with_every_answer_in_hand() {
+        let mut h = Harness::new(config(VirtualClock::new().now()));
+        let now = h.now;
+        // Round 1: the run asks for a name and ends; whatever it returns is replaced.
+        let (id, round) = call(&mut h, "1", "");
+        asked(round.ask(Some("name"), "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "the run ended"))).unwrap();
+        h.drain();
+        let first = h.answer("1")["result"].clone();
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        assert_eq!(first["inputRequests"]["name"]["method"], "elicitation/create");
+        assert!(first.get("ttlMs").is_none(), "{first}");
+        let state1 = first["requestState"].as_str().unwrap().to_owned();
+        // Round 2: the name is in hand; a second question ends this run.
+        let name = r#"{"action":"accept","content":{"name":"Alice"}}"#;
+        let (id, round) = call(
+            &mut h,
+            "2",
+            &format!(r#""inputResponses":{{"name":{name}}},"requestState":"{state1}","#),
+        );
+        assert!(round.resumed());
+        assert!(round.ask(Some("name"), "elicitation/create", &elicit(), accepted).is_ok());
+        asked(round.ask(Some("age"), "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        h.drain();
+        let second = h.answer("2")["result"].clone();
+        let state2 = second["requestState"].as_str().unwrap().to_owned();
+        assert_ne!(state2, state1, "the state carries the new answer");
+        assert_eq!(second["inputRequests"].as_object().unwrap().len(), 1, "{second}");
+        // Round 3: the name comes from the state, the age from the retry.
+        let age = r#"{"action":"accept","content":{"age":30}}"#;
+        let (id, round) = call(
+            &mut h,
+            "3",
+            &format!(r#""inputResponses":{{"age":{age}}},"requestState":"{state2}","#),
+        );
+        let got = round.ask(Some("name"), "elicitation/create", &elicit(), accepted).unwrap();
+        assert_eq!(got.parse::<Value>().unwrap()["content"]["name"], "Alice");
+        assert!(round.ask(Some("age"), "elicitation/create", &elicit(), accepted).is_ok());
+        let done = RawJson::from(json!({"content": [{"type": "text", "text": "Alice, 30"}]}));
+        h.server.respond(now, id, Ok(done)).unwrap();
+        h.drain();
+        let third = h.answer("3")["result"].clone();
+        assert_eq!(third["resultType"], "complete", "{third}");
+        assert_eq!(third["content"][0]["text"], "Alice, 30");
+    }
+
+    #[test]
+    fn a_tampered_or_misplaced_state_is_refused_before_the_handler_runs() {
+        let mut h = Harness::new(config(VirtualClock::new().now()));
+        let now = h.now;
+        let (id, round) = call(&mut h, "1", "");
+        asked(round.ask(None, "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        h.drain();
+        let state = h.answer("1")["result"]["requestState"].as_str().unwrap().to_owned();
+        let tampered = format!("x{state}");
+        for (id, extra, why) in [
+            (
+                "t",
+                format!(r#""requestState":"{tampered}","#),
+                "requestState failed its integrity check",
+            ),
+            ("n", r#""requestState":7,"#.to_owned(), "requestState must be a string"),
+            ("r", r#""inputResponses":[1],"#.to_owned(), "inputResponses must be an object"),
+        ] {
+            h.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{extra}{META}}}}}"#
+            ));
+            let error = &h.answer(id)["error"];
+            assert_eq!(error["code"], codes::INVALID_PARAMS, "{error}");
+            assert!(error["message"].as_str().unwrap().contains(why), "{error}");
+        }
+        // The same state on a call with other arguments belongs to another request.
+        h.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"o","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"other"}},"requestState":"{state}",{META}}}}}"#
+        ));
+        assert!(h.answer("o")["error"]["message"].as_str().unwrap().contains("another request"));
+        assert!(h.events.is_empty(), "no handler ran: {:?}", h.events);
+    }
+
+    #[test]
+    fn a_run_that_fails_for_want_of_a_client_capability_gets_32021() {
+        let mut h = Harness::new(config(VirtualClock::new().now()));
+        let now = h.now;
+        let (id, round) = call(&mut h, "1", "");
+        // META declares elicitation only.
+        let sample = RawJson::from(json!({"messages": [], "maxTokens": 1}));
+        assert!(round.ask(None, "sampling/createMessage", &sample, |_| true).is_err());
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "cannot go on"))).unwrap();
+        h.drain();
+        let error = &h.answer("1")["error"];
+        assert_eq!(error["code"], codes::MISSING_REQUIRED_CLIENT_CAPABILITY, "{error}");
+        assert!(error["data"]["requiredCapabilities"]["sampling"].is_object(), "{error}");
+    }
+
+    #[test]
+    fn without_a_sealing_key_a_run_that_asks_is_an_internal_error() {
+        let mut h = Harness::new(modern_config());
+        let now = h.now;
+        let (id, round) = call(&mut h, "1", "");
+        asked(round.ask(None, "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        h.drain();
+        assert_eq!(h.answer("1")["error"]["code"], codes::INTERNAL_ERROR);
+    }
+}

@@ -1,7 +1,8 @@
 //! What every zest runtime's network side shares and zest-core cannot hold, since it reads
 //! the OS or links a TLS stack: the HTTP server settings with their session-id seed from OS
 //! entropy ([`HttpConfig`]), the TLS client settings of an endpoint ([`tls_client_config`]),
-//! and the peek that tells whether an idle pooled socket is still open ([`is_open`]).
+//! the peek that tells whether an idle pooled socket is still open ([`is_open`]), and the
+//! sealing of 2026-07-28 `requestState` a server needs ([`with_request_state`]).
 //!
 //! zest-tokio, zest-smol and zest-blocking re-export these under their own names; an
 //! application uses them from its runtime crate.
@@ -10,7 +11,7 @@
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rustix::net::RecvFlags;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -19,6 +20,7 @@ use zest_core::http1;
 use zest_core::io::TransportFailure;
 use zest_core::runtime::http_client::{still_open, HttpEndpoint, Target};
 use zest_core::runtime::{ConnectError, DEFAULT_SHUTDOWN_GRACE};
+use zest_core::server::{RequestStateConfig, RequestStateKey, ServerConfig};
 
 /// How an HTTP server serves, besides the MCP `ServerConfig`: the router's settings
 /// (endpoint paths, allowed hosts and origins, limits, JSON or stateless modes) and the
@@ -68,6 +70,21 @@ pub fn router_config() -> RouterConfig {
     // safe answer, and no supported OS lacks it.
     getrandom::fill(&mut seed).expect("the OS provides entropy");
     RouterConfig::new(seed)
+}
+
+/// `config`, sealing 2026-07-28 `requestState` with a fresh key from the OS and the wall
+/// clock unless the app set [`ServerConfig::request_state`] (as a fleet that shares a key
+/// does). Every runtime serves with this.
+pub fn with_request_state(mut config: ServerConfig) -> ServerConfig {
+    if config.request_state.is_none() {
+        let mut key = [0u8; 32];
+        // As for session ids: a guessable key would let a client forge earlier answers.
+        getrandom::fill(&mut key).expect("the OS provides entropy");
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let key = RequestStateKey::new(key);
+        config.request_state = Some(RequestStateConfig::new(key, Instant::now(), unix));
+    }
+    config
 }
 
 /// The TLS client settings for `endpoint`: the webpki roots (unless turned off) and its

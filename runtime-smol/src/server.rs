@@ -88,6 +88,7 @@ where
 {
     let executor = Executor::new();
     let host = Host { executor: &executor, alarm: Alarm::default() };
+    let config = zest_net::with_request_state(config);
     let driver = ServerLoop::new(config, registry, link.clone(), AsyncLink::stdio(link), host);
     executor.run(driver.run(&mut Source(reader), writer::recycling(writer))).await
 }

@@ -20,6 +20,16 @@ pub(crate) struct InboundEntry {
     pub(crate) tool: Option<String>,
     /// A 2026-07-28 request: it stands alone, and its result says so.
     pub(crate) stateless: Option<StatelessEntry>,
+    /// A 2026-07-28 call that may ask the client: its run's asks, and the request its
+    /// `requestState` is bound to.
+    pub(crate) round: Option<Box<RoundEntry>>,
+}
+
+/// A 2026-07-28 call's round, as its answer needs it.
+#[derive(Debug, Clone)]
+pub(crate) struct RoundEntry {
+    pub(crate) round: std::sync::Arc<crate::server::Round>,
+    pub(crate) binding: crate::server::Binding,
 }
 
 /// What a 2026-07-28 request carried and its answer needs.
@@ -33,7 +43,14 @@ pub(crate) struct StatelessEntry {
 
 impl InboundEntry {
     pub(crate) fn new(stream: StreamId, progress_token: Option<ProgressToken>) -> Self {
-        Self { stream, progress_token, last_progress: None, tool: None, stateless: None }
+        Self {
+            stream,
+            progress_token,
+            last_progress: None,
+            tool: None,
+            stateless: None,
+            round: None,
+        }
     }
 }
 

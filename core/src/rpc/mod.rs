@@ -10,7 +10,7 @@ mod route;
 use std::time::Duration;
 
 pub(crate) use endpoint::{parse_params, Endpoint, Incoming, Limits, Routed};
-pub(crate) use inbound::{InboundEntry, StatelessEntry};
+pub(crate) use inbound::{InboundEntry, RoundEntry, StatelessEntry};
 pub use route::{Outgoing, OutgoingKind, Route};
 
 /// Per-request options. `Default` takes every value from the machine's config.

@@ -92,6 +92,10 @@ where
         }
     }
 
+    fn ready<'a, T: Send + 'a, U: 'a>(value: T, f: fn(T) -> U) -> BoxFuture<'a, U> {
+        Box::pin(async move { f(value) })
+    }
+
     fn map<'a, T: 'a, U: 'a>(reply: BoxFuture<'a, T>, f: fn(T) -> U) -> BoxFuture<'a, U> {
         Box::pin(async move { f(reply.await) })
     }

@@ -2,8 +2,6 @@
 //! session's loop a [`ClientCommand`] ([`CommandSink`]) has all of [`ClientApi`], each call
 //! a future that cancels its request when dropped.
 
-use std::future::Future;
-
 use super::oneshot::{oneshot, OneshotSender};
 use super::{CallKey, CallKeys, ClientCommand, Outcome, OutgoingCall};
 use crate::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
@@ -31,28 +29,26 @@ pub trait CommandSink: Sync {
 /// outcome; a future dropped unpolled sends nothing, one dropped later cancels the request.
 /// A call the loop no longer takes fails with `Usage(Closed)`; one it took and could not
 /// answer, with the session's close reason.
-pub fn call_raw<'a, S: CommandSink + ?Sized>(
-    sink: &'a S,
+pub async fn call_raw<S: CommandSink + ?Sized>(
+    sink: &S,
     method: &'static str,
     params: RawJson,
     opts: RequestOptions,
     on_progress: Option<ProgressFn>,
-) -> impl Future<Output = Outcome> + Send + 'a {
-    async move {
-        let key = sink.call_keys().next();
-        let (reply, outcome) = oneshot();
-        let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
-        if !sink.send_command(ClientCommand::Call(call)) {
-            return Err(CallError::Usage(UsageError::Closed));
-        }
-        let mut guard = CancelOnDrop { sink, key: Some(key) };
-        let outcome = outcome.await;
-        guard.key = None;
-        outcome.unwrap_or_else(|| {
-            let reason = sink.close_reason().unwrap_or(CloseReason::Local);
-            Err(CallError::Request(RequestError::Closed(reason)))
-        })
+) -> Outcome {
+    let key = sink.call_keys().next();
+    let (reply, outcome) = oneshot();
+    let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
+    if !sink.send_command(ClientCommand::Call(call)) {
+        return Err(CallError::Usage(UsageError::Closed));
     }
+    let mut guard = CancelOnDrop { sink, key: Some(key) };
+    let outcome = outcome.await;
+    guard.key = None;
+    outcome.unwrap_or_else(|| {
+        let reason = sink.close_reason().unwrap_or(CloseReason::Local);
+        Err(CallError::Request(RequestError::Closed(reason)))
+    })
 }
 
 /// Cancels the request with `key` when dropped while still armed.

@@ -50,6 +50,11 @@ pub trait Link: Clone + Send + Sync {
     /// Sends a request to the client through the loop and yields its raw outcome.
     fn peer_request(&self, call: PeerCall) -> Self::Reply<'_, Result<RawJson, CallError>>;
 
+    /// A reply that is `f(value)` at once (for a future: one ready when first polled).
+    fn ready<'a, T: Send + 'a, U: 'a>(value: T, f: fn(T) -> U) -> Self::Reply<'a, U>
+    where
+        Self: 'a;
+
     /// Turns a reply of `T` into a reply of `U` (for a future: applies `f` to its output).
     fn map<'a, T: 'a, U: 'a>(reply: Self::Reply<'a, T>, f: fn(T) -> U) -> Self::Reply<'a, U>
     where
@@ -278,15 +283,69 @@ impl<L: Link> PeerApi for RequestContext<L> {
     where
         Self: 'a;
 
-    /// Sends a request to the client, related to this one, and yields its typed result. In
-    /// an async runtime, dropping the future early cancels the request.
+    /// Asks the client, in the call's era (see [`Round`](crate::server::Round)): in the
+    /// session era a request related to this one, whose typed result is awaited (in an
+    /// async runtime dropping the future early cancels it); in 2026-07-28 the answer the
+    /// call carries, or [`UsageError::InputRequired`] to return with `?`.
     fn peer_request<M: Method>(&self, params: M::Params) -> Self::Call<'_, M::Result>
     where
         M::Result: 'static,
     {
+        self.ask::<M>(None, params)
+    }
+}
+
+impl<L: Link> RequestContext<L> {
+    /// The same context, whose next asks of the client go by `key` in a 2026-07-28
+    /// input-required result (`ctx.keyed("user_name").elicit(..)`); the session era ignores
+    /// keys. Without one an ask is keyed by its place in the run (`ask-1`, `ask-2`, …).
+    pub fn keyed(&self, key: &str) -> Keyed<'_, L> {
+        Keyed { context: self, key: key.to_owned() }
+    }
+
+    /// True when this run continues a 2026-07-28 call from earlier rounds: the call carried
+    /// a `requestState` this server sealed, and it was checked.
+    pub fn resumed(&self) -> bool {
+        self.context.round.as_ref().is_some_and(|round| round.resumed())
+    }
+
+    fn ask<M: Method>(
+        &self,
+        key: Option<&str>,
+        params: M::Params,
+    ) -> L::Reply<'_, Result<M::Result, CallError>>
+    where
+        M::Result: 'static,
+    {
         let params = RawJson::from_serialize(&params);
+        if let Some(round) = &self.context.round {
+            let valid =
+                |answer: &Value| serde_json::from_value::<M::Result>(answer.clone()).is_ok();
+            return L::ready(round.ask(key, M::NAME, &params, valid), decode::<M>);
+        }
         let call = PeerCall { related: self.id.clone(), method: M::NAME, params };
         L::map(self.link.peer_request(call), decode::<M>)
+    }
+}
+
+/// A handler's context whose asks of the client carry a key of its choosing (see
+/// [`RequestContext::keyed`]).
+pub struct Keyed<'c, L> {
+    context: &'c RequestContext<L>,
+    key: String,
+}
+
+impl<L: Link> PeerApi for Keyed<'_, L> {
+    type Call<'a, T: 'a>
+        = L::Reply<'a, Result<T, CallError>>
+    where
+        Self: 'a;
+
+    fn peer_request<M: Method>(&self, params: M::Params) -> Self::Call<'_, M::Result>
+    where
+        M::Result: 'static,
+    {
+        self.context.ask::<M>(Some(&self.key), params)
     }
 }
 

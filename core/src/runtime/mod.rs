@@ -75,7 +75,7 @@ pub use client_command::{ClientCommand, OutgoingCall, CALLER_STOPPED_WAITING};
 pub use client_dispatch::{ClientDispatch, ClientStep};
 pub use client_loop::{ClientHost, ClientLoop};
 pub use connect::ConnectError;
-pub use context::{CancelFlag, Link, PeerCall, Report, RequestContext};
+pub use context::{CancelFlag, Keyed, Link, PeerCall, Report, RequestContext};
 pub use deadlines::{DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE, FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};

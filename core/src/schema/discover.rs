@@ -22,6 +22,9 @@ pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// `resultType` of a result that answers its request (absent means the same).
 pub const RESULT_COMPLETE: &str = "complete";
 
+/// The `resultType` of a result that asks the client for input first.
+pub const RESULT_INPUT_REQUIRED: &str = "input_required";
+
 /// Who may reuse a cached result: anyone (`public`) or only the client that asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -3,8 +3,8 @@
 //! `resources/read` with an [`InputRequiredResult`]; the client answers each input request
 //! and retries the original request with [`InputResponses`] and the opaque `requestState`.
 //!
-//! These are the wire types. The machines do not speak 2026-07-28 yet; see
-//! [`server::Ask`](crate::server::Ask) for how a handler asks the client in either era.
+//! These are the wire types. The server machine writes input-required results itself from a
+//! handler's asks; see [`server::Round`](crate::server::Round).
 
 use std::collections::BTreeMap;
 

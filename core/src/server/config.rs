@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::RequestStateConfig;
 use crate::framing::lines::DEFAULT_MAX_LINE;
 use crate::schema::{
     CacheScope, ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities,
@@ -39,6 +40,11 @@ pub struct ServerConfig {
     pub cache_ttl_ms: u64,
     /// 2026-07-28: who may reuse those results (`cacheScope`). Default `private`.
     pub cache_scope: CacheScope,
+    /// 2026-07-28: how `requestState` is sealed and checked (the key, the wall clock, its
+    /// age and size bounds). Every runtime fills it in when it is `None` (a fresh key from
+    /// the OS): set it, with one key, on every process that may receive a call's retry.
+    /// While it is `None` a run that asks the client is answered with an internal error.
+    pub request_state: Option<RequestStateConfig>,
     /// Items per page of `tools/list`, `resources/list`, `resources/templates/list` and
     /// `prompts/list`. Default 100.
     pub page_size: usize,
@@ -82,6 +88,7 @@ impl ServerConfig {
             supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
             cache_ttl_ms: 0,
             cache_scope: CacheScope::Private,
+            request_state: None,
             page_size: 100,
             strict_initialized: false,
             request_timeout: Duration::from_secs(60),
@@ -97,6 +104,13 @@ impl ServerConfig {
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Seals `requestState` with `config` (see [`request_state`](Self::request_state)).
+    #[must_use]
+    pub fn request_state(mut self, config: RequestStateConfig) -> Self {
+        self.request_state = Some(config);
         self
     }
 

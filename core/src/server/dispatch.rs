@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::registry::{page, Registry};
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::{Call, CallContext, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
@@ -66,9 +67,9 @@ pub(super) fn derive_capabilities<H>(registry: &Registry<H>, announce: bool) -> 
 }
 
 impl<H: Clone> Session<H> {
-    pub(super) fn handle_request(&mut self, r: Request) {
+    pub(super) fn handle_request(&mut self, now: Instant, r: Request) {
         if let Some(params) = self.stateless_meta(&r) {
-            return self.handle_stateless(r, params);
+            return self.handle_stateless(now, r, params);
         }
         if let Err(rejection) =
             rules::server_gate(self.phase, self.shared.config.strict_initialized, &r.method)
@@ -285,13 +286,20 @@ impl<H: Clone> Session<H> {
     ) -> Option<RawJson> {
         let progress_token = entry.progress_token.clone();
         let mut entry = entry;
-        let context = match &self.stateless {
+        let context = match &mut self.stateless {
             Some(stateless) => {
                 entry.stateless = Some(stateless.entry);
                 let session = Some(stateless.session.clone());
-                CallContext { session, log_level: stateless.entry.log_level }
+                let round = stateless.round.take();
+                let context_round = round.as_ref().map(|r| r.round.clone());
+                entry.round = round.map(Box::new);
+                CallContext { session, log_level: stateless.entry.log_level, round: context_round }
             }
-            None => CallContext { session: self.session.clone(), log_level: self.log_level },
+            None => CallContext {
+                session: self.session.clone(),
+                log_level: self.log_level,
+                round: None,
+            },
         };
         self.endpoint.inbound.begin(&id, entry);
         self.events.push_back(Event::Call { id, handler, call, progress_token, context });

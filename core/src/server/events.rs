@@ -72,6 +72,9 @@ pub struct CallContext {
     pub session: Option<Arc<SessionInfo>>,
     /// The minimum level of log records the client wants; `None` when it set none.
     pub log_level: Option<LoggingLevel>,
+    /// A 2026-07-28 `tools/call`, `prompts/get` or `resources/read`: where its handler's
+    /// asks of the client are answered or recorded (see [`Round`](super::Round)).
+    pub round: Option<Arc<super::Round>>,
 }
 
 /// A request the app's handler serves.

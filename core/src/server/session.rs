@@ -103,7 +103,7 @@ impl<H: Clone> Session<H> {
     /// result saying why. Answering a request the client cancelled sends nothing.
     pub fn respond(
         &mut self,
-        _now: Instant,
+        now: Instant,
         id: RequestId,
         result: Result<RawJson, ErrorObject>,
     ) -> Result<(), UsageError> {
@@ -112,7 +112,17 @@ impl<H: Clone> Session<H> {
         }
         let Some(entry) = self.endpoint.take_answerable(&id)? else { return Ok(()) };
         let stateless = entry.stateless;
-        let result = match (entry.tool, result) {
+        // A 2026-07-28 run that asked the client ends in what it asked, not what it returned.
+        let (tool, result) = match &entry.round {
+            Some(round) => {
+                let ended = self.end_round(now, round, result);
+                let asked =
+                    ended.as_ref().is_ok_and(|raw| !super::stateless::result_is_complete(raw));
+                (entry.tool.filter(|_| !asked), ended)
+            }
+            None => (entry.tool, result),
+        };
+        let result = match (tool, result) {
             (Some(tool), Ok(raw)) => {
                 Ok(self.check_structured_output(&tool, raw, stateless.is_some()))
             }
@@ -478,7 +488,7 @@ impl<H: Clone> Session<H> {
                 if in_batch && r.method == "initialize" {
                     return self.endpoint.reject(Some(r.id), &Rejection::InitializeInBatch);
                 }
-                self.handle_request(r)
+                self.handle_request(now, r)
             }
             Routed::Notification(n) => self.handle_notification(n),
             Routed::Response { id, outcome, .. } => {

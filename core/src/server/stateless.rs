@@ -7,20 +7,25 @@
 //! session-era one. A server that does not list it never answers with 2026-07-28's errors,
 //! which a client would read as "this server is modern".
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Session, SessionInfo};
+use super::ask::RoundEnd;
+use super::{Binding, Round, Session, SessionInfo};
 use crate::error::Rejection;
-use crate::jsonrpc::{RawJson, Request};
+use crate::jsonrpc::{ErrorObject, RawJson, Request};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
-use crate::rpc::StatelessEntry;
+use crate::rpc::{RoundEntry, StatelessEntry};
 use crate::schema::{
     ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, ProtocolVersion,
-    CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE, SERVER_INFO_KEY,
+    CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE, RESULT_INPUT_REQUIRED,
+    SERVER_INFO_KEY,
 };
+use crate::transport::TransportKind;
 
 /// The revision this module speaks.
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -49,6 +54,21 @@ struct StatelessMeta {
 pub(super) struct Stateless {
     pub(super) entry: StatelessEntry,
     pub(super) session: Arc<SessionInfo>,
+    /// For a call that may ask the client: its round, until the call is handed out.
+    pub(super) round: Option<RoundEntry>,
+}
+
+/// What a retry carries besides its request: the answers and the sealed earlier rounds.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Carried {
+    input_responses: Option<Value>,
+    request_state: Option<Value>,
+}
+
+/// The methods whose result may ask the client for input.
+fn may_ask(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
 /// Results a client may cache: they carry `ttlMs` and `cacheScope` when complete.
@@ -84,9 +104,9 @@ impl<H: Clone> Session<H> {
 
     /// Answers a 2026-07-28 request: checks its `_meta`, then serves it as the session era
     /// would, with the client it describes, and marks its result.
-    pub(super) fn handle_stateless(&mut self, r: Request, params: Option<RawJson>) {
+    pub(super) fn handle_stateless(&mut self, now: Instant, r: Request, params: Option<RawJson>) {
         let checked = self.check_meta(params.as_ref(), &r.method);
-        let stateless = match checked {
+        let mut stateless = match checked {
             Ok(stateless) => stateless,
             Err(rejection) => return self.endpoint.reject_in(r.id, &rejection, MODERN),
         };
@@ -97,6 +117,12 @@ impl<H: Clone> Session<H> {
         if !rules::exists(MODERN, &r.method, Sender::Client) || !offered {
             let rejection = Rejection::MethodNotFound(r.method);
             return self.endpoint.reject_in(r.id, &rejection, MODERN);
+        }
+        if may_ask(&r.method) {
+            match self.open_round(now, &r, &stateless.session.client_capabilities) {
+                Ok(round) => stateless.round = Some(round),
+                Err(rejection) => return self.endpoint.reject_in(r.id, &rejection, MODERN),
+            }
         }
         let outcome = if r.method == "server/discover" {
             Ok(Some(RawJson::from_serialize(&self.discover())))
@@ -154,6 +180,74 @@ impl<H: Clone> Session<H> {
         }
     }
 
+    /// The round of a call: the answers its `inputResponses` and its `requestState` carry,
+    /// the state checked (sealed by this key, for this request, in time).
+    fn open_round(
+        &self,
+        now: Instant,
+        r: &Request,
+        client: &ClientCapabilities,
+    ) -> Result<RoundEntry, Rejection> {
+        let carried = r.params.as_ref().map(|p| p.parse::<Carried>()).transpose();
+        let carried = carried.map_err(Rejection::InvalidParams)?.unwrap_or_default();
+        let binding = Binding::new(&r.method, r.params.as_ref());
+        let invalid = |why: &str| Rejection::InvalidParams(why.to_owned());
+        let (mut answers, resumed) = match carried.request_state {
+            None | Some(Value::Null) => (BTreeMap::new(), false),
+            Some(Value::String(state)) => {
+                let config = self.shared.config.request_state.as_ref();
+                let config = config.ok_or_else(|| invalid("requestState was not issued here"))?;
+                (config.open(now, &binding, &state)?, true)
+            }
+            Some(_) => return Err(invalid("requestState must be a string")),
+        };
+        match carried.input_responses {
+            None | Some(Value::Null) => {}
+            // This round's answers win over a state's (the client answered again).
+            Some(Value::Object(responses)) => answers.extend(responses),
+            Some(_) => return Err(invalid("inputResponses must be an object")),
+        }
+        let round = Arc::new(Round::new(answers, client.clone(), resumed));
+        Ok(RoundEntry { round, binding })
+    }
+
+    /// What ends a call whose run asked the client, in place of the handler's `answer`:
+    /// an input-required result with the asks and the sealed answers so far, or -32021 when
+    /// the run failed for want of a capability the client lacks.
+    pub(super) fn end_round(
+        &self,
+        now: Instant,
+        round: &RoundEntry,
+        answer: Result<RawJson, ErrorObject>,
+    ) -> Result<RawJson, ErrorObject> {
+        let wire = |rejection: Rejection| rejection.to_wire(MODERN, TransportKind::Stdio).error;
+        match round.round.end() {
+            RoundEnd::Complete => answer,
+            RoundEnd::InputRequired { requests, used } => {
+                let config = self.shared.config.request_state.as_ref().ok_or_else(|| {
+                    wire(Rejection::Internal("ServerConfig::request_state is not set".into()))
+                })?;
+                let state = config.seal(now, &round.binding, &used).map_err(wire)?;
+                Ok(RawJson::from(serde_json::json!({
+                    "resultType": RESULT_INPUT_REQUIRED,
+                    "inputRequests": requests,
+                    "requestState": state,
+                })))
+            }
+            RoundEnd::MissingCapabilities(missing) if answer_failed(&answer) => {
+                let required = missing
+                    .iter()
+                    .map(|name| (name.to_string(), Value::Object(Default::default())));
+                let required =
+                    serde_json::from_value(Value::Object(required.collect())).unwrap_or_default();
+                Err(wire(Rejection::MissingRequiredClientCapability {
+                    required: Box::new(required),
+                }))
+            }
+            RoundEnd::MissingCapabilities(_) => answer,
+        }
+    }
+
     /// The revision, capabilities, info and log level a request's `_meta` names, checked.
     fn check_meta(&self, params: Option<&RawJson>, method: &str) -> Result<Stateless, Rejection> {
         let meta = check_request_meta(&self.shared.config, params)?;
@@ -164,7 +258,20 @@ impl<H: Clone> Session<H> {
             server_capabilities: self.capabilities(),
         });
         let entry = StatelessEntry { cacheable: cacheable(method), log_level: meta.log_level };
-        Ok(Stateless { entry, session })
+        Ok(Stateless { entry, session, round: None })
+    }
+}
+
+/// True for an error, or a tool result marked `isError`.
+fn answer_failed(answer: &Result<RawJson, ErrorObject>) -> bool {
+    #[derive(Deserialize)]
+    struct IsError {
+        #[serde(rename = "isError", default)]
+        is_error: bool,
+    }
+    match answer {
+        Err(_) => true,
+        Ok(raw) => raw.parse::<IsError>().is_ok_and(|r| r.is_error),
     }
 }
 
@@ -234,7 +341,7 @@ struct ResultKind {
     result_type: Option<String>,
 }
 
-fn result_is_complete(raw: &RawJson) -> bool {
+pub(super) fn result_is_complete(raw: &RawJson) -> bool {
     raw.parse::<ResultKind>()
         .map(|k| k.result_type.is_none_or(|t| t == RESULT_COMPLETE))
         .unwrap_or(true)

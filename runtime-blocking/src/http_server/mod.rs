@@ -97,7 +97,10 @@ impl HttpServer {
     ) -> io::Result<Self> {
         let local_addr = listener.local_addr()?;
         let connection = http.connection();
-        let hub = Hub::new(Router::new(announcing(config), http.router, registry), Threads::new());
+        let hub = Hub::new(
+            Router::new(zest_net::with_request_state(announcing(config)), http.router, registry),
+            Threads::new(),
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let done = Arc::new(Done::default());
         let timer_hub = hub.clone();

@@ -59,6 +59,10 @@ impl Link for SessionLink {
         self.feed.peer_request(call)
     }
 
+    fn ready<'a, T: Send + 'a, U: 'a>(value: T, f: fn(T) -> U) -> U {
+        f(value)
+    }
+
     fn map<'a, T: 'a, U: 'a>(reply: T, f: fn(T) -> U) -> U {
         f(reply)
     }

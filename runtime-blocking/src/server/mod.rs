@@ -62,6 +62,7 @@ fn session<W: Write + Send + 'static>(
     writer: W,
 ) -> Arc<ServerSession<W>> {
     let backlog_limit = config.max_backlog_bytes;
+    let config = zest_net::with_request_state(config);
     ServerSession::new(Server::new(config, registry, Instant::now()), writer, backlog_limit)
 }
 

@@ -79,7 +79,10 @@ impl HttpServer {
     ) -> Self {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let connection = http.connection();
-        let hub = Hub::new(Router::new(announcing(config), http.router, registry), SmolHub::new());
+        let hub = Hub::new(
+            Router::new(zest_net::with_request_state(announcing(config)), http.router, registry),
+            SmolHub::new(),
+        );
         let (stop, stop_rx) = channel::bounded(1);
         let (done_tx, done) = channel::bounded(1);
         let grace = http.shutdown_grace;

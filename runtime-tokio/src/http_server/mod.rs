@@ -77,8 +77,10 @@ impl HttpServer {
     ) -> Self {
         let local_addr = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0; 4], 0)));
         let connection = http.connection();
-        let hub =
-            Hub::new(Router::new(announcing(config), http.router, registry), TokioHub::default());
+        let hub = Hub::new(
+            Router::new(zest_net::with_request_state(announcing(config)), http.router, registry),
+            TokioHub::default(),
+        );
         let (stop, stop_rx) = watch::channel(false);
         let (done_tx, done) = watch::channel(false);
         let grace = http.shutdown_grace;

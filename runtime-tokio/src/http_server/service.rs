@@ -101,8 +101,10 @@ impl McpService {
 
     /// [`new`](Self::new) with explicit HTTP settings.
     pub fn new_with(config: ServerConfig, http: HttpConfig, registry: Registry) -> Self {
-        let hub =
-            Hub::new(Router::new(announcing(config), http.router, registry), TokioHub::default());
+        let hub = Hub::new(
+            Router::new(zest_net::with_request_state(announcing(config)), http.router, registry),
+            TokioHub::default(),
+        );
         let timer = tokio::spawn(timer(hub.clone())).abort_handle();
         let inner = Inner {
             hub,

@@ -56,6 +56,7 @@ pub(super) fn driver(config: ServerConfig, registry: Registry, link: StdioLink<H
     let polls_first =
         Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::CurrentThread);
     let host = Host { timer: Timer::default(), polls_first };
+    let config = zest_net::with_request_state(config);
     ServerLoop::new(config, registry, link.clone(), AsyncLink::stdio(link), host)
 }
 

@@ -35,6 +35,10 @@ impl Link for Recording {
         self.peer_outcome.clone()
     }
 
+    fn ready<'a, T: Send + 'a, U: 'a>(value: T, f: fn(T) -> U) -> U {
+        f(value)
+    }
+
     fn map<'a, T: 'a, U: 'a>(reply: T, f: fn(T) -> U) -> U {
         f(reply)
     }
@@ -117,7 +121,7 @@ fn the_session_is_what_the_runtime_gave() {
         client_capabilities: serde_json::from_value(serde_json::json!({"sampling": {}})).unwrap(),
         server_capabilities: Default::default(),
     };
-    let call = CallContext { session: Some(Arc::new(info)), log_level: None };
+    let call = CallContext { session: Some(Arc::new(info)), log_level: None, round: None };
     let ctx = ctx.with_session(call).clone();
     assert_eq!(ctx.client_info().map(|i| i.name.as_str()), Some("inspector"));
     assert!(ctx.client_capabilities().is_some_and(|c| c.sampling.is_some()));

@@ -33,6 +33,10 @@ impl Link for Canned {
         Ok(RawJson::from_serialize(&self.answer))
     }
 
+    fn ready<'a, T: Send + 'a, U: 'a>(value: T, f: fn(T) -> U) -> U {
+        f(value)
+    }
+
     fn map<'a, T: 'a, U: 'a>(reply: T, f: fn(T) -> U) -> U {
         f(reply)
     }
