@@ -59,7 +59,7 @@ async fn exercise(runtime: Runtime) {
     let client = spawn(runtime, elicited.clone()).await;
     let names: Vec<String> =
         client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(names.len(), 15, "{names:?}");
+    assert_eq!(names.len(), 23, "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("test_") || n == "json_schema_2020_12_tool"));
     let tools = client.list_all_tools().await.unwrap();
     let schema_tool = tools.iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap();
@@ -71,6 +71,11 @@ async fn exercise(runtime: Runtime) {
     assert_eq!(
         only_text(&call(&client, "test_simple_text", json!({})).await),
         "This is a simple text response for testing."
+    );
+    // The 2026-07-28 input-required tool, in the session era: its ask is a request.
+    assert_eq!(
+        only_text(&call(&client, "test_input_required_result_sampling", json!({})).await),
+        "echo of What is the capital of France? (100 tokens)"
     );
     let error = call(&client, "test_error_handling", json!({})).await;
     assert!(error.is_error());
