@@ -11,6 +11,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use super::streams::Mode;
 use super::{Router, SessionId};
 use crate::io::StreamId;
+use crate::jsonrpc::codes;
 
 /// A POST whose handlers run, not yet answered.
 #[derive(Debug)]
@@ -115,7 +116,8 @@ impl<H: Clone> Router<H> {
         } else if answer.waiting.is_empty() && !related && !held.is_empty() {
             slot.answers.remove(&origin);
             self.exchanges.remove(&origin);
-            self.wire.json(origin, StatusCode::OK, headers, join(replies(held)));
+            let body = join(replies(held));
+            self.wire.json(origin, reply_status(&body), headers, body);
         } else if self.config.json_response {
             let (replies, related): (Vec<_>, Vec<_>) = held.into_iter().partition(|(_, r)| *r);
             answer.mode = Mode::Json { held: replies.into_iter().map(|(j, _)| j).collect() };
@@ -153,6 +155,29 @@ fn replies(held: Vec<(Vec<u8>, bool)>) -> Vec<Vec<u8>> {
     held.into_iter().filter(|(_, reply)| *reply).map(|(json, _)| json).collect()
 }
 
+/// The status of a JSON answer: 200, but 400 for a lone 2026-07-28
+/// MissingRequiredClientCapabilityError (-32021), as that revision's HTTP transport requires.
+pub(super) fn reply_status(body: &[u8]) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Lone {
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    let code = codes::MISSING_REQUIRED_CLIENT_CAPABILITY;
+    // Most answers are results: look for the code's digits before parsing anything.
+    let maybe = memchr::memmem::find(body, code.to_string().as_bytes()).is_some();
+    match maybe
+        && serde_json::from_slice::<Lone>(body)
+            .is_ok_and(|l| l.error.is_some_and(|e| e.code == code))
+    {
+        true => StatusCode::BAD_REQUEST,
+        false => StatusCode::OK,
+    }
+}
+
 /// One JSON body from what a POST's answer held: one message as is, several as an array.
 pub(super) fn join(mut held: Vec<Vec<u8>>) -> Vec<u8> {
     if held.len() <= 1 {
@@ -167,4 +192,19 @@ pub(super) fn join(mut held: Vec<Vec<u8>>) -> Vec<u8> {
     }
     body.push(b']');
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_missing_capability_error_is_400_and_anything_else_200() {
+        let missing = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m","data":{}}}"#;
+        assert_eq!(reply_status(missing), StatusCode::BAD_REQUEST);
+        let other = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"-32021"}}"#;
+        assert_eq!(reply_status(other), StatusCode::OK);
+        let result = br#"{"jsonrpc":"2.0","id":1,"result":{"text":"-32021"}}"#;
+        assert_eq!(reply_status(result), StatusCode::OK);
+    }
 }

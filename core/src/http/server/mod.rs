@@ -650,7 +650,7 @@ impl<H: Clone> Router<H> {
                         self.wire.open_sse(origin, headers);
                         self.wire.close(origin);
                     } else {
-                        self.wire.json(origin, StatusCode::OK, headers, body);
+                        self.wire.json(origin, decide::reply_status(&body), headers, body);
                     }
                 }
                 Mode::Sse => match answer.logical.carried_by {
