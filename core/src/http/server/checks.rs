@@ -144,8 +144,8 @@ fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
 
 /// The names a 2026-07-28 request's headers must repeat from its body.
 #[derive(serde::Deserialize)]
-struct Named {
-    name: Option<String>,
+pub(super) struct Named {
+    pub(super) name: Option<String>,
     uri: Option<String>,
 }
 
@@ -181,7 +181,7 @@ pub(super) fn stateless_headers(
 
 /// A header value as text: plain visible ASCII as it is, `=?base64?…?=` decoded from
 /// base64 UTF-8; `None` for anything else.
-fn decode_header_value(value: &[u8]) -> Option<String> {
+pub(super) fn decode_header_value(value: &[u8]) -> Option<String> {
     use base64::Engine as _;
     let text = std::str::from_utf8(value).ok()?;
     if let Some(encoded) = text.strip_prefix("=?base64?").and_then(|t| t.strip_suffix("?=")) {

@@ -200,7 +200,8 @@ mod tests {
 
     #[test]
     fn a_lone_missing_capability_error_is_400_and_anything_else_200() {
-        let missing = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m","data":{}}}"#;
+        let missing =
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m","data":{}}}"#;
         assert_eq!(reply_status(missing), StatusCode::BAD_REQUEST);
         let other = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"-32021"}}"#;
         assert_eq!(reply_status(other), StatusCode::OK);

@@ -34,6 +34,7 @@ mod checks;
 mod decide;
 mod get;
 mod legacy;
+mod param_headers;
 mod store;
 mod streams;
 #[cfg(test)]
@@ -531,6 +532,9 @@ impl<H: Clone> Router<H> {
             }
         };
         checks::stateless_headers(&head.headers, method, params)?;
+        if method == "tools/call" {
+            self.check_param_headers(&head.headers, params)?;
+        }
         let header = head.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
         if matches!(message, Message::Request(_))
             && meta_version(params).is_some_and(|v| Some(v.as_str()) != header.map(str::trim))
@@ -545,6 +549,21 @@ impl<H: Clone> Router<H> {
             check_request_meta(&self.shared.config, params)?;
         }
         Ok(())
+    }
+
+    /// The `Mcp-Param-*` headers of a `tools/call` agree with the arguments its tool marks
+    /// with `x-mcp-header` (an unknown tool is the session's to refuse).
+    fn check_param_headers(
+        &self,
+        headers: &HeaderMap,
+        params: Option<&crate::jsonrpc::RawJson>,
+    ) -> Result<(), Rejection> {
+        let name = params.and_then(|p| p.parse::<checks::Named>().ok()).and_then(|n| n.name);
+        let tool = name.and_then(|name| self.shared.registry.find_tool(&name));
+        let Some(properties) = tool.and_then(|t| t.tool.input_schema.properties.as_ref()) else {
+            return Ok(());
+        };
+        param_headers::check(headers, &param_headers::marked(properties), params)
     }
 
     /// The session a POST goes to: the one its header names, a new one for `initialize`, or
