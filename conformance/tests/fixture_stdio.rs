@@ -59,7 +59,7 @@ async fn exercise(runtime: Runtime) {
     let client = spawn(runtime, elicited.clone()).await;
     let names: Vec<String> =
         client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(names.len(), 26, "{names:?}");
+    assert_eq!(names.len(), 28, "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("test_") || n == "json_schema_2020_12_tool"));
     let tools = client.list_all_tools().await.unwrap();
     let schema_tool = tools.iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap();

@@ -470,3 +470,73 @@ mod rounds {
         assert_eq!(h.answer("1")["error"]["code"], codes::INTERNAL_ERROR);
     }
 }
+
+mod listen {
+    use super::*;
+    use zest_core::server::ListKind;
+
+    fn listen(h: &mut Harness, id: &str, filter: &str) {
+        h.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"subscriptions/listen","params":{{"notifications":{filter},{META}}}}}"#
+        ));
+    }
+
+    fn tagged(h: &Harness, method: &str) -> Vec<Value> {
+        let notes = h.written.iter().filter(|m| m["method"] == method);
+        notes
+            .map(|m| m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_listen_is_acknowledged_first_and_gets_only_what_it_asked_for_tagged() {
+        let mut config = modern_config();
+        config.announce_changes = true;
+        let mut h = Harness::new(config);
+        let now = h.now;
+        listen(
+            &mut h,
+            "L",
+            r#"{"toolsListChanged":true,"resourceSubscriptions":["test://static"],"bogus":1}"#,
+        );
+        let ack = &h.written[0];
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+        assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
+        assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
+        assert!(ack["params"]["notifications"].get("promptsListChanged").is_none(), "{ack}");
+        assert!(h.written.iter().all(|m| m.get("id").is_none()), "no answer while it is open");
+        h.server.notify_list_changed(now, ListKind::Tools);
+        h.server.notify_list_changed(now, ListKind::Prompts);
+        h.server.resource_updated(now, "test://static-text");
+        h.server.resource_updated(now, "other://x");
+        h.drain();
+        assert_eq!(tagged(&h, "notifications/tools/list_changed"), [json!("L")]);
+        assert!(tagged(&h, "notifications/prompts/list_changed").is_empty(), "not asked for");
+        assert_eq!(tagged(&h, "notifications/resources/updated"), [json!("L")]);
+        // The client ends it (over stdio, by cancelling): nothing more comes.
+        h.send(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}"#,
+        );
+        h.server.notify_list_changed(now, ListKind::Tools);
+        h.drain();
+        assert_eq!(tagged(&h, "notifications/tools/list_changed").len(), 1);
+    }
+
+    #[test]
+    fn a_server_that_announces_no_changes_acknowledges_nothing() {
+        let mut config = modern_config();
+        config.announce_changes = false;
+        let mut h = Harness::new(config);
+        listen(&mut h, "L", r#"{"toolsListChanged":true,"promptsListChanged":true}"#);
+        assert_eq!(h.written[0]["params"]["notifications"], json!({}), "{:?}", h.written);
+    }
+
+    #[test]
+    fn a_listen_without_a_filter_is_invalid_params() {
+        let mut h = Harness::new(modern_config());
+        h.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{{{META}}}}}"#
+        ));
+        assert_eq!(h.answer("L")["error"]["code"], codes::INVALID_PARAMS);
+    }
+}

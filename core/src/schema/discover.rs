@@ -22,6 +22,10 @@ pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// `resultType` of a result that answers its request (absent means the same).
 pub const RESULT_COMPLETE: &str = "complete";
 
+/// `_meta` key of a notification on a `subscriptions/listen` stream: the listen request's
+/// JSON-RPC id.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
 /// The `resultType` of a result that asks the client for input first.
 pub const RESULT_INPUT_REQUIRED: &str = "input_required";
 

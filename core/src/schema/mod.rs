@@ -50,6 +50,7 @@ pub use content::{
 pub use discover::{
     CacheScope, DiscoverResult, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY,
     PROTOCOL_VERSION_KEY, RESULT_COMPLETE, RESULT_INPUT_REQUIRED, SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
 };
 pub use elicitation::{
     ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitSchema, ElicitUrlParams,

@@ -19,6 +19,7 @@ mod config;
 mod dispatch;
 mod events;
 mod handle;
+mod listen;
 mod registry;
 mod request_state;
 mod session;

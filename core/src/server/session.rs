@@ -41,6 +41,8 @@ pub struct Session<H> {
     pub(crate) session: Option<Arc<SessionInfo>>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) subscriptions: BTreeSet<String>,
+    /// 2026-07-28 `subscriptions/listen` requests open on this stream, with what each gets.
+    pub(super) listens: Vec<(RequestId, super::listen::Filter)>,
     pub(crate) events: VecDeque<Event<H>>,
     /// The 2026-07-28 request being served, while it is (see `stateless.rs`).
     pub(super) stateless: Option<super::stateless::Stateless>,
@@ -68,6 +70,7 @@ impl<H: Clone> Session<H> {
             session: None,
             log_level: None,
             subscriptions: BTreeSet::new(),
+            listens: Vec::new(),
             events: VecDeque::new(),
             stateless: None,
         }
@@ -294,6 +297,9 @@ impl<H: Clone> Session<H> {
     /// Tells the client a list changed, if the session is open and we declared `listChanged`
     /// for it (otherwise nothing is sent).
     pub fn notify_list_changed(&mut self, _now: Instant, kind: ListKind) {
+        if !self.listens.is_empty() {
+            self.notify_listens(kind);
+        }
         let Some(session) = &self.session else { return };
         let caps = &session.server_capabilities;
         let (declared, method) = match kind {
@@ -320,6 +326,9 @@ impl<H: Clone> Session<H> {
     pub fn resource_updated(&mut self, _now: Instant, uri: &str) {
         if self.phase == ServerPhase::Closed {
             return;
+        }
+        if !self.listens.is_empty() {
+            self.listens_updated(uri);
         }
         let subscribed = self.subscriptions.iter().any(|s| uri == s || uri.starts_with(s.as_str()));
         if subscribed {

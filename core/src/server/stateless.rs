@@ -118,6 +118,12 @@ impl<H: Clone> Session<H> {
             let rejection = Rejection::MethodNotFound(r.method);
             return self.endpoint.reject_in(r.id, &rejection, MODERN);
         }
+        if r.method == "subscriptions/listen" {
+            if let Err(rejection) = self.listen(&r, &stateless) {
+                self.endpoint.reject_in(r.id, &rejection, MODERN);
+            }
+            return;
+        }
         if may_ask(&r.method) {
             match self.open_round(now, &r, &stateless.session.client_capabilities) {
                 Ok(round) => stateless.round = Some(round),
