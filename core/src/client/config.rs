@@ -14,7 +14,11 @@ pub struct ClientConfig {
     /// What we offer: declare `sampling`, `elicitation` or `roots` only if the app answers
     /// those requests.
     pub capabilities: ClientCapabilities,
-    /// The revision offered in `initialize`.
+    /// The revision offered first. A session-era revision is offered in `initialize`;
+    /// 2026-07-28 starts the era ladder over stdio: `server/discover` first, and on any
+    /// answer that does not list it, `initialize` with the newest session-era revision in
+    /// `supported_versions` (over HTTP, that `initialize` at once). See
+    /// [`prefer_modern`](Self::prefer_modern).
     pub protocol_version: ProtocolVersion,
     /// Revisions accepted in the server's answer.
     pub supported_versions: Vec<ProtocolVersion>,
@@ -56,6 +60,18 @@ impl ClientConfig {
             max_in_flight: 1024,
             strict_capabilities: false,
         }
+    }
+}
+
+impl ClientConfig {
+    /// Offers 2026-07-28 first and keeps every revision supported: the era ladder.
+    #[must_use]
+    pub fn prefer_modern(mut self) -> Self {
+        self.protocol_version = ProtocolVersion::V2026_07_28;
+        if !self.supported_versions.contains(&ProtocolVersion::V2026_07_28) {
+            self.supported_versions.push(ProtocolVersion::V2026_07_28);
+        }
+        self
     }
 }
 

@@ -5,6 +5,8 @@
 //!                         ▲    │  error, timeout, bad version       │                  ▲
 //!                         │    └────────────────────────────────────┼──────────────────┘
 //!                         └──── HTTP 404 for the session: initialize again (SessionExpired)
+//!  new ──server/discover (2026-07-28 preferred, stdio)──▶ lists it: Ready (no handshake)
+//!                                                     └─▶ otherwise: initialize, as above
 //! ```
 //!
 //! The transport is stdio ([`Client::new`]) or HTTP ([`Client::new_http`]: Streamable HTTP,
@@ -12,14 +14,19 @@
 //! for the session sends the machine back to `AwaitingInitResult` with a fresh `initialize`
 //! (see [`Event::SessionExpired`]).
 //!
-//! Future shapes, so they slot in without reshaping this type: the 2026-07-28 era adds a
-//! stateless phase where every request carries `_meta` protocol data and input-required
-//! results are retried by the machine; OAuth is a separate machine whose HTTP requests are
-//! transmits and whose outcome feeds a bearer token into this one.
+//! In 2026-07-28 (see `modern.rs`) every request carries the protocol data in its `_meta`,
+//! and an input-required result becomes the same [`Event::Request`]s the session era has;
+//! their answers go back on a retry with a new id, which the app never sees (`rounds.rs`).
+//! The HTTP transport does not speak 2026-07-28 yet: over HTTP the client starts with
+//! `initialize` at the newest session-era revision it supports. OAuth is to be a separate
+//! machine whose HTTP requests are transmits and whose outcome feeds a bearer token into
+//! this one.
 
 mod config;
 mod events;
+mod modern;
 mod over_http;
+mod rounds;
 mod tool_outputs;
 
 use std::collections::VecDeque;
@@ -76,6 +83,8 @@ pub struct Client {
     events: VecDeque<Event>,
     /// Tool output schemas from `tools/list`, checked on `tools/call` results.
     tool_outputs: ToolOutputs,
+    /// 2026-07-28 calls that came back asking for input (see `rounds.rs`).
+    rounds: rounds::Rounds,
 }
 
 /// How many URL-mode elicitations the client awaits a completion for at once; past it the
@@ -95,6 +104,8 @@ enum Phase {
     AwaitingInitResult {
         init: RequestId,
         again: bool,
+        /// `init` is `server/discover`, the first step of the era ladder.
+        discover: bool,
     },
     Ready(Box<Negotiated>),
     Closed,
@@ -124,9 +135,19 @@ impl Client {
             url_elicitations: VecDeque::new(),
             events: VecDeque::new(),
             tool_outputs: ToolOutputs::default(),
+            rounds: rounds::Rounds::default(),
         };
-        let init = client.send_initialize(now);
-        client.phase = Phase::AwaitingInitResult { init, again: false };
+        let discover = client.config.protocol_version.is_stateless()
+            && matches!(client.transport, Transport::Stdio(_));
+        if !discover && client.config.protocol_version.is_stateless() {
+            // Over HTTP: the newest session-era revision this client supports, if any.
+            let session_era = client.config.supported_versions.iter().copied();
+            if let Some(v) = session_era.filter(|v| v.is_session_era()).max() {
+                client.config.protocol_version = v;
+            }
+        }
+        let init = if discover { client.send_discover(now) } else { client.send_initialize(now) };
+        client.phase = Phase::AwaitingInitResult { init, again: false, discover };
         client
     }
 
@@ -201,8 +222,19 @@ impl Client {
             return Ok(self.refuse_during_reinit());
         }
         self.check_may_send(method)?;
+        let params = match self.is_modern() {
+            true => {
+                self.check_modern_method(method)?;
+                Some(self.with_protocol_meta(params))
+            }
+            false => params,
+        };
         let watch = self.tool_outputs.watch(method, params.as_ref());
+        let retried = (self.is_modern() && rounds::may_ask(method)).then(|| params.clone());
         let id = self.endpoint.request(now, method, params, &opts, true, None)?;
+        if let Some(params) = retried {
+            self.rounds.sent(&id, method, &params, &opts);
+        }
         if let Some(watch) = watch {
             self.tool_outputs.sent(&id, watch);
         }
@@ -269,12 +301,16 @@ impl Client {
     /// cancelled is allowed and sends nothing.
     pub fn respond(
         &mut self,
-        _now: Instant,
+        now: Instant,
         id: RequestId,
         result: Result<RawJson, ErrorObject>,
     ) -> Result<(), UsageError> {
         if matches!(self.phase, Phase::Closed) {
             return Err(UsageError::Closed);
+        }
+        if self.rounds.is_ask(&id) {
+            self.answer_ask(now, &id, result);
+            return Ok(());
         }
         if let Some(entry) = self.endpoint.take_answerable(&id)? {
             self.endpoint.reply(entry.stream, id, result);
@@ -296,12 +332,22 @@ impl Client {
                 return Err(UsageError::UnknownRequest(id.clone()));
             }
         }
-        if self.endpoint.abandon(id, reason.unwrap_or("cancelled by the client")).is_none() {
+        if let Some(asks) = self.rounds.drop_waiting(id) {
+            // Waiting for the app's answers: nothing is in flight to cancel.
+            for ask in asks {
+                self.events.push_back(Event::Cancelled { id: ask });
+            }
+            let result = Err(RequestError::Cancelled);
+            self.events.push_back(Event::Response { id: id.clone(), result });
+            return Ok(());
+        }
+        // A call in its retry is in flight under another id; its events are renamed back.
+        let wire = self.rounds.wire_of(id).unwrap_or_else(|| id.clone());
+        if self.endpoint.abandon(&wire, reason.unwrap_or("cancelled by the client")).is_none() {
             return Err(UsageError::UnknownRequest(id.clone()));
         }
-        self.forget_stream_of(id);
-        self.events
-            .push_back(Event::Response { id: id.clone(), result: Err(RequestError::Cancelled) });
+        self.forget_stream_of(&wire);
+        self.events.push_back(Event::Response { id: wire, result: Err(RequestError::Cancelled) });
         Ok(())
     }
 
@@ -346,7 +392,7 @@ impl Client {
                 }
             }
         }
-        let event = self.events.pop_front()?;
+        let event = self.rounds.rename(self.events.pop_front()?);
         Some(Output::Event(self.tool_outputs.check(event)))
     }
 
@@ -425,6 +471,7 @@ impl Client {
 
     fn handle_timeout(&mut self, now: Instant) {
         let mut init_expired = false;
+        let discovering = matches!(self.phase, Phase::AwaitingInitResult { discover: true, .. });
         for (id, _) in self.endpoint.expire(now) {
             if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
                 // Close only after the loop: the other requests due now are already out of the
@@ -434,6 +481,10 @@ impl Client {
             }
             self.forget_stream_of(&id);
             self.events.push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
+        }
+        if init_expired && discovering {
+            // A server that says nothing to `server/discover` is not modern: step down.
+            return self.on_discover(now, None);
         }
         if init_expired {
             return self.close_with(CloseReason::InitializeTimedOut);
@@ -482,7 +533,7 @@ impl Client {
         match self.endpoint.classify(now, message) {
             Routed::Request(r) => self.handle_request(r),
             Routed::Notification(n) => self.handle_notification(n),
-            Routed::Response { id, outcome, .. } => self.handle_response(id, outcome),
+            Routed::Response { id, outcome, .. } => self.handle_response(now, id, outcome),
             Routed::Progress { id, params } => {
                 self.events.push_back(Event::Progress { id, progress: params })
             }
@@ -504,13 +555,26 @@ impl Client {
             .push_back(Event::Response { id, result: Err(RequestError::TooLarge { limit }) });
     }
 
-    fn handle_response(&mut self, id: RequestId, outcome: Result<RawJson, ErrorObject>) {
-        let init_id = match &self.phase {
-            Phase::AwaitingInitResult { init, .. } => Some(init.clone()),
-            _ => None,
+    fn handle_response(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        outcome: Result<RawJson, ErrorObject>,
+    ) {
+        let (init_id, discover) = match &self.phase {
+            Phase::AwaitingInitResult { init, discover, .. } => (Some(init.clone()), *discover),
+            _ => (None, false),
         };
+        if discover && init_id.as_ref() == Some(&id) {
+            return self.on_discover(now, Some(outcome));
+        }
         if init_id.as_ref() != Some(&id) {
             self.expiries = 0;
+            if let Ok(raw) = &outcome {
+                if self.input_required(&id, raw) {
+                    return;
+                }
+            }
             let result = outcome.map_err(RequestError::Remote);
             if let Some(required) = result.as_ref().err().and_then(RequestError::url_elicitations) {
                 for elicitation in required {
@@ -690,6 +754,7 @@ impl Client {
             }
         }
         self.endpoint.inbound.drain();
+        self.close_rounds(&reason);
         self.events.push_back(Event::Closed(reason));
     }
 }

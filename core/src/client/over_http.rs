@@ -126,7 +126,7 @@ impl Client {
             return self.close_with(CloseReason::SessionExpired);
         }
         let init = self.send_initialize(now);
-        self.phase = Phase::AwaitingInitResult { init, again: true };
+        self.phase = Phase::AwaitingInitResult { init, again: true, discover: false };
         self.events.push_back(Event::SessionExpired);
     }
 

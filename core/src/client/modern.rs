@@ -1,0 +1,128 @@
+//! The client in revision 2026-07-28: no handshake. A client whose
+//! [`ClientConfig::protocol_version`](super::ClientConfig::protocol_version) is 2026-07-28
+//! asks `server/discover` first; a server that lists the revision is spoken to in it (every
+//! request then carries the revision, the client's capabilities and info in its `_meta`),
+//! and any other answer (an error, a list without it, a timeout) falls back to `initialize`
+//! with the newest session-era revision in `supported_versions`: the era ladder. A client
+//! that supports 2026-07-28 alone is pinned to it and closes instead of falling back.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::{Client, Event, Negotiated, Phase};
+use crate::error::{CloseReason, ProtocolViolation, UsageError};
+use crate::jsonrpc::{ErrorObject, RawJson, RequestId};
+use crate::lifecycle::rules::{self, Sender};
+use crate::rpc::RequestOptions;
+use crate::schema::{
+    DiscoverResult, Implementation, ProtocolVersion, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY,
+    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
+};
+
+/// The revision this module speaks.
+pub(super) const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+impl Client {
+    /// True while the client speaks 2026-07-28 (after a discovery that chose it).
+    pub(super) fn is_modern(&self) -> bool {
+        self.version() == Some(MODERN)
+    }
+
+    /// Queues `server/discover`, the first step of the era ladder.
+    pub(super) fn send_discover(&mut self, now: Instant) -> RequestId {
+        let timeout = self.config.init_timeout;
+        let opts = RequestOptions::default().timeout(timeout).max_total(timeout);
+        let params = self.with_protocol_meta(None);
+        self.endpoint
+            .request(now, "server/discover", Some(params), &opts, false, None)
+            // Invariant: nothing is in flight yet and the params are an object.
+            .expect("server/discover always fits")
+    }
+
+    /// The answer to `server/discover` (`None`: it timed out): speak 2026-07-28, or step down
+    /// the ladder to `initialize`.
+    pub(super) fn on_discover(
+        &mut self,
+        now: Instant,
+        outcome: Option<Result<RawJson, ErrorObject>>,
+    ) {
+        let discovered = match outcome {
+            Some(Ok(raw)) => match raw.parse::<DiscoverResult>() {
+                Ok(result) => Some(result),
+                Err(detail) => {
+                    self.violation(ProtocolViolation::InvalidInitializeResult(detail));
+                    None
+                }
+            },
+            // A session-era server refuses a request before `initialize`, or knows no such
+            // method: either way it is not modern.
+            Some(Err(_)) | None => None,
+        };
+        let modern = discovered
+            .filter(|d| d.supported_versions.iter().any(|v| v == MODERN.as_str()))
+            .filter(|_| self.config.supported_versions.contains(&MODERN));
+        if let Some(result) = modern {
+            let server_info = result
+                .meta
+                .as_ref()
+                .and_then(|m| m.get(SERVER_INFO_KEY))
+                .and_then(|info| serde_json::from_value(info.clone()).ok())
+                .unwrap_or_else(|| Implementation::new("unnamed-server", "0"));
+            let negotiated = Box::new(Negotiated {
+                protocol_version: MODERN,
+                server_info,
+                capabilities: result.capabilities,
+                instructions: result.instructions,
+            });
+            self.phase = Phase::Ready(negotiated.clone());
+            self.events.push_back(Event::Ready(negotiated));
+            return;
+        }
+        let fallback =
+            self.config.supported_versions.iter().copied().filter(|v| v.is_session_era()).max();
+        let Some(version) = fallback else {
+            let why = "the server does not speak 2026-07-28, the only revision configured".into();
+            return self.close_with(CloseReason::InitializeInvalid(why));
+        };
+        self.config.protocol_version = version;
+        let init = self.send_initialize(now);
+        self.phase = Phase::AwaitingInitResult { init, again: false, discover: false };
+    }
+
+    /// Refuses a method 2026-07-28 does not have (`ping`, `logging/setLevel`,
+    /// `resources/subscribe`, …): the caller learns it before anything is sent.
+    pub(super) fn check_modern_method(&self, method: &str) -> Result<(), UsageError> {
+        if rules::exists(MODERN, method, Sender::Client) {
+            return Ok(());
+        }
+        Err(UsageError::MethodNotInVersion { method: method.to_owned(), version: MODERN.as_str() })
+    }
+
+    /// `params` with the protocol members of a 2026-07-28 request in their `_meta` (kept
+    /// where the caller set them already).
+    pub(super) fn with_protocol_meta(&self, params: Option<RawJson>) -> RawJson {
+        let mut object = match params.as_ref().map(RawJson::to_value) {
+            Some(Ok(Value::Object(map))) => map,
+            Some(_) => return params.unwrap_or_else(RawJson::empty_object),
+            None => Map::new(),
+        };
+        let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            let config = &self.config;
+            let members = [
+                (PROTOCOL_VERSION_KEY, Value::from(MODERN.as_str())),
+                (CLIENT_CAPABILITIES_KEY, json_of(&config.capabilities)),
+                (CLIENT_INFO_KEY, json_of(&config.client_info)),
+            ];
+            for (key, value) in members {
+                meta.entry(key).or_insert(value);
+            }
+        }
+        RawJson::from(Value::Object(object))
+    }
+}
+
+fn json_of<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or_default()
+}

@@ -1,0 +1,267 @@
+//! 2026-07-28 input-required rounds, client side. A `tools/call`, `prompts/get` or
+//! `resources/read` may be answered with `resultType: "input_required"`: the server asks
+//! for sampling, elicitation or roots first. The client turns each input request into the
+//! [`Event::Request`] the session era has (under a local id the app answers with
+//! [`Client::respond`](super::Client::respond), as always), and once every one is answered
+//! retries the call with a new JSON-RPC id, carrying the answers in `inputResponses` and the
+//! server's `requestState` byte for byte. The app's call keeps the id it was given: events
+//! of a retry are renamed back to it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{Client, Event, ServerRequest};
+use crate::error::{CloseReason, RequestError};
+use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
+use crate::rpc::RequestOptions;
+use crate::schema::RESULT_INPUT_REQUIRED;
+
+/// The calls that may come back asking for input, and those that did.
+#[derive(Debug, Default)]
+pub(super) struct Rounds {
+    /// Calls in flight that may be answered with input required, by wire id.
+    sent: HashMap<RequestId, Sent>,
+    /// Wire ids of retries, to the app's id.
+    renamed: HashMap<RequestId, RequestId>,
+    /// Calls whose asks the app is answering, by the app's id.
+    waiting: HashMap<RequestId, Waiting>,
+    /// Local ids of asks, to their call (the app's id) and key.
+    asks: HashMap<RequestId, (RequestId, String)>,
+    next_ask: u64,
+}
+
+/// What a retry repeats.
+#[derive(Debug)]
+struct Sent {
+    method: String,
+    params: Option<RawJson>,
+    opts: RequestOptions,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    sent: Sent,
+    state: Option<String>,
+    answers: Map<String, Value>,
+    left: usize,
+}
+
+/// The members of an input-required result.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InputRequired {
+    result_type: Option<String>,
+    #[serde(default)]
+    input_requests: BTreeMap<String, AskedFor>,
+    request_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AskedFor {
+    method: String,
+    params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The methods whose results may ask for input.
+pub(super) fn may_ask(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+impl Rounds {
+    /// Remembers a call sent as `id`, to retry it if it comes back asking for input.
+    pub(super) fn sent(
+        &mut self,
+        id: &RequestId,
+        method: &str,
+        params: &Option<RawJson>,
+        opts: &RequestOptions,
+    ) {
+        if may_ask(method) {
+            let sent =
+                Sent { method: method.to_owned(), params: params.clone(), opts: opts.clone() };
+            self.sent.insert(id.clone(), sent);
+        }
+    }
+
+    /// The app's id of the call now in flight as `wire`.
+    fn app_id(&self, wire: &RequestId) -> RequestId {
+        self.renamed.get(wire).cloned().unwrap_or_else(|| wire.clone())
+    }
+
+    /// The id an event of a retry carries for the app (its call's first id).
+    pub(super) fn rename(&mut self, event: Event) -> Event {
+        match event {
+            Event::Response { id, result } => {
+                self.sent.remove(&id);
+                let id = self.renamed.remove(&id).unwrap_or(id);
+                Event::Response { id, result }
+            }
+            Event::Progress { id, progress } => Event::Progress { id: self.app_id(&id), progress },
+            other => other,
+        }
+    }
+
+    /// The wire id the app's call `app` is in flight as, if it is (it may be waiting for the
+    /// app's answers instead).
+    pub(super) fn wire_of(&self, app: &RequestId) -> Option<RequestId> {
+        self.renamed.iter().find(|(_, a)| *a == app).map(|(wire, _)| wire.clone())
+    }
+
+    /// Ends a call that was waiting for the app's answers (cancelled, or the session
+    /// closed); the local ids of its unanswered asks, which the app should stop answering.
+    pub(super) fn drop_waiting(&mut self, app: &RequestId) -> Option<Vec<RequestId>> {
+        self.waiting.remove(app)?;
+        let asks: Vec<RequestId> =
+            self.asks.iter().filter(|(_, (a, _))| a == app).map(|(id, _)| id.clone()).collect();
+        for id in &asks {
+            self.asks.remove(id);
+        }
+        Some(asks)
+    }
+
+    /// Every call waiting for the app's answers.
+    pub(super) fn waiting_calls(&self) -> Vec<RequestId> {
+        self.waiting.keys().cloned().collect()
+    }
+
+    /// True for a local id of an ask.
+    pub(super) fn is_ask(&self, id: &RequestId) -> bool {
+        self.asks.contains_key(id)
+    }
+}
+
+impl Client {
+    /// A response to `wire` that asks for input: becomes the app's asks (true), or is none
+    /// of this module's business (false: deliver it as it is).
+    pub(super) fn input_required(&mut self, wire: &RequestId, result: &RawJson) -> bool {
+        if !self.rounds.sent.contains_key(wire) {
+            return false;
+        }
+        let Ok(asked) = result.parse::<InputRequired>() else { return false };
+        if asked.result_type.as_deref() != Some(RESULT_INPUT_REQUIRED) {
+            return false;
+        }
+        let sent = self.rounds.sent.remove(wire).expect("checked above");
+        let app = self.rounds.renamed.remove(wire).unwrap_or_else(|| wire.clone());
+        if asked.input_requests.is_empty() && asked.request_state.is_none() {
+            let why = "an input-required result with neither inputRequests nor requestState";
+            let result = Err(RequestError::InvalidResult(why.into()));
+            self.events.push_back(Event::Response { id: app, result });
+            return true;
+        }
+        let mut requests = Vec::new();
+        for (key, AskedFor { method, params }) in asked.input_requests {
+            let params = params.map(RawJson::from_raw);
+            let parsed = ServerRequest::parse(&method, params.as_ref());
+            let refused = match &parsed {
+                Some(Ok(request)) if self.declares(request) => self.not_offered(request),
+                Some(Ok(_)) => Some(format!("this client did not declare what {method} needs")),
+                Some(Err(detail)) => Some(format!("invalid {method} input request: {detail}")),
+                None => Some(format!("{method} is not an input request this client knows")),
+            };
+            let request = match (parsed, refused) {
+                (Some(Ok(request)), None) => request,
+                (_, why) => {
+                    let why = why.unwrap_or_default();
+                    let why = format!("the server asked for input this client cannot give: {why}");
+                    let result = Err(RequestError::InvalidResult(why));
+                    self.events.push_back(Event::Response { id: app, result });
+                    return true;
+                }
+            };
+            requests.push((key, request));
+        }
+        let left = requests.len();
+        let waiting = Waiting { sent, state: asked.request_state, answers: Map::new(), left };
+        self.rounds.waiting.insert(app.clone(), waiting);
+        for (key, request) in requests {
+            self.rounds.next_ask += 1;
+            let local = RequestId::String(format!("zest-input-{}", self.rounds.next_ask));
+            self.rounds.asks.insert(local.clone(), (app.clone(), key));
+            self.events.push_back(Event::Request { id: local, request });
+        }
+        true
+    }
+
+    /// The app answered ask `local`; once every ask of its call is answered, the call is
+    /// retried. An error answer ends the call with that error.
+    pub(super) fn answer_ask(
+        &mut self,
+        now: Instant,
+        local: &RequestId,
+        result: Result<RawJson, ErrorObject>,
+    ) {
+        let Some((app, key)) = self.rounds.asks.remove(local) else { return };
+        let answer = match result {
+            Ok(raw) => raw.to_value().unwrap_or(Value::Null),
+            Err(error) => {
+                for sibling in self.rounds.drop_waiting(&app).unwrap_or_default() {
+                    self.events.push_back(Event::Cancelled { id: sibling });
+                }
+                let result = Err(RequestError::Remote(error));
+                self.events.push_back(Event::Response { id: app, result });
+                return;
+            }
+        };
+        let Some(waiting) = self.rounds.waiting.get_mut(&app) else { return };
+        waiting.answers.insert(key, answer);
+        waiting.left -= 1;
+        if waiting.left == 0 {
+            self.retry(now, app);
+        }
+    }
+
+    /// Sends the call again with a new id, the answers and the state.
+    fn retry(&mut self, now: Instant, app: RequestId) {
+        let Some(waiting) = self.rounds.waiting.remove(&app) else { return };
+        let Waiting { sent, state, answers, .. } = waiting;
+        let mut params = match sent.params.as_ref().map(RawJson::to_value) {
+            Some(Ok(Value::Object(map))) => map,
+            _ => Map::new(),
+        };
+        params.remove("requestState");
+        params.insert("inputResponses".into(), Value::Object(answers));
+        if let Some(state) = state {
+            params.insert("requestState".into(), Value::String(state));
+        }
+        let params = Some(RawJson::from(Value::Object(params)));
+        match self.endpoint.request(now, &sent.method, params, &sent.opts, true, None) {
+            Ok(wire) => {
+                self.rounds.renamed.insert(wire.clone(), app);
+                self.rounds.sent.insert(wire, sent);
+            }
+            Err(usage) => {
+                let error = ErrorObject::new(
+                    codes::INTERNAL_ERROR,
+                    format!("the retry could not be sent: {usage}"),
+                );
+                self.events.push_back(Event::Response {
+                    id: app,
+                    result: Err(RequestError::Remote(error)),
+                });
+            }
+        }
+    }
+
+    /// The session ends: calls waiting for the app's answers get their one outcome.
+    pub(super) fn close_rounds(&mut self, reason: &CloseReason) {
+        for app in self.rounds.waiting_calls() {
+            self.rounds.drop_waiting(&app);
+            let result = Err(RequestError::Closed(reason.clone()));
+            self.events.push_back(Event::Response { id: app, result });
+        }
+    }
+
+    /// The client declared the capability `request` needs.
+    fn declares(&self, request: &ServerRequest) -> bool {
+        let caps = &self.config.capabilities;
+        match request {
+            ServerRequest::CreateMessage(_) => caps.sampling.is_some(),
+            ServerRequest::Elicit(_) => caps.elicitation.is_some(),
+            ServerRequest::ListRoots(_) => caps.roots.is_some(),
+        }
+    }
+}

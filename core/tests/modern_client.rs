@@ -1,0 +1,227 @@
+//! The client in 2026-07-28 over stdio, against the server machine: the era ladder
+//! (`server/discover` first, `initialize` when the server is not modern), the protocol data
+//! in every request's `_meta`, and input-required rounds turned into the session era's
+//! events, answered by the app and retried under a new id the app never sees.
+
+mod common;
+
+use std::time::Instant;
+
+use common::*;
+use serde_json::{json, Value};
+use zest_core::api::CallError;
+use zest_core::client::{ClientConfig, Event, ServerRequest};
+use zest_core::error::{CloseReason, RequestError, UsageError};
+use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
+use zest_core::schema::{ClientCapabilities, ProtocolVersion};
+use zest_core::server::{self, RequestStateConfig, RequestStateKey, ServerConfig};
+use zest_core::testkit::{Pair, Wire};
+use zest_core::RequestOptions;
+
+fn modern_client() -> ClientConfig {
+    let caps: ClientCapabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+    client_config().capabilities(caps).prefer_modern()
+}
+
+fn modern_server(now: Instant) -> ServerConfig {
+    let mut config = server_config();
+    config.supported_versions = ProtocolVersion::ALL.to_vec();
+    let key = RequestStateKey::new([9; 32]);
+    config.request_state = Some(RequestStateConfig::new(key, now, 1_800_000_000));
+    config
+}
+
+fn pair(client: ClientConfig, server: impl FnOnce(Instant) -> ServerConfig) -> Pair<Handler> {
+    let now = zest_core::testkit::VirtualClock::new().now();
+    Pair::new(client, server(now), registry())
+}
+
+fn sent_methods(pair: &Pair<Handler>) -> Vec<String> {
+    let sent = pair.wire.iter().filter_map(|w| match w {
+        Wire::ToServer(line) => serde_json::from_str::<Value>(line).ok(),
+        _ => None,
+    });
+    sent.filter_map(|m| m["method"].as_str().map(str::to_owned)).collect()
+}
+
+fn call_echo(pair: &mut Pair<Handler>) -> RequestId {
+    let now = pair.clock.now();
+    let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
+    let id =
+        pair.client.request(now, "tools/call", Some(params), RequestOptions::default()).unwrap();
+    pair.pump();
+    id
+}
+
+/// The server's pending call and its round.
+fn server_call(pair: &mut Pair<Handler>) -> (RequestId, std::sync::Arc<server::Round>) {
+    let events = pair.take_server_events();
+    let call = events.into_iter().find_map(|e| match e {
+        server::Event::Call { id, context, .. } => Some((id, context.round.expect("a round"))),
+        _ => None,
+    });
+    call.expect("the server got the call")
+}
+
+fn elicit_params() -> RawJson {
+    RawJson::from(
+        json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}),
+    )
+}
+
+#[test]
+fn a_modern_server_is_spoken_to_without_a_handshake() {
+    let mut pair = pair(modern_client(), modern_server);
+    let negotiated = pair.handshake();
+    assert_eq!(negotiated.protocol_version, ProtocolVersion::V2026_07_28);
+    assert_eq!(negotiated.server_info.name, "test-server");
+    assert!(negotiated.capabilities.tools.is_some());
+    let id = call_echo(&mut pair);
+    let line = pair.wire.iter().rev().find_map(|w| match w {
+        Wire::ToServer(l) if l.contains("tools/call") => Some(l.clone()),
+        _ => None,
+    });
+    let sent: Value = serde_json::from_str(&line.unwrap()).unwrap();
+    let meta = &sent["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
+    assert!(meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object());
+    pair.serve(app);
+    let response = pair.take_client_events().into_iter().find_map(|e| match e {
+        Event::Response { id: got, result } if got == id => Some(result),
+        _ => None,
+    });
+    let result = response.unwrap().unwrap().parse::<Value>().unwrap();
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(sent_methods(&pair), ["server/discover", "tools/call"], "no initialize");
+    // Methods the revision removed are refused before anything is sent.
+    let now = pair.clock.now();
+    let ping = pair.client.request(now, "ping", None, RequestOptions::default());
+    assert!(matches!(ping, Err(UsageError::MethodNotInVersion { .. })), "{ping:?}");
+}
+
+#[test]
+fn the_ladder_steps_down_to_initialize_for_a_session_era_server() {
+    let mut pair = pair(modern_client(), |_| server_config());
+    let negotiated = pair.handshake();
+    assert_eq!(negotiated.protocol_version, ProtocolVersion::LATEST_SESSION);
+    assert_eq!(sent_methods(&pair), ["server/discover", "initialize", "notifications/initialized"]);
+}
+
+#[test]
+fn a_client_pinned_to_2026_closes_on_a_session_era_server() {
+    let pinned = modern_client().supported_versions(vec![ProtocolVersion::V2026_07_28]);
+    let mut pair = pair(pinned, |_| server_config());
+    pair.pump();
+    let closed = pair.take_client_events().into_iter().find_map(|e| match e {
+        Event::Closed(reason) => Some(reason),
+        _ => None,
+    });
+    assert!(matches!(closed, Some(CloseReason::InitializeInvalid(_))), "{closed:?}");
+}
+
+#[test]
+fn an_input_required_call_becomes_the_apps_requests_and_is_retried_under_its_first_id() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let app_id = call_echo(&mut pair);
+    // Round 1 on the server: the handler asks, the run ends.
+    let (id, round) = server_call(&mut pair);
+    let asked = round.ask(Some("name"), "elicitation/create", &elicit_params(), |_| true);
+    assert!(matches!(asked, Err(CallError::Usage(UsageError::InputRequired { .. }))));
+    let now = pair.clock.now();
+    pair.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+    pair.pump();
+    // The client hands the app the session era's request, under a local id.
+    let events = pair.take_client_events();
+    let [Event::Request { id: local, request: ServerRequest::Elicit(_) }] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    let answer = RawJson::from(json!({"action": "accept", "content": {"name": "Ada"}}));
+    pair.client.respond(now, local.clone(), Ok(answer)).unwrap();
+    pair.pump();
+    // Round 2 on the server: the answer is in hand.
+    let (id, round) = server_call(&mut pair);
+    let got = round.ask(Some("name"), "elicitation/create", &elicit_params(), |_| true).unwrap();
+    assert_eq!(got.parse::<Value>().unwrap()["content"]["name"], "Ada");
+    let done = RawJson::from(json!({"content": [{"type": "text", "text": "hello Ada"}]}));
+    pair.server.respond(now, id, Ok(done)).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    let [Event::Response { id, result: Ok(raw) }] = events.as_slice() else { panic!("{events:?}") };
+    assert_eq!(*id, app_id, "the app sees its call's first id");
+    assert_eq!(raw.parse::<Value>().unwrap()["content"][0]["text"], "hello Ada");
+    // The retry went out with a new id, the answer and the state.
+    let calls: Vec<Value> = pair
+        .wire
+        .iter()
+        .filter_map(|w| match w {
+            Wire::ToServer(l) if l.contains("tools/call") => serde_json::from_str(l).ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_ne!(calls[0]["id"], calls[1]["id"]);
+    assert_eq!(calls[1]["params"]["inputResponses"]["name"]["content"]["name"], "Ada");
+    assert!(calls[1]["params"]["requestState"].is_string());
+}
+
+#[test]
+fn a_call_waiting_for_the_apps_answers_can_be_cancelled_or_closed() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    for close in [false, true] {
+        let app_id = call_echo(&mut pair);
+        let (id, round) = server_call(&mut pair);
+        let _ = round.ask(None, "elicitation/create", &elicit_params(), |_| true);
+        let now = pair.clock.now();
+        pair.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        pair.pump();
+        let events = pair.take_client_events();
+        let [Event::Request { id: local, .. }] = events.as_slice() else { panic!("{events:?}") };
+        if close {
+            pair.client.close(now);
+        } else {
+            pair.client.cancel(now, &app_id, None).unwrap();
+        }
+        pair.pump();
+        let events = pair.take_client_events();
+        let outcome = events.iter().find_map(|e| match e {
+            Event::Response { id, result: Err(e) } if *id == app_id => Some(e.clone()),
+            _ => None,
+        });
+        match close {
+            false => {
+                assert_eq!(outcome, Some(RequestError::Cancelled), "{events:?}");
+                assert!(events.contains(&Event::Cancelled { id: local.clone() }), "{events:?}");
+            }
+            true => assert!(matches!(outcome, Some(RequestError::Closed(_))), "{events:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_input_request_the_client_cannot_answer_fails_the_call_typed() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let app_id = call_echo(&mut pair);
+    let (id, _) = server_call(&mut pair);
+    // A server that asks for what this client never declared (sampling).
+    let bogus = json!({"resultType": "input_required", "requestState": "s",
+        "inputRequests": {"q": {"method": "sampling/createMessage",
+            "params": {"messages": [], "maxTokens": 5}}}});
+    let now = pair.clock.now();
+    pair.server.respond(now, id, Ok(RawJson::from(bogus))).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    let [Event::Response { id, result: Err(RequestError::InvalidResult(why)) }] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*id, app_id);
+    assert!(why.contains("did not declare"), "{why}");
+}
