@@ -273,3 +273,42 @@ fn smol_serves_http_on_the_port_given() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
     assert!(answer.contains(r#"{"status":"ok"}"#), "{answer:?}");
 }
+
+/// A zest-tokio client that prefers 2026-07-28 against each runtime's fixture over stdio:
+/// no handshake, and the input-required tools answered through the same elicitation
+/// handler the session era uses, over as many rounds as the tool needs.
+async fn exercise_modern(runtime: Runtime) {
+    let handlers = AsyncClientHandlers::default().on_elicitation(|params| async move {
+        // Each question's one field, answered from what this user would say.
+        let asked = serde_json::to_value(&params).unwrap();
+        let known = json!({"name": "Ada", "colour": "green", "ok": true});
+        let fields =
+            asked["requestedSchema"]["properties"].as_object().cloned().unwrap_or_default();
+        let content: serde_json::Map<String, Value> =
+            fields.keys().filter_map(|k| Some((k.clone(), known.get(k)?.clone()))).collect();
+        let answer = json!({"action": "accept", "content": content});
+        Ok(serde_json::from_value::<ElicitResult>(answer).expect("a valid result"))
+    });
+    let command = StdioCommand::new(env!("CARGO_BIN_EXE_everything_server"))
+        .args(["--runtime", runtime.name(), "--stdio"])
+        .shutdown_grace(Duration::from_millis(500));
+    let options = ClientOptions::new("fixture-test", "0.0.0")
+        .handlers(handlers)
+        .with_config(|c| c.prefer_modern());
+    let client = Client::spawn(command, options).await.expect("the fixture starts");
+    assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28", "{}", runtime.name());
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "test_input_required_result_multi_round"));
+    let two_rounds = call(&client, "test_input_required_result_multi_round", json!({})).await;
+    assert_eq!(only_text(&two_rounds), "Ada likes green", "{}", runtime.name());
+    let sealed = call(&client, "test_input_required_result_request_state", json!({})).await;
+    assert_eq!(only_text(&sealed), "state-ok: confirmed ok=true", "{}", runtime.name());
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_modern_client_asks_in_rounds_on_every_runtime() {
+    for runtime in [Runtime::Tokio, Runtime::Smol, Runtime::Blocking] {
+        exercise_modern(runtime).await;
+    }
+}
