@@ -225,3 +225,76 @@ fn an_input_request_the_client_cannot_answer_fails_the_call_typed() {
     assert_eq!(*id, app_id);
     assert!(why.contains("did not declare"), "{why}");
 }
+
+mod over_http {
+    use super::*;
+    use zest_core::http::client::{HttpClientConfig, HttpMode};
+    use zest_core::http::server::RouterConfig;
+    use zest_core::testkit::HttpPair;
+
+    fn http_pair(
+        client: ClientConfig,
+        mode: HttpMode,
+        server: impl FnOnce(Instant) -> ServerConfig,
+    ) -> HttpPair<Handler> {
+        let now = zest_core::testkit::VirtualClock::new().now();
+        let mut http = HttpClientConfig::new("http://127.0.0.1:8080/mcp".parse().unwrap());
+        http.mode = mode;
+        HttpPair::new(client, http, server(now), RouterConfig::new([4; 32]), registry())
+    }
+
+    fn ready_version(pair: &mut HttpPair<Handler>) -> ProtocolVersion {
+        let events = pair.take_client_events();
+        let ready = events.iter().find_map(|e| match e {
+            Event::Ready(n) => Some(n.protocol_version),
+            _ => None,
+        });
+        ready.unwrap_or_else(|| panic!("no Ready: {events:?} {:?}", pair.transcript()))
+    }
+
+    #[test]
+    fn a_modern_router_is_spoken_to_with_one_post_per_request_and_no_session() {
+        let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
+        assert_eq!(ready_version(&mut pair), ProtocolVersion::V2026_07_28);
+        let now = pair.clock.now();
+        let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
+        let id = pair.client.request(now, "tools/call", Some(params), RequestOptions::default());
+        let id = id.unwrap();
+        pair.pump();
+        // Round 1: the handler asks; the client's app answers; the retry completes.
+        let events = pair.take_router_events();
+        let (session, call_id, round) = events
+            .into_iter()
+            .find_map(|e| match e.event {
+                server::Event::Call { id, context, .. } => Some((e.session, id, context.round?)),
+                _ => None,
+            })
+            .expect("the call reached the router");
+        let _ = round.ask(Some("name"), "elicitation/create", &elicit_params(), |_| true);
+        let ended = Err(ErrorObject::new(-1, "ended"));
+        pair.router.session_mut(&session).unwrap().respond(now, call_id, ended).unwrap();
+        pair.pump();
+        let events = pair.take_client_events();
+        let [Event::Request { id: local, .. }] = events.as_slice() else { panic!("{events:?}") };
+        let answer = RawJson::from(json!({"action": "accept", "content": {"name": "Ada"}}));
+        pair.client.respond(now, local.clone(), Ok(answer)).unwrap();
+        pair.pump();
+        pair.serve(app);
+        let events = pair.take_client_events();
+        let done = events.iter().find_map(|e| match e {
+            Event::Response { id: got, result: Ok(raw) } if *got == id => Some(raw.clone()),
+            _ => None,
+        });
+        let done = done.unwrap_or_else(|| panic!("{events:?} {:?}", pair.transcript()));
+        assert_eq!(done.parse::<Value>().unwrap()["resultType"], "complete");
+        assert_eq!(pair.router.session_count(), 0, "no session is kept");
+        assert!(pair.transcript().iter().all(|l| l.starts_with("POST")), "{:?}", pair.transcript());
+    }
+
+    #[test]
+    fn the_ladder_steps_down_to_a_session_over_http() {
+        let mut pair = http_pair(modern_client(), HttpMode::Auto, |_| server_config());
+        assert_eq!(ready_version(&mut pair), ProtocolVersion::LATEST_SESSION);
+        assert!(pair.router.session_count() == 1, "{:?}", pair.transcript());
+    }
+}

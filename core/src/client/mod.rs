@@ -137,14 +137,9 @@ impl Client {
             tool_outputs: ToolOutputs::default(),
             rounds: rounds::Rounds::default(),
         };
-        let discover = client.config.protocol_version.is_stateless()
-            && matches!(client.transport, Transport::Stdio(_));
-        if !discover && client.config.protocol_version.is_stateless() {
-            // Over HTTP: the newest session-era revision this client supports, if any.
-            let session_era = client.config.supported_versions.iter().copied();
-            if let Some(v) = session_era.filter(|v| v.is_session_era()).max() {
-                client.config.protocol_version = v;
-            }
+        let discover = client.config.protocol_version.is_stateless();
+        if let (Transport::Http(http), true) = (&mut client.transport, discover) {
+            http.set_modern(true);
         }
         let init = if discover { client.send_discover(now) } else { client.send_initialize(now) };
         client.phase = Phase::AwaitingInitResult { init, again: false, discover };
@@ -385,7 +380,7 @@ impl Client {
             }
             Transport::Http(http) => {
                 while let Some(out) = self.endpoint.poll_outgoing() {
-                    http.send(out);
+                    http.send(out, &self.tool_outputs.marks);
                 }
                 if let Some(transmit) = http.poll_transmit() {
                     return Some(Output::Transmit(transmit));
@@ -743,7 +738,7 @@ impl Client {
         if let Transport::Http(http) = &mut self.transport {
             // What was queued before the close still goes out, then the streams are dropped.
             while let Some(out) = self.endpoint.poll_outgoing() {
-                http.send(out);
+                http.send(out, &self.tool_outputs.marks);
             }
             http.close();
         }

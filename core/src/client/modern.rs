@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::{Client, Event, Negotiated, Phase};
+use super::{Client, Event, Negotiated, Phase, Transport};
 use crate::error::{CloseReason, ProtocolViolation, UsageError};
 use crate::jsonrpc::{ErrorObject, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender};
@@ -78,6 +78,9 @@ impl Client {
             self.phase = Phase::Ready(negotiated.clone());
             self.events.push_back(Event::Ready(negotiated));
             return;
+        }
+        if let Transport::Http(http) = &mut self.transport {
+            http.set_modern(false);
         }
         let fallback =
             self.config.supported_versions.iter().copied().filter(|v| v.is_session_era()).max();

@@ -47,7 +47,7 @@ impl Client {
             }
             match planned_event {
                 PlannerEvent::Close(reason) => self.close_with(reason),
-                PlannerEvent::Failed { id, error } => self.request_failed(id, error),
+                PlannerEvent::Failed { id, error } => self.request_failed(now, id, error),
                 PlannerEvent::Frame { stream, incoming } => {
                     self.endpoint.receiving_on(stream);
                     self.handle_incoming(now, incoming);
@@ -75,7 +75,14 @@ impl Client {
     }
 
     /// A request ended without a response; ignored if it already had its outcome.
-    fn request_failed(&mut self, id: RequestId, error: RequestError) {
+    fn request_failed(&mut self, now: Instant, id: RequestId, error: RequestError) {
+        if matches!(&self.phase, Phase::AwaitingInitResult { init, discover: true, .. } if *init == id)
+        {
+            // A server that refuses `server/discover` (400, 404, 405, no answer) is not
+            // modern: step down to `initialize` (and, in auto mode, on to legacy HTTP+SSE).
+            let _ = self.endpoint.forget(&id);
+            return self.on_discover(now, None);
+        }
         if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
             let reason = match error {
                 RequestError::HttpStatus { status, www_authenticate } => {

@@ -93,6 +93,10 @@ impl Rounds {
 
     /// The id an event of a retry carries for the app (its call's first id).
     pub(super) fn rename(&mut self, event: Event) -> Event {
+        if self.sent.is_empty() && self.renamed.is_empty() {
+            // The session era, or no call that may ask: nothing to look up.
+            return event;
+        }
         match event {
             Event::Response { id, result } => {
                 self.sent.remove(&id);

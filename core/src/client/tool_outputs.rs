@@ -14,6 +14,8 @@ use serde_json::Value;
 
 use super::{Event, ServerNotification};
 use crate::error::RequestError;
+use crate::http::client::ParamMarks;
+use crate::http::server::param_headers::marked;
 use crate::json_schema;
 use crate::jsonrpc::{RawJson, RequestId};
 
@@ -28,6 +30,9 @@ pub(super) struct ToolOutputs {
     lists: HashSet<RequestId>,
     /// `tools/call` requests in flight, with the tool they call.
     calls: HashMap<RequestId, String>,
+    /// Tool name → the arguments its `inputSchema` marks with `x-mcp-header` (2026-07-28
+    /// over HTTP mirrors them into `Mcp-Param-*` headers).
+    pub(super) marks: ParamMarks,
 }
 
 /// A request whose answer this table looks at.
@@ -48,6 +53,8 @@ struct ListedTool {
     name: String,
     #[serde(rename = "outputSchema")]
     output_schema: Option<Value>,
+    #[serde(rename = "inputSchema")]
+    input_schema: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -110,6 +117,7 @@ impl ToolOutputs {
             }
             Event::Notification(ServerNotification::ToolListChanged) | Event::SessionExpired => {
                 self.schemas.clear();
+                self.marks.clear();
                 event
             }
             Event::Closed(_) => {
@@ -123,6 +131,12 @@ impl ToolOutputs {
     fn learn(&mut self, raw: &RawJson) {
         let Ok(page) = raw.parse::<ListPage>() else { return };
         for tool in page.tools {
+            let properties = tool.input_schema.as_ref().and_then(|s| s.get("properties"));
+            let marked = properties.and_then(Value::as_object).map(marked).unwrap_or_default();
+            match marked.is_empty() {
+                true => self.marks.remove(&tool.name),
+                false => self.marks.insert(tool.name.clone(), marked),
+            };
             match tool.output_schema {
                 Some(schema) => self.schemas.insert(tool.name, schema),
                 None => self.schemas.remove(&tool.name),

@@ -44,6 +44,7 @@
 
 mod config;
 mod legacy;
+mod modern;
 mod streamable;
 mod uri;
 
@@ -57,6 +58,7 @@ use http::{HeaderMap, Method, Uri};
 pub use config::{HttpClientConfig, HttpMode};
 
 use self::legacy::Legacy;
+pub(crate) use self::modern::ParamMarks;
 use self::streamable::Streamable;
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::framing::sse::{SseDecoder, SseItem, SseViolation};
@@ -114,11 +116,19 @@ impl HttpTransport {
         self.reinitialize_on_expiry
     }
 
-    /// Sends one message (a new POST, or queued until the legacy endpoint is known).
-    pub(crate) fn send(&mut self, out: Outgoing) {
+    /// Sends one message (a new POST, or queued until the legacy endpoint is known);
+    /// `marks` names the arguments a 2026-07-28 `tools/call` mirrors into headers.
+    pub(crate) fn send(&mut self, out: Outgoing, marks: &ParamMarks) {
         match &mut self.inner {
             Inner::Legacy(l) => l.send(out),
-            Inner::Streamable(s) => s.send(out),
+            Inner::Streamable(s) => s.send(out, marks),
+        }
+    }
+
+    /// Speak 2026-07-28 (no session; each POST's headers say what it holds), or stop.
+    pub(crate) fn set_modern(&mut self, on: bool) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.set_modern(on);
         }
     }
 

@@ -23,6 +23,7 @@ use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, ACCEPT};
 use http::{HeaderMap, Method, StatusCode};
 
+use super::modern::{self, ParamMarks};
 use super::{
     media, read_sse, www_authenticate, Common, HttpClientConfig, Media, PlannerEvent, SseOut,
 };
@@ -77,6 +78,8 @@ pub(super) struct Streamable {
     /// given up after its reconnections ran out) opens one.
     initialized_sent: bool,
     closed: bool,
+    /// 2026-07-28: no session, and every POST carries `modern::headers`.
+    modern: bool,
 }
 
 /// One HTTP exchange in progress.
@@ -154,6 +157,7 @@ impl Streamable {
             get: None,
             initialized_sent: false,
             closed: false,
+            modern: false,
         }
     }
 
@@ -161,13 +165,16 @@ impl Streamable {
     /// `notifications/initialized` opens the standalone GET stream beside it; what is sent
     /// after it waits until that stream has its head, since a server may ask on it (an
     /// elicitation during a tool call) and drop what it cannot deliver there.
-    pub(super) fn send(&mut self, out: Outgoing) {
+    pub(super) fn send(&mut self, out: Outgoing, marks: &ParamMarks) {
         if self.closed {
             return;
         }
         if self.opening_get {
             self.held.push_back(out);
             return;
+        }
+        if self.modern {
+            return self.send_modern(out, marks);
         }
         let (request, initialize, initialized) = match &out.kind {
             OutgoingKind::Request { id, method } => {
@@ -196,11 +203,31 @@ impl Streamable {
         }
     }
 
+    /// A 2026-07-28 POST: no session, the headers that say what it holds.
+    fn send_modern(&mut self, out: Outgoing, marks: &ParamMarks) {
+        let request = match &out.kind {
+            OutgoingKind::Request { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        let extra = modern::headers(&out, marks);
+        let stream = self.common.post(self.common.url.clone(), extra, out.json);
+        if let Some(id) = &request {
+            self.owed.insert(id.clone(), stream);
+        }
+        let role = Role::Post { request, initialize: false };
+        self.exchanges.insert(stream, Exchange { role, session: None, body: Body::Head });
+    }
+
+    pub(super) fn set_modern(&mut self, on: bool) {
+        self.modern = on;
+    }
+
     /// The first GET stream of the session has its answer (or failed): send what waited.
     fn get_settled(&mut self) {
         if std::mem::replace(&mut self.opening_get, false) {
             while let Some(out) = self.held.pop_front() {
-                self.send(out);
+                // Held only in the session era, where no tool's arguments are mirrored.
+                self.send(out, &ParamMarks::new());
             }
         }
     }

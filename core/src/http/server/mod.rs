@@ -34,7 +34,7 @@ mod checks;
 mod decide;
 mod get;
 mod legacy;
-mod param_headers;
+pub(crate) mod param_headers;
 mod store;
 mod streams;
 #[cfg(test)]

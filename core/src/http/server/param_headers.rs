@@ -21,7 +21,7 @@ struct ArgumentsOnly {
 
 /// The properties of `properties` (and of nested objects' `properties`) marked with
 /// `x-mcp-header`: the header's name and the property's path from the arguments' root.
-pub(super) fn marked(properties: &Map<String, Value>) -> Vec<(String, Vec<String>)> {
+pub(crate) fn marked(properties: &Map<String, Value>) -> Vec<(String, Vec<String>)> {
     let mut found = Vec::new();
     let mut pending: Vec<(Vec<String>, &Map<String, Value>)> = vec![(Vec::new(), properties)];
     while let Some((path, properties)) = pending.pop() {
