@@ -68,8 +68,23 @@ fn a_missing_tool_fails_the_scenario_with_its_name() {
         ) -> Result<CallToolResult, zest_core::api::CallError> {
             panic!("{name} called although it was not listed")
         }
+        fn resource_uris(&self) -> Result<Vec<String>, zest_core::api::CallError> {
+            Ok(Vec::new())
+        }
+        fn read(&self, uri: &str) -> Result<(), zest_core::api::CallError> {
+            panic!("{uri} read although nothing was listed")
+        }
+        fn prompt_names(&self) -> Result<Vec<String>, zest_core::api::CallError> {
+            Ok(Vec::new())
+        }
+        fn prompt(&self, name: &str) -> Result<(), zest_core::api::CallError> {
+            panic!("{name} asked for although nothing was listed")
+        }
     }
     assert_eq!(play(Scenario::ToolsCall, &NoTools), Err("the server lists no add_numbers".into()));
+    // With nothing listed, the 2026-07-28 header scenarios call nothing and pass through.
+    assert_eq!(play(Scenario::HttpStandardHeaders, &NoTools), Ok(None));
+    assert_eq!(play(Scenario::HttpInvalidToolHeaders, &NoTools), Ok(None));
 }
 
 #[test]

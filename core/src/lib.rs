@@ -134,9 +134,10 @@
 //!
 //! # What comes next
 //!
-//! - **The 2026-07-28 client.** The server answers both eras on one endpoint, choosing per
-//!   request; the client does not speak 2026-07-28 yet (no `server/discover` probe, no
-//!   input-required rounds).
+//! - **The era ladder by default.** A client speaks 2026-07-28 when asked to
+//!   ([`client::ClientConfig::prefer_modern`]: `server/discover` first, `initialize` on
+//!   any other answer); its default is still the newest session-era revision until the ladder
+//!   has been tried against the other SDKs' servers.
 //! - **OAuth** is a separate machine in `auth/` with the same contract: it emits HTTP
 //!   requests as transmits and `AuthorizationRequired { url }` as an event, takes responses
 //!   and the redirect as inputs, and yields a bearer token the HTTP planner adds to requests.

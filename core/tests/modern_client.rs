@@ -298,3 +298,38 @@ mod over_http {
         assert!(pair.router.session_count() == 1, "{:?}", pair.transcript());
     }
 }
+
+#[test]
+fn a_discover_refused_with_32022_listing_2026_is_asked_once_more() {
+    use zest_core::client::Client;
+    use zest_core::io::{Input, Output, Receive, StreamEvent, StreamId, Transmit};
+    let now = zest_core::testkit::VirtualClock::new().now();
+    let mut client = Client::new(modern_client(), now);
+    // What the client writes: each line as JSON.
+    let written = |client: &mut Client| -> Vec<Value> {
+        let mut lines = Vec::new();
+        while let Some(out) = client.poll_output() {
+            if let Output::Transmit(Transmit::Write { bytes, .. }) = out {
+                let text = String::from_utf8(bytes.to_vec()).unwrap();
+                lines.extend(text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()));
+            }
+        }
+        lines
+    };
+    let feed = |client: &mut Client, message: Value| {
+        let line = format!("{message}\n");
+        let event = StreamEvent::Data(line.as_bytes());
+        client.handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+    };
+    let first = written(&mut client);
+    assert_eq!(first[0]["method"], "server/discover");
+    let error = json!({"code": -32022, "message": "Unsupported protocol version",
+        "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}});
+    feed(&mut client, json!({"jsonrpc": "2.0", "id": first[0]["id"], "error": error}));
+    let second = written(&mut client);
+    assert_eq!(second[0]["method"], "server/discover", "asked again: {second:?}");
+    // Refused the same way again: the ladder steps down to initialize.
+    feed(&mut client, json!({"jsonrpc": "2.0", "id": second[0]["id"], "error": error}));
+    let third = written(&mut client);
+    assert_eq!(third[0]["method"], "initialize", "{third:?}");
+}

@@ -11,7 +11,7 @@
 
 use std::process::ExitCode;
 
-use zest_conformance::client_scenarios::{elicitation_answer, play, OnTokio, Scenario};
+use zest_conformance::client_scenarios::{elicitation_answer, play_with, OnTokio, Scenario};
 use zest_conformance::Runtime;
 
 const USAGE: &str =
@@ -54,11 +54,13 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
                 "zest-conformance-client",
                 env!("CARGO_PKG_VERSION"),
             )
-            .handlers(handlers);
+            .handlers(handlers)
+            .with_config(prefer_asked_revision);
             let client = rt
                 .block_on(zest_tokio::Client::connect(url, options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-            let played = play(scenario, &OnTokio { runtime: &rt, client: &client });
+            let played =
+                play_with(scenario, &OnTokio { runtime: &rt, client: &client }, &context());
             let _ = rt.block_on(client.close());
             played.map(|_| ())
         }
@@ -66,10 +68,11 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
             let handlers = zest_smol::AsyncClientHandlers::default()
                 .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
             let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
-                .handlers(handlers);
+                .handlers(handlers)
+                .with_config(prefer_asked_revision);
             let client = smol::block_on(zest_smol::Client::connect(url, options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-            let played = play(scenario, &client);
+            let played = play_with(scenario, &client, &context());
             // The session ends either way; a failed DELETE does not change the verdict.
             let _ = smol::block_on(client.close());
             played.map(|_| ())
@@ -82,12 +85,30 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
 fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
     let handlers = zest_core::handler::SyncClientHandlers::default()
         .on_elicitation(|params| Ok(elicitation_answer(&params)));
-    let options =
-        zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0").handlers(handlers);
+    let options = zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0")
+        .handlers(handlers)
+        .with_config(prefer_asked_revision);
     let client = zest_blocking::Client::connect(url, options)
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-    let played = play(scenario, &client);
+    let played = play_with(scenario, &client, &context());
     // A failed DELETE does not change the scenario's outcome.
     let _ = client.close();
     played.map(drop).map_err(|e| format!("{scenario}: {e}"))
+}
+
+/// The context the suite passes to the client (`MCP_CONFORMANCE_CONTEXT`), `null` if none.
+fn context() -> serde_json::Value {
+    let text = std::env::var("MCP_CONFORMANCE_CONTEXT").unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+/// At the revision the suite scores (`MCP_CONFORMANCE_PROTOCOL_VERSION`) 2026-07-28, the
+/// client prefers it (the era ladder); otherwise it starts with `initialize` as always.
+fn prefer_asked_revision(
+    config: zest_core::client::ClientConfig,
+) -> zest_core::client::ClientConfig {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => config.prefer_modern(),
+        _ => config,
+    }
 }

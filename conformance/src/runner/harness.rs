@@ -10,13 +10,18 @@ use super::Mode;
 pub const SPEC_VERSION: &str = "2025-11-25";
 
 /// The client scenarios that need no authorization server; the client fixture plays these.
-pub const NON_AUTH_CLIENT_SCENARIOS: [&str; 6] = [
+pub const NON_AUTH_CLIENT_SCENARIOS: [&str; 11] = [
     "initialize",
     "tools_call",
     "elicitation-sep1034-client-defaults",
     "sse-retry",
     "json-schema-2020-12-preservation",
     "json-schema-ref-no-deref",
+    "request-metadata",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "sep-2322-client-request-state",
 ];
 
 /// One pinned version of the suite, scored at one revision.
@@ -30,10 +35,12 @@ pub struct Suite {
     /// The revision `server` is scored at (`--spec-version`); `None` where the suite runs
     /// its whole list (0.1.16).
     pub spec_version: Option<&'static str>,
-    /// Whether its client scenarios run too (the client fixture does not speak 2026-07-28
-    /// yet, so that revision's run is server-only).
+    /// Whether its client scenarios run too.
     pub client: bool,
 }
+
+/// The revision without sessions, scored by a suite of its own.
+pub const MODERN: &str = "2026-07-28";
 
 /// The versions the runner knows, newest first.
 pub const SUITES: [Suite; 3] = [
@@ -46,8 +53,8 @@ pub const SUITES: [Suite; 3] = [
     Suite {
         version: "0.2.0-alpha.12@2026-07-28",
         package: "@modelcontextprotocol/conformance",
-        spec_version: Some("2026-07-28"),
-        client: false,
+        spec_version: Some(MODERN),
+        client: true,
     },
     Suite { version: "0.1.16", package: "conformance-0-1", spec_version: None, client: true },
 ];
@@ -132,13 +139,24 @@ pub struct Listed {
 }
 
 impl Listed {
-    /// The revision to run a client scenario at: [`SPEC_VERSION`] when it applies, else
-    /// the newest dated revision it lists (`json-schema-ref-no-deref` is 2026-07-28 only).
-    pub fn client_spec_version(&self) -> Option<&str> {
-        if self.revisions.iter().any(|r| r == SPEC_VERSION) {
-            return Some(SPEC_VERSION);
+    /// The revision to run a client scenario at in `suite`, `Some(None)` for none named (an
+    /// old list), `None` to leave it to another suite. A suite scored at a revision runs the
+    /// scenarios that list it, at it; the others run at [`SPEC_VERSION`] when it applies,
+    /// else the newest dated revision listed other than [`MODERN`], whose suite has it.
+    pub fn client_spec_version(&self, suite: &Suite) -> Option<Option<&str>> {
+        let lists = |revision: &str| self.revisions.iter().any(|r| r == revision);
+        if suite.spec_version == Some(MODERN) {
+            return lists(MODERN).then_some(Some(MODERN));
         }
-        self.revisions.iter().filter(|r| r.starts_with("20")).max().map(String::as_str)
+        if lists(SPEC_VERSION) {
+            return Some(Some(SPEC_VERSION));
+        }
+        let dated: Vec<&String> = self.revisions.iter().filter(|r| r.starts_with("20")).collect();
+        match dated.iter().filter(|r| r.as_str() != MODERN).max() {
+            Some(newest) => Some(Some(newest.as_str())),
+            None if dated.is_empty() => Some(None),
+            None => None,
+        }
     }
 }
 

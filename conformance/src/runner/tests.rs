@@ -1,6 +1,6 @@
 //! The runner's parsing of `conformance list`, on output captured from the pinned suite.
 
-use super::harness::{parse_list, NON_AUTH_CLIENT_SCENARIOS, SPEC_VERSION};
+use super::harness::{parse_list, MODERN, NON_AUTH_CLIENT_SCENARIOS, SPEC_VERSION, SUITES};
 use super::process::find_checks;
 
 const SERVER_0_2: &str = include_str!("../../testdata/list-server-2025-11-25-0.2.0-alpha.12.txt");
@@ -26,16 +26,37 @@ fn client_scenarios_run_at_2025_11_25_unless_they_start_later() {
     let listed = parse_list(CLIENT_0_2);
     let ours: Vec<_> =
         listed.iter().filter(|l| NON_AUTH_CLIENT_SCENARIOS.contains(&l.name.as_str())).collect();
-    assert_eq!(ours.len(), 6, "{ours:?}");
+    assert_eq!(ours.len(), 11, "{ours:?}");
+    let [current, modern, old] = SUITES;
     for l in &ours {
-        let want = if l.name == "json-schema-ref-no-deref" { "2026-07-28" } else { SPEC_VERSION };
-        assert_eq!(l.client_spec_version(), Some(want), "{}", l.name);
+        let in_current = l.client_spec_version(&current);
+        let in_modern = l.client_spec_version(&modern);
+        match l.name.as_str() {
+            // Scenarios of the 2026-07-28 revision alone run in its suite only.
+            "json-schema-ref-no-deref"
+            | "request-metadata"
+            | "http-standard-headers"
+            | "http-custom-headers"
+            | "http-invalid-tool-headers"
+            | "sep-2322-client-request-state" => {
+                assert_eq!(in_current, None, "{}", l.name);
+                assert_eq!(in_modern, Some(Some(MODERN)), "{}", l.name);
+            }
+            "tools_call" | "json-schema-2020-12-preservation" => {
+                assert_eq!(in_current, Some(Some(SPEC_VERSION)), "{}", l.name);
+                assert_eq!(in_modern, Some(Some(MODERN)), "{}", l.name);
+            }
+            _ => {
+                assert_eq!(in_current, Some(Some(SPEC_VERSION)), "{}", l.name);
+                assert_eq!(in_modern, None, "{}", l.name);
+            }
+        }
     }
-    let old = parse_list(CLIENT_0_1);
-    let old_ours = old.iter().filter(|l| NON_AUTH_CLIENT_SCENARIOS.contains(&l.name.as_str()));
+    let old_list = parse_list(CLIENT_0_1);
+    let old_ours = old_list.iter().filter(|l| NON_AUTH_CLIENT_SCENARIOS.contains(&l.name.as_str()));
     assert_eq!(old_ours.count(), 4);
-    let draft = old.iter().find(|l| l.name == "auth/resource-mismatch").unwrap();
-    assert_eq!(draft.client_spec_version(), None);
+    let draft = old_list.iter().find(|l| l.name == "auth/resource-mismatch").unwrap();
+    assert_eq!(draft.client_spec_version(&old), Some(None));
 }
 
 #[test]

@@ -85,6 +85,8 @@ pub struct Client {
     tool_outputs: ToolOutputs,
     /// 2026-07-28 calls that came back asking for input (see `rounds.rs`).
     rounds: rounds::Rounds,
+    /// `server/discover` was refused with -32022 listing 2026-07-28 and sent again.
+    asked_again: bool,
 }
 
 /// How many URL-mode elicitations the client awaits a completion for at once; past it the
@@ -136,6 +138,7 @@ impl Client {
             events: VecDeque::new(),
             tool_outputs: ToolOutputs::default(),
             rounds: rounds::Rounds::default(),
+            asked_again: false,
         };
         let discover = client.config.protocol_version.is_stateless();
         if let (Transport::Http(http), true) = (&mut client.transport, discover) {
@@ -388,7 +391,9 @@ impl Client {
             }
         }
         let event = self.rounds.rename(self.events.pop_front()?);
-        Some(Output::Event(self.tool_outputs.check(event)))
+        // 2026-07-28 over HTTP: a tool whose annotations cannot be honoured is dropped.
+        let strict = self.is_modern() && matches!(self.transport, Transport::Http(_));
+        Some(Output::Event(self.tool_outputs.check(event, strict)))
     }
 
     /// Hands back the buffer of a frame the runtime has written (from

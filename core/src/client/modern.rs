@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::{Client, Event, Negotiated, Phase, Transport};
 use crate::error::{CloseReason, ProtocolViolation, UsageError};
-use crate::jsonrpc::{ErrorObject, RawJson, RequestId};
+use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender};
 use crate::rpc::RequestOptions;
 use crate::schema::{
@@ -47,6 +47,22 @@ impl Client {
         now: Instant,
         outcome: Option<Result<RawJson, ErrorObject>>,
     ) {
+        if let Some(Err(error)) = &outcome {
+            // -32022 naming 2026-07-28 among the supported: the refusal was not about the
+            // revision we speak (a server may refuse a first choice to test us): ask again,
+            // once.
+            let supported = error.data.as_ref().and_then(|d| d.get("supported"));
+            let listed = supported.and_then(Value::as_array).is_some_and(|versions| {
+                versions.iter().any(|v| v.as_str() == Some(MODERN.as_str()))
+            });
+            if error.code == codes::UNSUPPORTED_PROTOCOL_VERSION && listed && !self.asked_again {
+                self.asked_again = true;
+                let discover = self.send_discover(now);
+                self.phase =
+                    Phase::AwaitingInitResult { init: discover, again: false, discover: true };
+                return;
+            }
+        }
         let discovered = match outcome {
             Some(Ok(raw)) => match raw.parse::<DiscoverResult>() {
                 Ok(result) => Some(result),

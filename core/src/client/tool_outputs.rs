@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{Event, ServerNotification};
 use crate::error::RequestError;
-use crate::http::client::ParamMarks;
+use crate::http::client::{marks_are_valid, ParamMarks};
 use crate::http::server::param_headers::marked;
 use crate::json_schema;
 use crate::jsonrpc::{RawJson, RequestId};
@@ -100,13 +100,17 @@ impl ToolOutputs {
     /// Passes `event` on, learning schemas from `tools/list` results and turning a
     /// `tools/call` result that breaks its tool's schema into
     /// [`RequestError::OutputSchemaMismatch`].
-    pub(super) fn check(&mut self, event: Event) -> Event {
+    ///
+    /// With `drop_invalid` (2026-07-28 over HTTP), a listed tool whose `x-mcp-header`
+    /// annotations break the revision's rules is left out of the result.
+    pub(super) fn check(&mut self, event: Event, drop_invalid: bool) -> Event {
         match event {
             Event::Response { id, result } => {
                 let listed = self.lists.remove(&id);
                 let called = self.calls.remove(&id);
                 let result = match (result, called) {
                     (Ok(raw), _) if listed => {
+                        let raw = if drop_invalid { without_invalid_tools(raw) } else { raw };
                         self.learn(&raw);
                         Ok(raw)
                     }
@@ -162,6 +166,19 @@ impl ToolOutputs {
     }
 }
 
+/// A `tools/list` page without the tools whose `x-mcp-header` annotations are invalid (the
+/// page as it came when none is).
+fn without_invalid_tools(raw: RawJson) -> RawJson {
+    let Ok(Value::Object(mut page)) = raw.to_value() else { return raw };
+    let Some(Value::Array(tools)) = page.get_mut("tools") else { return raw };
+    let valid = |tool: &Value| tool.get("inputSchema").is_none_or(marks_are_valid);
+    if tools.iter().all(valid) {
+        return raw;
+    }
+    tools.retain(valid);
+    RawJson::from(Value::Object(page))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -173,7 +190,7 @@ mod tests {
         outputs.sent(&id, Watch::List);
         let page = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"},
             "outputSchema": {"type": "object", "required": ["x"]}}]});
-        outputs.check(Event::Response { id, result: Ok(RawJson::from(page)) });
+        outputs.check(Event::Response { id, result: Ok(RawJson::from(page)) }, false);
     }
 
     fn watched(outputs: &ToolOutputs) -> bool {
@@ -192,7 +209,7 @@ mod tests {
             let mut outputs = ToolOutputs::default();
             listed(&mut outputs);
             assert!(watched(&outputs));
-            outputs.check(change);
+            outputs.check(change, false);
             assert!(!watched(&outputs));
         }
     }
@@ -203,7 +220,35 @@ mod tests {
         listed(&mut outputs);
         let id = RequestId::Number(2);
         outputs.sent(&id, Watch::Call("t".into()));
-        outputs.check(Event::Response { id, result: Err(RequestError::TimedOut) });
+        outputs.check(Event::Response { id, result: Err(RequestError::TimedOut) }, false);
         assert!(outputs.calls.is_empty() && outputs.lists.is_empty());
+    }
+
+    #[test]
+    fn over_http_in_2026_a_tool_with_an_invalid_annotation_is_dropped_and_the_rest_kept() {
+        let page = json!({"tools": [
+            {"name": "ok", "inputSchema": {"type": "object",
+                "properties": {"r": {"type": "string", "x-mcp-header": "Region"}}}},
+            {"name": "bad", "inputSchema": {"type": "object",
+                "properties": {"r": {"type": "string", "x-mcp-header": "a b"}}}}
+        ]});
+        for (strict, kept) in [(true, vec!["ok"]), (false, vec!["ok", "bad"])] {
+            let mut outputs = ToolOutputs::default();
+            let id = RequestId::Number(1);
+            outputs.sent(&id, Watch::List);
+            let event = Event::Response { id, result: Ok(RawJson::from(page.clone())) };
+            let Event::Response { result: Ok(raw), .. } = outputs.check(event, strict) else {
+                panic!("a response")
+            };
+            let listed = raw.parse::<Value>().unwrap();
+            let names: Vec<&str> = listed["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, kept);
+            assert!(outputs.marks.contains_key("ok"));
+        }
     }
 }

@@ -58,7 +58,7 @@ use http::{HeaderMap, Method, Uri};
 pub use config::{HttpClientConfig, HttpMode};
 
 use self::legacy::Legacy;
-pub(crate) use self::modern::ParamMarks;
+pub(crate) use self::modern::{marks_are_valid, ParamMarks};
 use self::streamable::Streamable;
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::framing::sse::{SseDecoder, SseItem, SseViolation};

@@ -83,11 +83,53 @@ fn as_text(value: &Value) -> Option<String> {
     }
 }
 
+/// True when every `x-mcp-header` in a tool's `inputSchema` is one a client may honour: on
+/// a property reached from the root through `properties` keys only, of type string, integer
+/// or boolean, named by a non-empty RFC 9110 token, unique (ignoring case) in the schema.
+/// A tool that breaks any of these is dropped from `tools/list` over HTTP.
+pub(crate) fn marks_are_valid(input_schema: &Value) -> bool {
+    let mut names = Vec::new();
+    valid_under(input_schema, true, &mut names)
+}
+
+fn valid_under(schema: &Value, reachable: bool, names: &mut Vec<String>) -> bool {
+    match schema {
+        Value::Object(map) => {
+            if let Some(name) = map.get("x-mcp-header") {
+                let primitive = matches!(
+                    map.get("type").and_then(Value::as_str),
+                    Some("string" | "integer" | "boolean")
+                );
+                let Some(name) = name.as_str().filter(|n| is_token(n)) else { return false };
+                let lower = name.to_ascii_lowercase();
+                if !reachable || !primitive || names.contains(&lower) {
+                    return false;
+                }
+                names.push(lower);
+            }
+            map.iter().all(|(key, value)| match (key.as_str(), value) {
+                // Each value of `properties` is a property schema, still reachable.
+                ("properties", Value::Object(props)) => {
+                    props.values().all(|p| valid_under(p, reachable, names))
+                }
+                _ => valid_under(value, false, names),
+            })
+        }
+        Value::Array(items) => items.iter().all(|v| valid_under(v, false, names)),
+        _ => true,
+    }
+}
+
+/// An RFC 9110 token: one or more of ``!#$%&'*+-.^_`|~``, digits and letters.
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// Plain visible ASCII with no edge whitespace as it is; anything else (and anything that
 /// looks like the base64 form) as `=?base64?…?=`.
 pub(super) fn encode(text: &str) -> HeaderValue {
-    let plain = !text.is_empty()
-        && text.bytes().all(|b| (0x20..0x7f).contains(&b))
+    let plain = text.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !text.starts_with(' ')
         && !text.ends_with(' ')
         && !text.starts_with("=?base64?");
@@ -144,7 +186,32 @@ mod tests {
     }
 
     #[test]
+    fn annotations_a_client_may_not_honour_make_the_tool_invalid() {
+        let schema = |props: Value| json!({"type": "object", "properties": props});
+        let ok = schema(json!({"r": {"type": "string", "x-mcp-header": "Region"},
+            "o": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}}}));
+        assert!(marks_are_valid(&ok));
+        for bad in [
+            schema(json!({"a": {"type": "string", "x-mcp-header": ""}})),
+            schema(json!({"a": {"type": "object", "x-mcp-header": "A"}})),
+            schema(json!({"a": {"type": "number", "x-mcp-header": "A"}})),
+            schema(
+                json!({"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}),
+            ),
+            schema(json!({"a": {"type": "string", "x-mcp-header": "has space"}})),
+            schema(json!({"a": {"type": "string", "x-mcp-header": "a:b"}})),
+            schema(json!({"a": {"type": "string", "x-mcp-header": "ünï"}})),
+            schema(
+                json!({"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}),
+            ),
+        ] {
+            assert!(!marks_are_valid(&bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn values_that_are_not_plain_header_text_are_base64() {
+        assert_eq!(encode(""), "");
         assert_eq!(encode("plain"), "plain");
         assert_eq!(encode(" edge"), "=?base64?IGVkZ2U=?=");
         assert_eq!(

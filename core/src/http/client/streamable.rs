@@ -351,7 +351,14 @@ impl Streamable {
                 ex.body = Body::Sse(sse);
             }
             Role::Post { request, initialize } => {
-                if !status.is_success() {
+                // 2026-07-28 refuses a request with 400 or 404 and a JSON-RPC error that says
+                // why (an unsupported revision and the supported list, a header mismatch):
+                // the error is the request's answer.
+                let answered_refusal = self.modern
+                    && request.is_some()
+                    && matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND)
+                    && media(&head.headers) == Media::Json;
+                if !status.is_success() && !answered_refusal {
                     let request = request.clone();
                     return self.post_refused(request, *initialize, &head, up);
                 }
