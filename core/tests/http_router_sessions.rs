@@ -42,7 +42,7 @@ fn idle_sessions_expire_and_busy_ones_do_not() {
 #[test]
 fn stateless_mode_serves_without_sessions() {
     let mut cfg = config();
-    cfg.stateless = true;
+    cfg.sessionless = true;
     let mut http = Http::new(cfg);
     let list = http.post(None, json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
     let a = http.answer(list);
@@ -111,7 +111,7 @@ fn a_thousand_sessions_share_one_registry_and_respect_the_limit() {
 #[test]
 fn stateless_sessions_end_with_their_post_even_when_it_is_lost() {
     let mut cfg = config();
-    cfg.stateless = true;
+    cfg.sessionless = true;
     let mut http = Http::new(cfg);
     let call = http.post(None, echo_x(1));
     assert_eq!(http.router.session_count(), 1, "the call waits for the app");

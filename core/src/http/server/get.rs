@@ -14,7 +14,7 @@ impl<H: Clone> Router<H> {
         if let Err(rejection) = checks::check_get_media(&head.headers) {
             return self.refuse(stream, None, &rejection);
         }
-        if self.config.stateless || self.speaks_stateless(head) {
+        if self.config.sessionless || self.speaks_stateless(head) {
             return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
         }
         let id = match session_header(&head.headers) {
@@ -73,7 +73,7 @@ impl<H: Clone> Router<H> {
     }
 
     pub(super) fn delete(&mut self, now: Instant, stream: StreamId, head: &RequestHead) {
-        if self.config.stateless || self.speaks_stateless(head) {
+        if self.config.sessionless || self.speaks_stateless(head) {
             return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
         }
         let id = match session_header(&head.headers) {

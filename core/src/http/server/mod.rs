@@ -123,9 +123,10 @@ pub struct RouterConfig {
     /// body. Runtimes that poll handlers where they start them decide sooner
     /// ([`Router::decide_answers`]). Default 5 ms.
     pub json_wait: Duration,
-    /// No sessions: each POST is served by a fresh session that ends with it; GET and
-    /// DELETE get 405. Default off.
-    pub stateless: bool,
+    /// The session era without session ids: each POST is served by a fresh session that
+    /// ends with it; GET and DELETE get 405. Default off. (2026-07-28 requests need no mode:
+    /// they are served alone whatever this says.)
+    pub sessionless: bool,
     /// The reconnection delay sent in priming events. Default 1 s.
     pub retry: Option<Duration>,
     /// Standalone messages kept per session while it has no GET stream. Default 64.
@@ -150,7 +151,7 @@ impl RouterConfig {
             max_body: 4 << 20,
             json_response: false,
             json_wait: Duration::from_millis(5),
-            stateless: false,
+            sessionless: false,
             retry: Some(Duration::from_secs(1)),
             max_backlog: 64,
             rng_seed,
@@ -174,7 +175,7 @@ crate::builder::setters!(RouterConfig {
     max_body: usize,
     json_response: bool,
     json_wait: Duration,
-    stateless: bool,
+    sessionless: bool,
     retry: Option<Duration>,
     max_backlog: usize,
 });
@@ -508,7 +509,7 @@ impl<H: Clone> Router<H> {
         slot.machine.handle_decoded(now, stream, incoming);
         let asked = self.calls_asked;
         self.flush(&id);
-        let announce = initialize && !self.config.stateless;
+        let announce = initialize && !self.config.sessionless;
         if self.calls_asked == asked {
             self.settle(&id, stream, announce);
         } else {
@@ -575,7 +576,7 @@ impl<H: Clone> Router<H> {
         initialize: bool,
         header_version: Option<ProtocolVersion>,
     ) -> Result<SessionId, Rejection> {
-        if self.config.stateless {
+        if self.config.sessionless {
             let id = self.open_session(now, SlotKind::Ephemeral)?;
             if !initialize {
                 let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
