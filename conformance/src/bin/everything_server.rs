@@ -3,7 +3,11 @@
 //! ```text
 //! everything_server --runtime tokio|smol|blocking --stdio     # one session on stdin/stdout
 //! everything_server --runtime tokio|smol|blocking --port P    # Streamable HTTP on 127.0.0.1:P
+//!     [--state-key HEX]   # 32 bytes in hex: seal 2026-07-28 requestState with this key
 //! ```
+//!
+//! Processes given the same `--state-key` accept each other's `requestState`, so a
+//! 2026-07-28 call's rounds may land on any of them.
 //!
 //! The registry is built once (`zest_conformance::fixture`); only the serving differs.
 //! `--port` serves with the runtime's `serve_http`; a runtime without one fails with a message
@@ -14,7 +18,8 @@ use std::process::ExitCode;
 use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
 
-const USAGE: &str = "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P)";
+const USAGE: &str =
+    "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P) [--state-key HEX]";
 
 enum Serve {
     Stdio,
@@ -22,7 +27,7 @@ enum Serve {
 }
 
 fn main() -> ExitCode {
-    let (runtime, serve) = match parse(std::env::args().skip(1)) {
+    let (runtime, serve, key) = match parse(std::env::args().skip(1)) {
         Ok(parsed) => parsed,
         Err(message) => {
             eprintln!("everything_server: {message}\n{USAGE}");
@@ -31,11 +36,11 @@ fn main() -> ExitCode {
     };
     match serve {
         Serve::Stdio => {
-            let reason = serve_stdio(runtime);
+            let reason = serve_stdio(runtime, key);
             eprintln!("everything_server ({runtime}): session over: {reason}");
             ExitCode::SUCCESS
         }
-        Serve::Http(port) => match serve_http(runtime, port) {
+        Serve::Http(port) => match serve_http(runtime, port, key) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("everything_server ({runtime}): {message}");
@@ -47,8 +52,8 @@ fn main() -> ExitCode {
 
 /// Serves one session on stdin/stdout with a server handle (`StdioServer`), so that the
 /// fixture declares `listChanged` and resource `subscribe`, as over HTTP.
-fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
-    let config = fixture::server_config(runtime.name());
+fn serve_stdio(runtime: Runtime, key: Option<[u8; 32]>) -> zest_core::error::CloseReason {
+    let config = config(runtime, key);
     match runtime {
         Runtime::Tokio => {
             let registry = fixture::registry(asynchronous::adapt::<zest_tokio::RequestContext>);
@@ -71,8 +76,8 @@ fn serve_stdio(runtime: Runtime) -> zest_core::error::CloseReason {
 
 /// Serves Streamable HTTP (and legacy SSE, and `GET /health`) on 127.0.0.1:`port` until the
 /// process is stopped.
-fn serve_http(runtime: Runtime, port: u16) -> Result<(), String> {
-    let config = fixture::server_config(runtime.name());
+fn serve_http(runtime: Runtime, port: u16, key: Option<[u8; 32]>) -> Result<(), String> {
+    let config = config(runtime, key);
     match runtime {
         Runtime::Tokio => {
             let registry = fixture::registry(asynchronous::adapt::<zest_tokio::RequestContext>);
@@ -111,8 +116,32 @@ fn serve_http(runtime: Runtime, port: u16) -> Result<(), String> {
     }
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<(Runtime, Serve), String> {
-    let (mut runtime, mut serve) = (None, None);
+/// The fixture's config, sealing `requestState` with `key` when one is given.
+fn config(runtime: Runtime, key: Option<[u8; 32]>) -> zest_core::server::ServerConfig {
+    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+    use zest_core::server::{RequestStateConfig, RequestStateKey};
+    let config = fixture::server_config(runtime.name());
+    let Some(key) = key else { return config };
+    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    config.request_state(RequestStateConfig::new(RequestStateKey::new(key), Instant::now(), unix))
+}
+
+fn parse_key(hex: &str) -> Result<[u8; 32], String> {
+    let bad = || format!("--state-key wants 64 hex digits, not {hex:?}");
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(bad());
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(key)
+}
+
+type Parsed = (Runtime, Serve, Option<[u8; 32]>);
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
+    let (mut runtime, mut serve, mut key) = (None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runtime" => {
@@ -124,8 +153,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<(Runtime, Serve), Str
                 let port = args.next().ok_or("--port needs a value")?;
                 serve = Some(Serve::Http(port.parse().map_err(|_| format!("bad port {port:?}"))?));
             }
+            "--state-key" => {
+                let hex = args.next().ok_or("--state-key needs a value")?;
+                key = Some(parse_key(&hex)?);
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    Ok((runtime.ok_or("--runtime is required")?, serve.ok_or("--stdio or --port is required")?))
+    let runtime = runtime.ok_or("--runtime is required")?;
+    Ok((runtime, serve.ok_or("--stdio or --port is required")?, key))
 }

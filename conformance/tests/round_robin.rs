@@ -1,0 +1,152 @@
+//! 2026-07-28 needs no shared state: two fixture processes on different runtimes, given one
+//! `--state-key`, behind a loopback proxy that sends each HTTP request to the next process
+//! in turn, serve one zest client whose multi-round call lands on both processes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zest_tokio::core::handler::AsyncClientHandlers;
+use zest_tokio::schema::ElicitResult;
+use zest_tokio::{Client, ClientApi, ClientOptions};
+
+/// Far above what any step here takes; only there to turn a hang into a failure.
+const HANG: Duration = Duration::from_secs(30);
+/// The most connections the proxy serves before it stops (the test makes about ten).
+const MAX_CONNECTIONS: usize = 64;
+const KEY: &str = "5a6573742073686172657320746869732073746174652d7365616c696e67206b";
+
+/// A fixture process, killed when dropped.
+struct Process(Child, String);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the fixture on `runtime` on a port of its choosing; its URL, from its stderr.
+fn fixture(runtime: &str) -> Process {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_everything_server"))
+        .args(["--runtime", runtime, "--port", "0", "--state-key", KEY])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the fixture starts");
+    let stderr = child.stderr.take().expect("piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = lines
+        .by_ref()
+        .take(20)
+        .map_while(Result::ok)
+        .find_map(|l| l.split_once("serving ").map(|(_, url)| url.trim().to_owned()))
+        .expect("the fixture says where it serves");
+    // Keep draining its stderr so that it never blocks on a full pipe.
+    thread::spawn(move || lines.take(10_000).for_each(drop));
+    Process(child, url)
+}
+
+/// `host:port` of a URL like `http://127.0.0.1:PORT/mcp`.
+fn authority(url: &str) -> String {
+    url.trim_start_matches("http://").split('/').next().unwrap_or_default().to_owned()
+}
+
+/// Reads one HTTP/1.1 request (head and `Content-Length` body) from `client`.
+fn read_request(client: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if client.read(&mut byte).ok()? == 0 || head.len() > 64 * 1024 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).ok()?;
+    let length = head
+        .lines()
+        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length")))
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    client.read_exact(&mut body).ok()?;
+    Some((head, body))
+}
+
+/// A round-robin proxy: each client connection carries one request, which goes to the next
+/// backend with `Connection: close`; the answer streams back until the backend closes.
+/// Records which backend got each request body.
+fn proxy(backends: Vec<String>, seen: Arc<Mutex<Vec<(usize, String)>>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let address = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        for (turn, client) in listener.incoming().take(MAX_CONNECTIONS).enumerate() {
+            let Ok(mut client) = client else { continue };
+            let backend = turn % backends.len();
+            let target = backends[backend].clone();
+            let seen = seen.clone();
+            thread::spawn(move || {
+                client.set_read_timeout(Some(HANG)).unwrap();
+                let Some((head, body)) = read_request(&mut client) else { return };
+                seen.lock().unwrap().push((backend, String::from_utf8_lossy(&body).into_owned()));
+                let kept: Vec<&str> = head
+                    .trim_end()
+                    .lines()
+                    .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                    .collect();
+                let head = format!("{}\r\nconnection: close\r\n\r\n", kept.join("\r\n"));
+                let mut server = TcpStream::connect(&target).expect("the backend listens");
+                server.set_read_timeout(Some(HANG)).unwrap();
+                server.write_all(head.as_bytes()).unwrap();
+                server.write_all(&body).unwrap();
+                let mut buf = [0u8; 16 * 1024];
+                while let Ok(n) = server.read(&mut buf) {
+                    if n == 0 || client.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{address}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_multi_round_call_completes_across_two_processes_that_share_a_key() {
+    let started = Instant::now();
+    let processes = [fixture("tokio"), fixture("smol")];
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = proxy(processes.iter().map(|p| authority(&p.1)).collect(), seen.clone());
+    let handlers = AsyncClientHandlers::default().on_elicitation(|params| async move {
+        let asked = serde_json::to_value(&params).unwrap();
+        let field = asked["requestedSchema"]["properties"].as_object().unwrap().keys().next();
+        let value = match field.map(String::as_str) {
+            Some("colour") => "green",
+            _ => "Ada",
+        };
+        let answer = json!({"action": "accept", "content": {field.unwrap(): value}});
+        Ok(serde_json::from_value::<ElicitResult>(answer).unwrap())
+    });
+    let options = ClientOptions::new("round-robin-test", "0")
+        .handlers(handlers)
+        .with_config(|c| c.prefer_modern());
+    let client = tokio::time::timeout(HANG, Client::connect(&url, options)).await.unwrap().unwrap();
+    assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28");
+    let call = client.call_tool("test_input_required_result_multi_round", json!({}));
+    let result = tokio::time::timeout(HANG, call).await.unwrap().unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Ada likes green"));
+    let rounds: Vec<usize> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, body)| body.contains("test_input_required_result_multi_round"))
+        .map(|(backend, _)| *backend)
+        .collect();
+    assert_eq!(rounds.len(), 3, "three rounds: {rounds:?}");
+    assert!(rounds.contains(&0) && rounds.contains(&1), "rounds on both processes: {rounds:?}");
+    let _ = client.close().await;
+    assert!(started.elapsed() < HANG * 2);
+}
