@@ -292,6 +292,58 @@ mod over_http {
     }
 
     #[test]
+    fn a_request_whose_stream_breaks_is_sent_again_under_a_new_id() {
+        let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
+        assert_eq!(ready_version(&mut pair), ProtocolVersion::V2026_07_28);
+        let now = pair.clock.now();
+        let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
+        let id = pair.client.request(now, "tools/call", Some(params), RequestOptions::default());
+        let id = id.unwrap();
+        pair.pump();
+        // The call reached the router; its stream breaks before the answer.
+        assert_eq!(pair.take_router_events().len(), 1);
+        let open = pair.open_streams();
+        assert_eq!(open.len(), 1, "{open:?}");
+        pair.cut(open[0]);
+        let events = pair.take_client_events();
+        assert!(events.is_empty(), "no outcome yet: it is sent again: {events:?}");
+        pair.serve(app);
+        let events = pair.take_client_events();
+        let answered = events.iter().find_map(|e| match e {
+            Event::Response { id: got, result } if *got == id => Some(result.clone()),
+            _ => None,
+        });
+        let result = answered.unwrap_or_else(|| panic!("{events:?} {:?}", pair.transcript()));
+        assert_eq!(result.unwrap().parse::<Value>().unwrap()["content"][0]["text"], "hi");
+        let calls = pair.transcript().iter().filter(|l| l.starts_with("POST")).count();
+        assert_eq!(calls, 3, "discover, the call, the call again: {:?}", pair.transcript());
+    }
+
+    #[test]
+    fn a_request_is_sent_again_twice_at_most_then_fails_with_why() {
+        let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
+        ready_version(&mut pair);
+        let now = pair.clock.now();
+        let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
+        let id = pair.client.request(now, "tools/call", Some(params), RequestOptions::default());
+        let id = id.unwrap();
+        pair.pump();
+        for cut in 1..=3 {
+            let open = pair.open_streams();
+            assert_eq!(open.len(), 1, "cut {cut}: {open:?}");
+            pair.cut(open[0]);
+        }
+        let events = pair.take_client_events();
+        let [Event::Response { id: got, result: Err(RequestError::Transport(_)) }] =
+            events.as_slice()
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!(*got, id);
+        assert!(pair.open_streams().is_empty());
+    }
+
+    #[test]
     fn the_ladder_steps_down_to_a_session_over_http() {
         let mut pair = http_pair(modern_client(), HttpMode::Auto, |_| server_config());
         assert_eq!(ready_version(&mut pair), ProtocolVersion::LATEST_SESSION);

@@ -228,7 +228,7 @@ impl Client {
             false => params,
         };
         let watch = self.tool_outputs.watch(method, params.as_ref());
-        let retried = (self.is_modern() && rounds::may_ask(method)).then(|| params.clone());
+        let retried = self.is_modern().then(|| params.clone());
         let id = self.endpoint.request(now, method, params, &opts, true, None)?;
         if let Some(params) = retried {
             self.rounds.sent(&id, method, &params, &opts);

@@ -83,6 +83,11 @@ impl Client {
             let _ = self.endpoint.forget(&id);
             return self.on_discover(now, None);
         }
+        // 2026-07-28 cannot resume: a request whose exchange broke is sent again.
+        let broken = matches!(error, RequestError::StreamLost | RequestError::Transport(_));
+        if broken && self.is_modern() && self.reissue(now, &id) {
+            return;
+        }
         if matches!(&self.phase, Phase::AwaitingInitResult { init, .. } if *init == id) {
             let reason = match error {
                 RequestError::HttpStatus { status, www_authenticate } => {

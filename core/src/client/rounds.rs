@@ -39,7 +39,12 @@ struct Sent {
     method: String,
     params: Option<RawJson>,
     opts: RequestOptions,
+    /// Times this call was sent again after its stream broke.
+    reissued: u8,
 }
+
+/// How many times a 2026-07-28 request whose stream broke is sent again.
+const MAX_REISSUES: u8 = 2;
 
 #[derive(Debug)]
 struct Waiting {
@@ -71,7 +76,8 @@ pub(super) fn may_ask(method: &str) -> bool {
 }
 
 impl Rounds {
-    /// Remembers a call sent as `id`, to retry it if it comes back asking for input.
+    /// Remembers a 2026-07-28 request sent as `id`, to send it again if its stream breaks
+    /// or (a call) it comes back asking for input.
     pub(super) fn sent(
         &mut self,
         id: &RequestId,
@@ -79,11 +85,13 @@ impl Rounds {
         params: &Option<RawJson>,
         opts: &RequestOptions,
     ) {
-        if may_ask(method) {
-            let sent =
-                Sent { method: method.to_owned(), params: params.clone(), opts: opts.clone() };
-            self.sent.insert(id.clone(), sent);
-        }
+        let sent = Sent {
+            method: method.to_owned(),
+            params: params.clone(),
+            opts: opts.clone(),
+            reissued: 0,
+        };
+        self.sent.insert(id.clone(), sent);
     }
 
     /// The app's id of the call now in flight as `wire`.
@@ -141,7 +149,7 @@ impl Client {
     /// A response to `wire` that asks for input: becomes the app's asks (true), or is none
     /// of this module's business (false: deliver it as it is).
     pub(super) fn input_required(&mut self, wire: &RequestId, result: &RawJson) -> bool {
-        if !self.rounds.sent.contains_key(wire) {
+        if !self.rounds.sent.get(wire).is_some_and(|s| may_ask(&s.method)) {
             return false;
         }
         let Ok(asked) = result.parse::<InputRequired>() else { return false };
@@ -218,6 +226,38 @@ impl Client {
         }
     }
 
+    /// The stream of 2026-07-28 request `wire` broke before its answer: the server has
+    /// forgotten it (it cannot be resumed), so it is sent again, as it was, under a new id
+    /// the app never sees; at most [`MAX_REISSUES`] times. False when it is not sent again
+    /// (then it fails as any lost request does).
+    pub(super) fn reissue(&mut self, now: Instant, wire: &RequestId) -> bool {
+        let Some(mut sent) = self.rounds.sent.remove(wire) else { return false };
+        if sent.reissued >= MAX_REISSUES {
+            return false;
+        }
+        let Some(_) = self.endpoint.forget(wire) else { return false };
+        sent.reissued += 1;
+        let app = self.rounds.renamed.remove(wire).unwrap_or_else(|| wire.clone());
+        match self.endpoint.request(now, &sent.method, sent.params.clone(), &sent.opts, true, None)
+        {
+            Ok(again) => {
+                self.rounds.renamed.insert(again.clone(), app);
+                self.rounds.sent.insert(again, sent);
+            }
+            Err(usage) => {
+                let error = ErrorObject::new(
+                    codes::INTERNAL_ERROR,
+                    format!("could not send it again: {usage}"),
+                );
+                self.events.push_back(Event::Response {
+                    id: app,
+                    result: Err(RequestError::Remote(error)),
+                });
+            }
+        }
+        true
+    }
+
     /// Sends the call again with a new id, the answers and the state.
     fn retry(&mut self, now: Instant, app: RequestId) {
         let Some(waiting) = self.rounds.waiting.remove(&app) else { return };
@@ -235,7 +275,7 @@ impl Client {
         match self.endpoint.request(now, &sent.method, params, &sent.opts, true, None) {
             Ok(wire) => {
                 self.rounds.renamed.insert(wire.clone(), app);
-                self.rounds.sent.insert(wire, sent);
+                self.rounds.sent.insert(wire, Sent { reissued: 0, ..sent });
             }
             Err(usage) => {
                 let error = ErrorObject::new(
