@@ -142,3 +142,19 @@ async fn the_same_handlers_answer_in_both_eras_over_stdio_and_http_on_every_runt
         }
     }
 }
+
+#[tokio::test]
+async fn the_ladder_steps_down_to_the_session_era_for_a_typescript_sdk_1_server() {
+    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/peers/node_modules/.bin/mcp-server-everything");
+    assert!(bin.exists(), "{} is missing: run scripts/install-peers", bin.display());
+    let command = StdioCommand::new(bin).arg("stdio").shutdown_grace(Duration::from_millis(500));
+    let options = ClientOptions::new("eras-test", "0").with_config(|c| c.prefer_modern());
+    let client = tokio::time::timeout(HANG, Client::spawn(command, options)).await.unwrap();
+    let client = client.expect("server-everything starts and answers");
+    let revision = client.negotiated().protocol_version;
+    assert!(revision.is_session_era(), "{revision:?}");
+    let echoed = client.call_tool("echo", json!({"message": "ladder"})).await.unwrap();
+    assert!(text(&echoed).contains("ladder"), "{echoed:?}");
+    client.close().await.unwrap();
+}

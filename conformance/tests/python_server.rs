@@ -134,3 +134,37 @@ fn smol_client_against_python_sdk_server() {
 fn blocking_client_against_python_sdk_server() {
     against_python::<Blocking>();
 }
+
+/// The client of runtime `C`, preferring 2026-07-28, against the Python SDK 2.x server,
+/// which speaks it: no session, the revision's headers on every POST, and the same calls.
+fn against_python_in_2026<C: Peer>() {
+    let server = PyServer::start();
+    let client = C::connect_modern(&server.url);
+    let on = format!("{} client in 2026-07-28", C::RUNTIME);
+    assert_eq!(client.revision(), "2026-07-28", "{on}");
+    assert_eq!(client.server_name(), "py_server", "{on}");
+    assert_eq!(text(&client.call("echo", json!({"text": "hi from zest"}))), "hi from zest");
+    assert_eq!(text(&client.call("add", json!({"a": 2, "b": 40}))), "42", "{on}");
+    let failed = client.call("fail", json!({"message": "boom"}));
+    assert!(failed.is_error() && text(&failed).contains("boom"), "{on}: {failed:?}");
+    let steps = json!({"steps": 3, "step_ms": 10});
+    let (done, progress) = client.call_with_progress("long_running", steps);
+    assert_eq!(text(&done), "done after 3 steps", "{on}");
+    assert_eq!(progress, [1.0, 2.0, 3.0], "{on}");
+    let item = client.read_resource("zest://items/7");
+    let Some(ResourceContents::Text(item)) = item.contents.first() else {
+        panic!("{on}: {item:?}")
+    };
+    assert_eq!(item.text, "item 7", "{on}");
+    let prompt = client.get_prompt("greet", &[("name", "Ada")]);
+    assert_eq!(prompt.messages.first().and_then(|m| m.content.as_text()), Some("Hello, Ada!"));
+    client.close();
+    assert!(server.stop(), "{on}: the Python server exits once its stdin closes");
+}
+
+#[test]
+fn every_client_runtime_speaks_2026_07_28_to_the_python_sdk_server() {
+    against_python_in_2026::<Tokio>();
+    against_python_in_2026::<Smol>();
+    against_python_in_2026::<Blocking>();
+}

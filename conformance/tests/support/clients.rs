@@ -69,7 +69,23 @@ pub trait Peer: Sized {
     const RUNTIME: &'static str;
     /// Connects to `endpoint` (Streamable HTTP unless it says otherwise) and initializes,
     /// taking messages of up to `max_message` bytes; the handshake's outcome as it is.
-    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError>;
+    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
+        Self::try_connect_in(endpoint, max_message, false)
+    }
+    /// [`try_connect_with`](Self::try_connect_with); with `modern`, the client prefers
+    /// 2026-07-28 (the era ladder: `server/discover` first).
+    fn try_connect_in(
+        endpoint: HttpEndpoint,
+        max_message: usize,
+        modern: bool,
+    ) -> Result<Self, ConnectError>;
+    /// Connects to `url` preferring 2026-07-28, which must succeed.
+    fn connect_modern(url: &str) -> Self {
+        Self::try_connect_in(HttpEndpoint::new(url), DEFAULT_MAX_LINE, true)
+            .unwrap_or_else(|e| panic!("the {} client connects: {e}", Self::RUNTIME))
+    }
+    /// The revision the client speaks.
+    fn revision(&self) -> &'static str;
     /// [`try_connect_with`](Self::try_connect_with), which must succeed.
     fn connect_with(endpoint: HttpEndpoint, max_message: usize) -> Self {
         Self::try_connect_with(endpoint, max_message)
@@ -189,7 +205,11 @@ impl Tokio {
 impl Peer for Tokio {
     const RUNTIME: &'static str = "tokio";
 
-    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
+    fn try_connect_in(
+        endpoint: HttpEndpoint,
+        max_message: usize,
+        modern: bool,
+    ) -> Result<Self, ConnectError> {
         use zest_tokio::core::handler::AsyncClientHandlers;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -202,6 +222,9 @@ impl Peer for Tokio {
             .on_roots(|| async move { Ok(roots()) });
         let mut options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
+        if modern {
+            options = options.with_config(|c| c.prefer_modern());
+        }
         let client = rt
             .block_on(async {
                 tokio::time::timeout(LIMIT, zest_tokio::Client::connect_to(endpoint, options)).await
@@ -213,6 +236,10 @@ impl Peer for Tokio {
 
     fn server_name(&self) -> String {
         self.client.negotiated().server_info.name.clone()
+    }
+
+    fn revision(&self) -> &'static str {
+        self.client.negotiated().protocol_version.as_str()
     }
 
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
@@ -276,13 +303,20 @@ fn smol_wait<T>(fut: impl std::future::Future<Output = T>) -> T {
 impl Peer for Smol {
     const RUNTIME: &'static str = "smol";
 
-    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
+    fn try_connect_in(
+        endpoint: HttpEndpoint,
+        max_message: usize,
+        modern: bool,
+    ) -> Result<Self, ConnectError> {
         let handlers = zest_smol::AsyncClientHandlers::default()
             .on_sampling(|p| async move { Ok(canned(&p)) })
             .on_elicitation(|_| async move { Ok(declined()) })
             .on_roots(|| async move { Ok(roots()) });
         let mut options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
+        if modern {
+            options = options.with_config(|c| c.prefer_modern());
+        }
         let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))?;
         let notes = client.notifications();
         Ok(Self { client, notes })
@@ -290,6 +324,10 @@ impl Peer for Smol {
 
     fn server_name(&self) -> String {
         self.client.negotiated().server_info.name.clone()
+    }
+
+    fn revision(&self) -> &'static str {
+        self.client.negotiated().protocol_version.as_str()
     }
 
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
@@ -346,7 +384,11 @@ pub struct Blocking(zest_blocking::Client);
 impl Peer for Blocking {
     const RUNTIME: &'static str = "blocking";
 
-    fn try_connect_with(endpoint: HttpEndpoint, max_message: usize) -> Result<Self, ConnectError> {
+    fn try_connect_in(
+        endpoint: HttpEndpoint,
+        max_message: usize,
+        modern: bool,
+    ) -> Result<Self, ConnectError> {
         use zest_blocking::core::handler::SyncClientHandlers;
         let handlers = SyncClientHandlers::default()
             .on_sampling(|p| Ok(canned(&p)))
@@ -355,11 +397,18 @@ impl Peer for Blocking {
         let mut options =
             zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
+        if modern {
+            options = options.with_config(|c| c.prefer_modern());
+        }
         zest_blocking::Client::connect_to(endpoint, options).map(Self)
     }
 
     fn server_name(&self) -> String {
         self.0.negotiated().server_info.name.clone()
+    }
+
+    fn revision(&self) -> &'static str {
+        self.0.negotiated().protocol_version.as_str()
     }
 
     fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, CallError> {
