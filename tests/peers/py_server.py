@@ -9,10 +9,13 @@ or Ctrl-C stops it.
 
 import socket
 import sys
+from typing import Annotated
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import SamplingMessage, TextContent
 
@@ -44,6 +47,19 @@ async def sample(ctx: Context, prompt: str) -> str:
     message = SamplingMessage(role="user", content=TextContent(type="text", text=prompt))
     result = await ctx.session.create_message([message], max_tokens=100, related_request_id=ctx.request_id)
     return result.content.text
+
+
+class Name(BaseModel):
+    name: str
+
+
+async def ask_for_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
+
+
+@server.tool(description="Asks the user's name (elicitation in either era)")
+async def ask_name(who: Annotated[Name, Resolve(ask_for_name)]) -> str:
+    return f"hello {who.name}"
 
 
 @server.tool(description="Returns an error result")
