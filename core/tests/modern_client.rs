@@ -385,3 +385,41 @@ fn a_discover_refused_with_32022_listing_2026_is_asked_once_more() {
     let third = written(&mut client);
     assert_eq!(third[0]["method"], "initialize", "{third:?}");
 }
+
+#[test]
+fn the_log_level_goes_in_every_request_since_the_revision_has_no_set_level() {
+    use zest_core::client::ServerNotification;
+    use zest_core::schema::LoggingLevel;
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let now = pair.clock.now();
+    let level = RawJson::from(json!({"level": "info"}));
+    let set = pair.client.request(now, "logging/setLevel", Some(level), RequestOptions::default());
+    let set = set.unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    assert!(
+        matches!(events.as_slice(), [Event::Response { id, result: Ok(_) }] if *id == set),
+        "answered at once: {events:?}"
+    );
+    assert!(!sent_methods(&pair).contains(&"logging/setLevel".to_owned()), "nothing sent");
+    call_echo(&mut pair);
+    let events = pair.take_server_events();
+    let Some(server::Event::Call { id, context, .. }) = events.into_iter().next() else {
+        panic!("no call")
+    };
+    assert_eq!(context.log_level, Some(LoggingLevel::Info));
+    pair.server.log(now, Some(&id), LoggingLevel::Warning, None, json!("careful")).unwrap();
+    pair.server.log(now, Some(&id), LoggingLevel::Debug, None, json!("noise")).unwrap();
+    pair.pump();
+    let logs: Vec<Value> = pair
+        .take_client_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Notification(ServerNotification::LoggingMessage(m)) => Some(m.data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logs, [json!("careful")]);
+}

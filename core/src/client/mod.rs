@@ -87,6 +87,9 @@ pub struct Client {
     rounds: rounds::Rounds,
     /// `server/discover` was refused with -32022 listing 2026-07-28 and sent again.
     asked_again: bool,
+    /// 2026-07-28: the least severe log records the app wants, sent in each request's `_meta`
+    /// (that revision has no `logging/setLevel`).
+    log_level: Option<crate::schema::LoggingLevel>,
 }
 
 /// How many URL-mode elicitations the client awaits a completion for at once; past it the
@@ -139,6 +142,7 @@ impl Client {
             tool_outputs: ToolOutputs::default(),
             rounds: rounds::Rounds::default(),
             asked_again: false,
+            log_level: None,
         };
         let discover = client.config.protocol_version.is_stateless();
         if let (Transport::Http(http), true) = (&mut client.transport, discover) {
@@ -221,6 +225,7 @@ impl Client {
         }
         self.check_may_send(method)?;
         let params = match self.is_modern() {
+            true if method == "logging/setLevel" => return self.keep_log_level(params.as_ref()),
             true => {
                 self.check_modern_method(method)?;
                 Some(self.with_protocol_meta(params))

@@ -16,8 +16,8 @@ use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender};
 use crate::rpc::RequestOptions;
 use crate::schema::{
-    DiscoverResult, Implementation, ProtocolVersion, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY,
-    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
+    DiscoverResult, Implementation, ProtocolVersion, SetLevelParams, CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
 };
 
 /// The revision this module speaks.
@@ -118,6 +118,21 @@ impl Client {
         Err(UsageError::MethodNotInVersion { method: method.to_owned(), version: MODERN.as_str() })
     }
 
+    /// `logging/setLevel` in 2026-07-28, which has no such request: the level is kept and
+    /// goes in the `_meta` of every later request, and the call succeeds at once.
+    pub(super) fn keep_log_level(
+        &mut self,
+        params: Option<&RawJson>,
+    ) -> Result<RequestId, UsageError> {
+        let params = params.ok_or(UsageError::ParamsNotAnObject)?;
+        let level = params.parse::<SetLevelParams>().map_err(|_| UsageError::ParamsNotAnObject)?;
+        self.log_level = Some(level.level);
+        let id = self.endpoint.outstanding.unsent_id();
+        let result = Ok(RawJson::empty_object());
+        self.events.push_back(Event::Response { id: id.clone(), result });
+        Ok(id)
+    }
+
     /// `params` with the protocol members of a 2026-07-28 request in their `_meta` (kept
     /// where the caller set them already).
     pub(super) fn with_protocol_meta(&self, params: Option<RawJson>) -> RawJson {
@@ -136,6 +151,9 @@ impl Client {
             ];
             for (key, value) in members {
                 meta.entry(key).or_insert(value);
+            }
+            if let Some(level) = self.log_level {
+                meta.entry(LOG_LEVEL_KEY).or_insert(json_of(&level));
             }
         }
         RawJson::from(Value::Object(object))
