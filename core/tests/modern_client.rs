@@ -93,7 +93,14 @@ fn a_modern_server_is_spoken_to_without_a_handshake() {
     });
     let result = response.unwrap().unwrap().parse::<Value>().unwrap();
     assert_eq!(result["resultType"], "complete");
-    assert_eq!(sent_methods(&pair), ["server/discover", "tools/call"], "no initialize");
+    // No initialize; the listen for the lists the server announces opens once ready.
+    assert_eq!(sent_methods(&pair), ["server/discover", "subscriptions/listen", "tools/call"]);
+    pair.server.notify_list_changed(pair.clock.now(), server::ListKind::Tools);
+    pair.pump();
+    let heard = pair.take_client_events().into_iter().any(|e| {
+        matches!(e, Event::Notification(zest_core::client::ServerNotification::ToolListChanged))
+    });
+    assert!(heard, "a list change reaches the app through the listen");
     // Methods the revision removed are refused before anything is sent.
     let now = pair.clock.now();
     let ping = pair.client.request(now, "ping", None, RequestOptions::default());
@@ -287,7 +294,7 @@ mod over_http {
         });
         let done = done.unwrap_or_else(|| panic!("{events:?} {:?}", pair.transcript()));
         assert_eq!(done.parse::<Value>().unwrap()["resultType"], "complete");
-        assert_eq!(pair.router.session_count(), 0, "no session is kept");
+        assert_eq!(pair.router.session_count(), 1, "nothing kept but the open listen");
         assert!(pair.transcript().iter().all(|l| l.starts_with("POST")), "{:?}", pair.transcript());
     }
 
@@ -302,9 +309,10 @@ mod over_http {
         pair.pump();
         // The call reached the router; its stream breaks before the answer.
         assert_eq!(pair.take_router_events().len(), 1);
+        // The listen's stream, opened first, and the call's.
         let open = pair.open_streams();
-        assert_eq!(open.len(), 1, "{open:?}");
-        pair.cut(open[0]);
+        assert_eq!(open.len(), 2, "{open:?}");
+        pair.cut(*open.iter().max().unwrap());
         let events = pair.take_client_events();
         assert!(events.is_empty(), "no outcome yet: it is sent again: {events:?}");
         pair.serve(app);
@@ -315,8 +323,8 @@ mod over_http {
         });
         let result = answered.unwrap_or_else(|| panic!("{events:?} {:?}", pair.transcript()));
         assert_eq!(result.unwrap().parse::<Value>().unwrap()["content"][0]["text"], "hi");
-        let calls = pair.transcript().iter().filter(|l| l.starts_with("POST")).count();
-        assert_eq!(calls, 3, "discover, the call, the call again: {:?}", pair.transcript());
+        let posts = pair.transcript().iter().filter(|l| l.starts_with("POST")).count();
+        assert_eq!(posts, 4, "discover, listen, the call, the call again: {:?}", pair.transcript());
     }
 
     #[test]
@@ -330,8 +338,8 @@ mod over_http {
         pair.pump();
         for cut in 1..=3 {
             let open = pair.open_streams();
-            assert_eq!(open.len(), 1, "cut {cut}: {open:?}");
-            pair.cut(open[0]);
+            assert_eq!(open.len(), 2, "cut {cut}: the listen and the call: {open:?}");
+            pair.cut(*open.iter().max().unwrap());
         }
         let events = pair.take_client_events();
         let [Event::Response { id: got, result: Err(RequestError::Transport(_)) }] =
@@ -340,7 +348,7 @@ mod over_http {
             panic!("{events:?}")
         };
         assert_eq!(*got, id);
-        assert!(pair.open_streams().is_empty());
+        assert_eq!(pair.open_streams().len(), 1, "only the listen");
     }
 
     #[test]
@@ -422,4 +430,38 @@ fn the_log_level_goes_in_every_request_since_the_revision_has_no_set_level() {
         })
         .collect();
     assert_eq!(logs, [json!("careful")]);
+}
+
+#[test]
+fn a_resource_subscription_listens_anew_and_its_updates_reach_the_app() {
+    use zest_core::client::ServerNotification;
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let now = pair.clock.now();
+    let uri = RawJson::from(json!({"uri": "test://static-text"}));
+    let sub = pair.client.request(now, "resources/subscribe", Some(uri), RequestOptions::default());
+    let sub = sub.unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Response { id, result: Ok(_) } if *id == sub)));
+    let listens: Vec<Value> = pair
+        .wire
+        .iter()
+        .filter_map(|w| match w {
+            Wire::ToServer(l) if l.contains("subscriptions/listen") => serde_json::from_str(l).ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(listens.len(), 2, "the first listen, then one with the resource");
+    let asked = &listens[1]["params"]["notifications"]["resourceSubscriptions"];
+    assert_eq!(*asked, json!(["test://static-text"]));
+    pair.server.resource_updated(now, "test://static-text");
+    pair.pump();
+    let updated = pair.take_client_events().into_iter().any(|e| {
+        matches!(e, Event::Notification(ServerNotification::ResourceUpdated(p)) if p.uri == "test://static-text")
+    });
+    assert!(updated, "the update reaches the app");
 }

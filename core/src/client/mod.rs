@@ -24,6 +24,7 @@
 
 mod config;
 mod events;
+mod listen;
 mod modern;
 mod over_http;
 mod rounds;
@@ -90,6 +91,8 @@ pub struct Client {
     /// 2026-07-28: the least severe log records the app wants, sent in each request's `_meta`
     /// (that revision has no `logging/setLevel`).
     log_level: Option<crate::schema::LoggingLevel>,
+    /// 2026-07-28: the `subscriptions/listen` request held open (see `listen.rs`).
+    listening: listen::Listening,
 }
 
 /// How many URL-mode elicitations the client awaits a completion for at once; past it the
@@ -143,6 +146,7 @@ impl Client {
             rounds: rounds::Rounds::default(),
             asked_again: false,
             log_level: None,
+            listening: listen::Listening::default(),
         };
         let discover = client.config.protocol_version.is_stateless();
         if let (Transport::Http(http), true) = (&mut client.transport, discover) {
@@ -226,6 +230,12 @@ impl Client {
         self.check_may_send(method)?;
         let params = match self.is_modern() {
             true if method == "logging/setLevel" => return self.keep_log_level(params.as_ref()),
+            true if method == "resources/subscribe" => {
+                return self.change_subscriptions(now, true, params.as_ref())
+            }
+            true if method == "resources/unsubscribe" => {
+                return self.change_subscriptions(now, false, params.as_ref())
+            }
             true => {
                 self.check_modern_method(method)?;
                 Some(self.with_protocol_meta(params))
@@ -395,7 +405,11 @@ impl Client {
                 }
             }
         }
-        let event = self.rounds.rename(self.events.pop_front()?);
+        let mut event = self.events.pop_front()?;
+        while self.is_listen_end(&event) {
+            event = self.events.pop_front()?;
+        }
+        let event = self.rounds.rename(event);
         // 2026-07-28 over HTTP: a tool whose annotations cannot be honoured is dropped.
         let strict = self.is_modern() && matches!(self.transport, Transport::Http(_));
         Some(Output::Event(self.tool_outputs.check(event, strict)))

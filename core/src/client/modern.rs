@@ -93,6 +93,7 @@ impl Client {
             });
             self.phase = Phase::Ready(negotiated.clone());
             self.events.push_back(Event::Ready(negotiated));
+            self.listen(now);
             return;
         }
         if let Transport::Http(http) = &mut self.transport {

@@ -1,0 +1,101 @@
+//! 2026-07-28 `subscriptions/listen`, client side: that revision has no GET stream and no
+//! `resources/subscribe`; a client hears of list changes and resource updates on one
+//! long-lived `subscriptions/listen` request instead. Once ready, the client opens one for
+//! the lists whose changes the server announces; `resources/subscribe` and
+//! `resources/unsubscribe` change its resources and open it again (the old one is
+//! cancelled), answered at once as they are in the session era. Its notifications reach the
+//! app as the session era's do; its own end is not the app's business.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Client, Event};
+use crate::error::UsageError;
+use crate::jsonrpc::{RawJson, RequestId};
+use crate::rpc::RequestOptions;
+
+/// How long a listen may stay open before the client opens it anew.
+const LISTEN_FOR: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The listen this client holds open, and what it asks for.
+#[derive(Debug, Default)]
+pub(super) struct Listening {
+    /// The open listen request, if any.
+    id: Option<RequestId>,
+    /// Resources subscribed to.
+    uris: BTreeSet<String>,
+}
+
+#[derive(Deserialize)]
+struct Uri {
+    uri: String,
+}
+
+impl Client {
+    /// Opens (or opens anew) the listen for what the server announces and the resources
+    /// subscribed to; nothing when there is nothing to hear of.
+    pub(super) fn listen(&mut self, now: Instant) {
+        if let Some(old) = self.listening.id.take() {
+            // Cancelling a request the server may already have ended is harmless.
+            let _ = self.endpoint.abandon(&old, "listening anew");
+            self.forget_stream_of(&old);
+        }
+        let Some(negotiated) = self.negotiated() else { return };
+        let caps = &negotiated.capabilities;
+        let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+        let prompts = caps.prompts.as_ref().and_then(|p| p.list_changed) == Some(true);
+        let resources = caps.resources.as_ref().and_then(|r| r.list_changed) == Some(true);
+        let uris: Vec<&String> = self.listening.uris.iter().collect();
+        if !tools && !prompts && !resources && uris.is_empty() {
+            return;
+        }
+        let filter = json!({"notifications": {
+            "toolsListChanged": tools,
+            "promptsListChanged": prompts,
+            "resourcesListChanged": resources,
+            "resourceSubscriptions": uris,
+        }});
+        let params = Some(self.with_protocol_meta(Some(RawJson::from(filter))));
+        let opts = RequestOptions::default().timeout(LISTEN_FOR).max_total(LISTEN_FOR);
+        // Err only when the client holds too many requests; then there is no listen.
+        if let Ok(id) =
+            self.endpoint.request(now, "subscriptions/listen", params, &opts, true, None)
+        {
+            self.listening.id = Some(id);
+        }
+    }
+
+    /// `resources/subscribe` or `resources/unsubscribe` in 2026-07-28: the listen's resources
+    /// change and it is opened anew; the call succeeds at once.
+    pub(super) fn change_subscriptions(
+        &mut self,
+        now: Instant,
+        subscribe: bool,
+        params: Option<&RawJson>,
+    ) -> Result<RequestId, UsageError> {
+        let uri =
+            params.and_then(|p| p.parse::<Uri>().ok()).ok_or(UsageError::ParamsNotAnObject)?;
+        match subscribe {
+            true => self.listening.uris.insert(uri.uri),
+            false => self.listening.uris.remove(&uri.uri),
+        };
+        self.listen(now);
+        let id = self.endpoint.outstanding.unsent_id();
+        self.events
+            .push_back(Event::Response { id: id.clone(), result: Ok(RawJson::empty_object()) });
+        Ok(id)
+    }
+
+    /// True for the end of the listen (its result, or its failure): not the app's to see.
+    pub(super) fn is_listen_end(&mut self, event: &Event) -> bool {
+        let Event::Response { id, .. } = event else { return false };
+        if self.listening.id.as_ref() == Some(id) {
+            self.listening.id = None;
+            return true;
+        }
+        false
+    }
+}
