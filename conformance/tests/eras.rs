@@ -4,10 +4,12 @@
 //! In the session era the handlers' asks are requests; in 2026-07-28 they are input-required
 //! rounds. The client's handlers and the results are the same.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::thread;
+#[path = "support/fixture_process.rs"]
+mod fixture_process;
+
 use std::time::Duration;
+
+use fixture_process::FixtureProcess;
 
 use serde_json::{json, Value};
 use zest_conformance::Runtime;
@@ -28,34 +30,6 @@ enum Era {
 enum Transport {
     Stdio,
     Http,
-}
-
-/// A fixture process serving HTTP, killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The fixture on `runtime` over HTTP on a port of its choosing, and its URL.
-fn serve_http(runtime: Runtime) -> (Process, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_everything_server"))
-        .args(["--runtime", runtime.name(), "--port", "0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the fixture starts");
-    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
-    let url = lines
-        .by_ref()
-        .take(20)
-        .map_while(Result::ok)
-        .find_map(|l| l.split_once("serving ").map(|(_, url)| url.trim().to_owned()))
-        .expect("the fixture says where it serves");
-    thread::spawn(move || lines.take(10_000).for_each(drop));
-    (Process(child), url)
 }
 
 /// The user and the model this client stands for: each question's field answered from what
@@ -102,8 +76,9 @@ async fn exercise(runtime: Runtime, era: Era, transport: Transport) {
             (None, Client::spawn(command, options(era)).await.expect("the fixture starts"))
         }
         Transport::Http => {
-            let (process, url) = serve_http(runtime);
-            (Some(process), Client::connect(&url, options(era)).await.expect("connects"))
+            let process = FixtureProcess::serve_http(runtime.name(), &[]);
+            let client = Client::connect(&process.url, options(era)).await.expect("connects");
+            (Some(process), client)
         }
     };
     let revision = client.negotiated().protocol_version;

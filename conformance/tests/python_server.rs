@@ -80,6 +80,18 @@ impl Drop for PyServer {
     }
 }
 
+/// What every era answers the same: plain tools, a failing one, progress.
+fn tools_answer<C: Peer>(client: &C, on: &str) {
+    assert_eq!(text(&client.call("echo", json!({"text": "hi from zest"}))), "hi from zest");
+    assert_eq!(text(&client.call("add", json!({"a": 2, "b": 40}))), "42", "{on}");
+    let failed = client.call("fail", json!({"message": "boom"}));
+    assert!(failed.is_error() && text(&failed).contains("boom"), "{on}: {failed:?}");
+    let steps = json!({"steps": 3, "step_ms": 10});
+    let (done, progress) = client.call_with_progress("long_running", steps);
+    assert_eq!(text(&done), "done after 3 steps", "{on}");
+    assert_eq!(progress, [1.0, 2.0, 3.0], "{on}");
+}
+
 /// The client of runtime `C` against the Python server.
 fn against_python<C: Peer>() {
     let server = PyServer::start();
@@ -87,15 +99,7 @@ fn against_python<C: Peer>() {
     let on = format!("{} client", C::RUNTIME);
     assert_eq!(client.server_name(), "py_server", "{on}");
 
-    assert_eq!(text(&client.call("echo", json!({"text": "hi from zest"}))), "hi from zest");
-    assert_eq!(text(&client.call("add", json!({"a": 2, "b": 40}))), "42", "{on}");
-    let failed = client.call("fail", json!({"message": "boom"}));
-    assert!(failed.is_error() && text(&failed).contains("boom"), "{on}: {failed:?}");
-
-    let steps = json!({"steps": 3, "step_ms": 10});
-    let (done, progress) = client.call_with_progress("long_running", steps);
-    assert_eq!(text(&done), "done after 3 steps", "{on}");
-    assert_eq!(progress, [1.0, 2.0, 3.0], "{on}");
+    tools_answer(&client, &on);
     let logs: Vec<Value> = client.logs(3).into_iter().map(|m| m.data).collect();
     assert_eq!(logs, ["step 1 of 3", "step 2 of 3", "step 3 of 3"].map(Value::from), "{on}");
 
@@ -143,14 +147,7 @@ fn against_python_in_2026<C: Peer>() {
     let on = format!("{} client in 2026-07-28", C::RUNTIME);
     assert_eq!(client.revision(), "2026-07-28", "{on}");
     assert_eq!(client.server_name(), "py_server", "{on}");
-    assert_eq!(text(&client.call("echo", json!({"text": "hi from zest"}))), "hi from zest");
-    assert_eq!(text(&client.call("add", json!({"a": 2, "b": 40}))), "42", "{on}");
-    let failed = client.call("fail", json!({"message": "boom"}));
-    assert!(failed.is_error() && text(&failed).contains("boom"), "{on}: {failed:?}");
-    let steps = json!({"steps": 3, "step_ms": 10});
-    let (done, progress) = client.call_with_progress("long_running", steps);
-    assert_eq!(text(&done), "done after 3 steps", "{on}");
-    assert_eq!(progress, [1.0, 2.0, 3.0], "{on}");
+    tools_answer(&client, &on);
     let item = client.read_resource("zest://items/7");
     let Some(ResourceContents::Text(item)) = item.contents.first() else {
         panic!("{on}: {item:?}")

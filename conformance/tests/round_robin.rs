@@ -2,13 +2,16 @@
 //! `--state-key`, behind a loopback proxy that sends each HTTP request to the next process
 //! in turn, serve one zest client whose multi-round call lands on both processes.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "support/fixture_process.rs"]
+mod fixture_process;
+
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use fixture_process::FixtureProcess;
 use serde_json::json;
 use zest_tokio::core::handler::AsyncClientHandlers;
 use zest_tokio::schema::ElicitResult;
@@ -20,34 +23,9 @@ const HANG: Duration = Duration::from_secs(30);
 const MAX_CONNECTIONS: usize = 64;
 const KEY: &str = "5a6573742073686172657320746869732073746174652d7365616c696e67206b";
 
-/// A fixture process, killed when dropped.
-struct Process(Child, String);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the fixture on `runtime` on a port of its choosing; its URL, from its stderr.
-fn fixture(runtime: &str) -> Process {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_everything_server"))
-        .args(["--runtime", runtime, "--port", "0", "--state-key", KEY])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the fixture starts");
-    let stderr = child.stderr.take().expect("piped");
-    let mut lines = BufReader::new(stderr).lines();
-    let url = lines
-        .by_ref()
-        .take(20)
-        .map_while(Result::ok)
-        .find_map(|l| l.split_once("serving ").map(|(_, url)| url.trim().to_owned()))
-        .expect("the fixture says where it serves");
-    // Keep draining its stderr so that it never blocks on a full pipe.
-    thread::spawn(move || lines.take(10_000).for_each(drop));
-    Process(child, url)
+/// Starts the fixture on `runtime`, sealing with the shared key.
+fn fixture(runtime: &str) -> FixtureProcess {
+    FixtureProcess::serve_http(runtime, &["--state-key", KEY])
 }
 
 /// `host:port` of a URL like `http://127.0.0.1:PORT/mcp`.
@@ -119,7 +97,7 @@ async fn a_multi_round_call_completes_across_two_processes_that_share_a_key() {
     let started = Instant::now();
     let processes = [fixture("tokio"), fixture("smol")];
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let url = proxy(processes.iter().map(|p| authority(&p.1)).collect(), seen.clone());
+    let url = proxy(processes.iter().map(|p| authority(&p.url)).collect(), seen.clone());
     let handlers = AsyncClientHandlers::default().on_elicitation(|params| async move {
         let asked = serde_json::to_value(&params).unwrap();
         let field = asked["requestedSchema"]["properties"].as_object().unwrap().keys().next();

@@ -13,6 +13,7 @@ use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::http::server::param_headers::lookup;
 use crate::rpc::{Outgoing, OutgoingKind};
 use crate::schema::ProtocolVersion;
 
@@ -61,15 +62,6 @@ pub(super) fn headers(out: &Outgoing, marks: &ParamMarks) -> HeaderMap {
         }
     }
     headers
-}
-
-fn lookup<'a>(arguments: Option<&'a Map<String, Value>>, path: &[String]) -> Option<&'a Value> {
-    let (first, rest) = path.split_first()?;
-    let mut value = arguments?.get(first)?;
-    for key in rest {
-        value = value.as_object()?.get(key)?;
-    }
-    Some(value)
 }
 
 /// An argument as header text: a string as is, an integer in decimal, a boolean as

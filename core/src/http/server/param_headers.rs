@@ -66,7 +66,11 @@ pub(super) fn check(
     Ok(())
 }
 
-fn lookup<'a>(arguments: Option<&'a Map<String, Value>>, path: &[String]) -> Option<&'a Value> {
+/// The argument at `path` (property names from the root), if the arguments have it.
+pub(crate) fn lookup<'a>(
+    arguments: Option<&'a Map<String, Value>>,
+    path: &[String],
+) -> Option<&'a Value> {
     let (first, rest) = path.split_first()?;
     let mut value = arguments?.get(first)?;
     for key in rest {
