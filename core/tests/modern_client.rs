@@ -465,3 +465,33 @@ fn a_resource_subscription_listens_anew_and_its_updates_reach_the_app() {
     });
     assert!(updated, "the update reaches the app");
 }
+
+#[test]
+fn a_round_with_only_a_state_is_retried_at_once() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let app_id = call_echo(&mut pair);
+    let (id, _) = server_call(&mut pair);
+    let only_state = json!({"resultType": "input_required", "requestState": "opaque"});
+    let now = pair.clock.now();
+    pair.server.respond(now, id, Ok(RawJson::from(only_state))).unwrap();
+    pair.pump();
+    let calls: Vec<Value> = pair
+        .wire
+        .iter()
+        .filter_map(|w| match w {
+            Wire::ToServer(l) if l.contains("tools/call") => serde_json::from_str(l).ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2, "retried at once");
+    assert_eq!(calls[1]["params"]["requestState"], "opaque");
+    // This server did not seal that state: the retry fails, and the app hears it once.
+    let events = pair.take_client_events();
+    let outcomes: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Response { id, .. } if *id == app_id))
+        .collect();
+    assert_eq!(outcomes.len(), 1, "{events:?}");
+}

@@ -590,7 +590,7 @@ impl Client {
         if init_id.as_ref() != Some(&id) {
             self.expiries = 0;
             if let Ok(raw) = &outcome {
-                if self.input_required(&id, raw) {
+                if self.input_required(now, &id, raw) {
                     return;
                 }
             }

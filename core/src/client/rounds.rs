@@ -148,7 +148,12 @@ impl Rounds {
 impl Client {
     /// A response to `wire` that asks for input: becomes the app's asks (true), or is none
     /// of this module's business (false: deliver it as it is).
-    pub(super) fn input_required(&mut self, wire: &RequestId, result: &RawJson) -> bool {
+    pub(super) fn input_required(
+        &mut self,
+        now: Instant,
+        wire: &RequestId,
+        result: &RawJson,
+    ) -> bool {
         if !self.rounds.sent.get(wire).is_some_and(|s| may_ask(&s.method)) {
             return false;
         }
@@ -194,6 +199,10 @@ impl Client {
             let local = RequestId::String(format!("zest-input-{}", self.rounds.next_ask));
             self.rounds.asks.insert(local.clone(), (app.clone(), key));
             self.events.push_back(Event::Request { id: local, request });
+        }
+        if left == 0 {
+            // Only a state to echo: the client MAY retry at once, and nothing else would.
+            self.retry(now, app);
         }
         true
     }
@@ -271,11 +280,13 @@ impl Client {
         if let Some(state) = state {
             params.insert("requestState".into(), Value::String(state));
         }
+        // What was sent is what a broken exchange sends again; the next round replaces the
+        // answers and the state.
         let params = Some(RawJson::from(Value::Object(params)));
-        match self.endpoint.request(now, &sent.method, params, &sent.opts, true, None) {
+        match self.endpoint.request(now, &sent.method, params.clone(), &sent.opts, true, None) {
             Ok(wire) => {
                 self.rounds.renamed.insert(wire.clone(), app);
-                self.rounds.sent.insert(wire, Sent { reissued: 0, ..sent });
+                self.rounds.sent.insert(wire, Sent { reissued: 0, params, ..sent });
             }
             Err(usage) => {
                 let error = ErrorObject::new(
