@@ -411,6 +411,39 @@ mod rounds {
     }
 
     #[test]
+    fn a_retry_answers_only_what_its_round_asked_and_changes_no_earlier_answer() {
+        let mut h = Harness::new(config(VirtualClock::new().now()));
+        let now = h.now;
+        let (id, round) = call(&mut h, "1", "");
+        asked(round.ask(Some("name"), "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        h.drain();
+        let state1 = h.answer("1")["result"]["requestState"].as_str().unwrap().to_owned();
+        // Round 2 also answers a question nobody asked yet: ignored.
+        let responses = r#"{"name":{"action":"accept","content":{"name":"Ada"}},"confirm":{"action":"accept","content":{"ok":true}}}"#;
+        let (id, round) = call(
+            &mut h,
+            "2",
+            &format!(r#""inputResponses":{responses},"requestState":"{state1}","#),
+        );
+        assert!(round.ask(Some("name"), "elicitation/create", &elicit(), accepted).is_ok());
+        asked(round.ask(Some("confirm"), "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        h.drain();
+        let state2 = h.answer("2")["result"]["requestState"].as_str().unwrap().to_owned();
+        // Round 3 tries to change the sealed name: the sealed one stands.
+        let responses = r#"{"name":{"action":"accept","content":{"name":"Mallory"}},"confirm":{"action":"accept","content":{"ok":true}}}"#;
+        let (_, round) = call(
+            &mut h,
+            "3",
+            &format!(r#""inputResponses":{responses},"requestState":"{state2}","#),
+        );
+        let name = round.ask(Some("name"), "elicitation/create", &elicit(), accepted).unwrap();
+        assert_eq!(name.parse::<Value>().unwrap()["content"]["name"], "Ada");
+        assert!(round.ask(Some("confirm"), "elicitation/create", &elicit(), accepted).is_ok());
+    }
+
+    #[test]
     fn a_tampered_or_misplaced_state_is_refused_before_the_handler_runs() {
         let mut h = Harness::new(config(VirtualClock::new().now()));
         let now = h.now;

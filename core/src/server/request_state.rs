@@ -6,7 +6,8 @@
 //!
 //! ```text
 //!  state = base64url(payload) "." base64url(HMAC-SHA256(key, base64url(payload)))
-//!  payload = {"m": method, "d": digest of the params, "exp": unix seconds, "a": {key: answer}}
+//!  payload = {"m": method, "d": digest of the params, "exp": unix seconds,
+//!             "a": {key: answer}, "k": [keys asked in the round it ends]}
 //! ```
 //!
 //! Processes that share the key (and roughly agree on the time) accept each other's states,
@@ -82,15 +83,18 @@ impl RequestStateConfig {
         mac
     }
 
-    /// The state carrying `answers` for a retry of the request `bound` names.
+    /// The state carrying `answers` for a retry of the request `bound` names, which may
+    /// answer the keys `asked` (and no others).
     pub(crate) fn seal(
         &self,
         now: Instant,
         bound: &Binding,
         answers: &BTreeMap<String, Value>,
+        asked: Vec<&String>,
     ) -> Result<String, Rejection> {
         let exp = self.unix_secs(now) + self.max_age.as_secs();
-        let payload = Payload { m: bound.method.clone(), d: bound.digest.clone(), exp, a: answers };
+        let (m, d) = (bound.method.clone(), bound.digest.clone());
+        let payload = Payload { m, d, exp, a: answers, k: asked };
         let json = serde_json::to_vec(&payload).unwrap_or_default();
         let payload = URL_SAFE_NO_PAD.encode(json);
         let tag = URL_SAFE_NO_PAD.encode(self.mac(&payload).finalize().into_bytes());
@@ -103,14 +107,15 @@ impl RequestStateConfig {
         Ok(state)
     }
 
-    /// The answers `state` carries, if it is one this server (or one sharing its key)
-    /// issued for the request `bound` names, and it has not expired.
+    /// The answers `state` carries and the keys the retry may answer, if it is one this
+    /// server (or one sharing its key) issued for the request `bound` names, and it has not
+    /// expired.
     pub(crate) fn open(
         &self,
         now: Instant,
         bound: &Binding,
         state: &str,
-    ) -> Result<BTreeMap<String, Value>, Rejection> {
+    ) -> Result<Opened, Rejection> {
         let refuse = |why: &str| Err(Rejection::InvalidParams(format!("requestState {why}")));
         if state.len() > self.max_bytes {
             return refuse("is larger than this server issues");
@@ -132,7 +137,7 @@ impl RequestStateConfig {
         if self.unix_secs(now) > opened.exp {
             return refuse("has expired");
         }
-        Ok(opened.a)
+        Ok(opened)
     }
 }
 
@@ -142,14 +147,21 @@ struct Payload<'a> {
     d: String,
     exp: u64,
     a: &'a BTreeMap<String, Value>,
+    k: Vec<&'a String>,
 }
 
+/// What a checked state holds.
 #[derive(Deserialize)]
-struct Opened {
+pub(crate) struct Opened {
     m: String,
     d: String,
     exp: u64,
-    a: BTreeMap<String, Value>,
+    /// The answers of earlier rounds.
+    #[serde(rename = "a")]
+    pub(crate) answers: BTreeMap<String, Value>,
+    /// The keys the round it ended asked: the only ones the retry may answer.
+    #[serde(rename = "k", default)]
+    pub(crate) asked: Vec<String>,
 }
 
 /// The request a state belongs to: its method and a digest of its params without `_meta`,

@@ -7,7 +7,6 @@
 //! session-era one. A server that does not list it never answers with 2026-07-28's errors,
 //! which a client would read as "this server is modern".
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -198,21 +197,36 @@ impl<H: Clone> Session<H> {
         let carried = carried.map_err(Rejection::InvalidParams)?.unwrap_or_default();
         let binding = Binding::new(&r.method, r.params.as_ref());
         let invalid = |why: &str| Rejection::InvalidParams(why.to_owned());
-        let (mut answers, resumed) = match carried.request_state {
-            None | Some(Value::Null) => (BTreeMap::new(), false),
+        let opened = match carried.request_state {
+            None | Some(Value::Null) => None,
             Some(Value::String(state)) => {
                 let config = self.shared.config.request_state.as_ref();
                 let config = config.ok_or_else(|| invalid("requestState was not issued here"))?;
-                (config.open(now, &binding, &state)?, true)
+                Some(config.open(now, &binding, &state)?)
             }
             Some(_) => return Err(invalid("requestState must be a string")),
         };
-        match carried.input_responses {
-            None | Some(Value::Null) => {}
-            // This round's answers win over a state's (the client answered again).
-            Some(Value::Object(responses)) => answers.extend(responses),
+        let responses = match carried.input_responses {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(responses)) => responses,
             Some(_) => return Err(invalid("inputResponses must be an object")),
-        }
+        };
+        let resumed = opened.is_some();
+        let answers = match opened {
+            // A first call may carry answers of its own (there is nothing to check them by).
+            None => responses.into_iter().collect(),
+            // A retry answers what its round asked, and nothing it answered before changes;
+            // other keys are ignored.
+            Some(opened) => {
+                let mut answers = opened.answers;
+                for (key, answer) in responses {
+                    if opened.asked.contains(&key) {
+                        answers.entry(key).or_insert(answer);
+                    }
+                }
+                answers
+            }
+        };
         let round = Arc::new(Round::new(answers, client.clone(), resumed));
         Ok(RoundEntry { round, binding })
     }
@@ -233,7 +247,8 @@ impl<H: Clone> Session<H> {
                 let config = self.shared.config.request_state.as_ref().ok_or_else(|| {
                     wire(Rejection::Internal("ServerConfig::request_state is not set".into()))
                 })?;
-                let state = config.seal(now, &round.binding, &used).map_err(wire)?;
+                let asked = requests.keys().collect();
+                let state = config.seal(now, &round.binding, &used, asked).map_err(wire)?;
                 Ok(RawJson::from(serde_json::json!({
                     "resultType": RESULT_INPUT_REQUIRED,
                     "inputRequests": requests,
