@@ -221,3 +221,31 @@ fn a_notification_is_accepted_with_202_whether_or_not_it_is_known() {
     }
     assert_eq!(http.router.session_count(), 0, "nothing is kept");
 }
+
+#[test]
+fn a_listen_streams_its_acknowledgment_even_where_answers_are_json() {
+    let mut server = ServerConfig::new("t", "1");
+    server.supported_versions = ProtocolVersion::ALL.to_vec();
+    server.announce_changes = true;
+    let mut router = config();
+    router.json_response = true;
+    let mut http = Http::with_server(server, router);
+    let listen = json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen",
+        "params":{"notifications":{"toolsListChanged":true},"_meta": meta()}});
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    let stream = http.send(Method::POST, "/mcp", &headers, &serde_json::to_vec(&listen).unwrap());
+    // Past json_wait: the router decides how the POST is answered.
+    let later = http.clock.advance_to(http.now() + std::time::Duration::from_millis(10));
+    http.router.handle_input(zest_core::io::Input::Timeout(later));
+    http.drain();
+    let answer = http.answer(stream);
+    assert_eq!(answer.headers["content-type"], "text/event-stream", "{answer:?}");
+    let first = &answer.messages()[0];
+    assert_eq!(first["method"], "notifications/subscriptions/acknowledged", "{first}");
+    assert!(!answer.closed, "the listen stays open");
+}

@@ -9,7 +9,7 @@ use std::time::Instant;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 use super::streams::Mode;
-use super::{Router, SessionId};
+use super::{Router, SessionId, SlotKind};
 use crate::io::StreamId;
 use crate::jsonrpc::codes;
 
@@ -97,6 +97,8 @@ impl<H: Clone> Router<H> {
         let Mode::Undecided { held } = &mut answer.mode else { return };
         let held = std::mem::take(held);
         let related = held.iter().any(|(_, reply)| !reply);
+        // A 2026-07-28 request (or a sessionless POST): no session, no GET stream.
+        let alone = slot.kind == SlotKind::Ephemeral;
         let mut headers = HeaderMap::new();
         if announce {
             if let Ok(value) = HeaderValue::from_str(id.as_str()) {
@@ -117,8 +119,11 @@ impl<H: Clone> Router<H> {
             slot.answers.remove(&origin);
             self.exchanges.remove(&origin);
             let body = join(replies(held));
-            self.wire.json(origin, reply_status(&body), headers, body);
-        } else if self.config.json_response {
+            let status = if alone { reply_status(&body) } else { StatusCode::OK };
+            self.wire.json(origin, status, headers, body);
+        } else if self.config.json_response && !alone {
+            // (A request that stands alone has no GET stream for what relates to it: its
+            // notifications, a listen's above all, go on its own SSE stream.)
             let (replies, related): (Vec<_>, Vec<_>) = held.into_iter().partition(|(_, r)| *r);
             answer.mode = Mode::Json { held: replies.into_iter().map(|(j, _)| j).collect() };
             answer.pending_head = Some(headers);

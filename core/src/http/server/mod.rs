@@ -670,7 +670,11 @@ impl<H: Clone> Router<H> {
                         self.wire.open_sse(origin, headers);
                         self.wire.close(origin);
                     } else {
-                        self.wire.json(origin, decide::reply_status(&body), headers, body);
+                        let status = match slot.kind {
+                            SlotKind::Ephemeral => decide::reply_status(&body),
+                            _ => StatusCode::OK,
+                        };
+                        self.wire.json(origin, status, headers, body);
                     }
                 }
                 Mode::Sse => match answer.logical.carried_by {
