@@ -495,3 +495,33 @@ fn a_round_with_only_a_state_is_retried_at_once() {
         .collect();
     assert_eq!(outcomes.len(), 1, "{events:?}");
 }
+
+#[test]
+fn a_listen_the_server_ends_is_opened_anew_and_its_end_is_not_the_apps() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let listen_id = |pair: &Pair<Handler>, nth: usize| -> Value {
+        let listens: Vec<Value> = pair
+            .wire
+            .iter()
+            .filter_map(|w| match w {
+                Wire::ToServer(l) if l.contains("subscriptions/listen") => {
+                    serde_json::from_str(l).ok()
+                }
+                _ => None,
+            })
+            .collect();
+        listens.get(nth).map(|m| m["id"].clone()).unwrap_or_default()
+    };
+    let first = listen_id(&pair, 0);
+    let end = json!({"jsonrpc": "2.0", "id": first, "result": {"resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": first}}});
+    pair.inject_to_client(format!("{end}\n").as_bytes());
+    let events = pair.take_client_events();
+    assert!(events.iter().all(|e| !matches!(e, Event::Response { .. })), "{events:?}");
+    // The next input opens it anew.
+    pair.advance(std::time::Duration::from_millis(1));
+    assert_ne!(listen_id(&pair, 1), Value::Null, "a second listen went out");
+    assert_ne!(listen_id(&pair, 1), first);
+}

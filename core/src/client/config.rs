@@ -15,10 +15,9 @@ pub struct ClientConfig {
     /// those requests.
     pub capabilities: ClientCapabilities,
     /// The revision offered first. A session-era revision is offered in `initialize`;
-    /// 2026-07-28 starts the era ladder over stdio: `server/discover` first, and on any
-    /// answer that does not list it, `initialize` with the newest session-era revision in
-    /// `supported_versions` (over HTTP, that `initialize` at once). See
-    /// [`prefer_modern`](Self::prefer_modern).
+    /// 2026-07-28 starts the era ladder: `server/discover` first, and on any answer that
+    /// does not list it, `initialize` with the newest session-era revision in
+    /// `supported_versions`. See [`prefer_modern`](Self::prefer_modern).
     pub protocol_version: ProtocolVersion,
     /// Revisions accepted in the server's answer.
     pub supported_versions: Vec<ProtocolVersion>,

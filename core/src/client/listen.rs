@@ -4,7 +4,10 @@
 //! the lists whose changes the server announces; `resources/subscribe` and
 //! `resources/unsubscribe` change its resources and open it again (the old one is
 //! cancelled), answered at once as they are in the session era. Its notifications reach the
-//! app as the session era's do; its own end is not the app's business.
+//! app as the session era's do; its own end is not the app's business. A listen whose
+//! exchange breaks is sent again (as any 2026-07-28 request is); one that ends otherwise (the
+//! server ended it, or it ran for [`LISTEN_FOR`]) is opened anew at the client's next input,
+//! at most [`MAX_REOPENS`] times.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -18,7 +21,13 @@ use crate::jsonrpc::{RawJson, RequestId};
 use crate::rpc::RequestOptions;
 
 /// How long a listen may stay open before the client opens it anew.
-const LISTEN_FOR: Duration = Duration::from_secs(24 * 60 * 60);
+pub(super) const LISTEN_FOR: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How many times a session's listen is opened anew after it ended.
+pub(super) const MAX_REOPENS: u32 = 16;
+
+/// How many cancelled listens are remembered, so that their ends are not the app's.
+const ABANDONED_MEMORY: usize = 8;
 
 /// The listen this client holds open, and what it asks for.
 #[derive(Debug, Default)]
@@ -27,6 +36,11 @@ pub(super) struct Listening {
     id: Option<RequestId>,
     /// Resources subscribed to.
     uris: BTreeSet<String>,
+    /// Listens cancelled for a new one, whose ends may still come.
+    abandoned: Vec<RequestId>,
+    /// The listen ended on its own: open it anew at the next input.
+    reopen: bool,
+    reopened: u32,
 }
 
 #[derive(Deserialize)]
@@ -40,8 +54,13 @@ impl Client {
     pub(super) fn listen(&mut self, now: Instant) {
         if let Some(old) = self.listening.id.take() {
             // Cancelling a request the server may already have ended is harmless.
-            let _ = self.endpoint.abandon(&old, "listening anew");
-            self.forget_stream_of(&old);
+            let wire = self.rounds.wire_of(&old).unwrap_or_else(|| old.clone());
+            let _ = self.endpoint.abandon(&wire, "listening anew");
+            self.forget_stream_of(&wire);
+            if self.listening.abandoned.len() == ABANDONED_MEMORY {
+                self.listening.abandoned.remove(0);
+            }
+            self.listening.abandoned.push(old);
         }
         let Some(negotiated) = self.negotiated() else { return };
         let caps = &negotiated.capabilities;
@@ -61,9 +80,10 @@ impl Client {
         let params = Some(self.with_protocol_meta(Some(RawJson::from(filter))));
         let opts = RequestOptions::default().timeout(LISTEN_FOR).max_total(LISTEN_FOR);
         // Err only when the client holds too many requests; then there is no listen.
-        if let Ok(id) =
-            self.endpoint.request(now, "subscriptions/listen", params, &opts, true, None)
-        {
+        let method = "subscriptions/listen";
+        if let Ok(id) = self.endpoint.request(now, method, params.clone(), &opts, true, None) {
+            // Remembered as any 2026-07-28 request: a broken exchange sends it again.
+            self.rounds.sent(&id, method, &params, &opts);
             self.listening.id = Some(id);
         }
     }
@@ -89,13 +109,29 @@ impl Client {
         Ok(id)
     }
 
-    /// True for the end of the listen (its result, or its failure): not the app's to see.
+    /// True for the end of a listen (its result, or its failure): not the app's to see. The
+    /// current one, ended on its own, is opened anew at the next input.
     pub(super) fn is_listen_end(&mut self, event: &Event) -> bool {
         let Event::Response { id, .. } = event else { return false };
         if self.listening.id.as_ref() == Some(id) {
             self.listening.id = None;
+            self.listening.reopen = self.listening.reopened < MAX_REOPENS && !self.is_closed();
             return true;
         }
-        false
+        match self.listening.abandoned.iter().position(|a| a == id) {
+            Some(at) => {
+                self.listening.abandoned.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Opens the listen anew if it ended on its own (called with each input).
+    pub(super) fn reopen_listen(&mut self, now: Instant) {
+        if std::mem::take(&mut self.listening.reopen) && self.is_modern() {
+            self.listening.reopened += 1;
+            self.listen(now);
+        }
     }
 }

@@ -17,8 +17,8 @@
 //! In 2026-07-28 (see `modern.rs`) every request carries the protocol data in its `_meta`,
 //! and an input-required result becomes the same [`Event::Request`]s the session era has;
 //! their answers go back on a retry with a new id, which the app never sees (`rounds.rs`).
-//! The HTTP transport does not speak 2026-07-28 yet: over HTTP the client starts with
-//! `initialize` at the newest session-era revision it supports. OAuth is to be a separate
+//! Over Streamable HTTP a 2026-07-28 POST carries the revision's headers and no session.
+//! OAuth is to be a separate
 //! machine whose HTTP requests are transmits and whose outcome feeds a bearer token into
 //! this one.
 
@@ -187,6 +187,8 @@ impl Client {
         if matches!(self.phase, Phase::Closed) {
             return;
         }
+        let (Input::Timeout(now) | Input::Receive(now, _)) = &input;
+        self.reopen_listen(*now);
         match input {
             Input::Timeout(now) => self.handle_timeout(now),
             Input::Receive(now, r) => {
@@ -405,11 +407,10 @@ impl Client {
                 }
             }
         }
-        let mut event = self.events.pop_front()?;
+        let mut event = self.rounds.rename(self.events.pop_front()?);
         while self.is_listen_end(&event) {
-            event = self.events.pop_front()?;
+            event = self.rounds.rename(self.events.pop_front()?);
         }
-        let event = self.rounds.rename(event);
         // 2026-07-28 over HTTP: a tool whose annotations cannot be honoured is dropped.
         let strict = self.is_modern() && matches!(self.transport, Transport::Http(_));
         Some(Output::Event(self.tool_outputs.check(event, strict)))
@@ -503,6 +504,10 @@ impl Client {
         }
         if init_expired && discovering {
             // A server that says nothing to `server/discover` is not modern: step down.
+            if let Phase::AwaitingInitResult { init, .. } = &self.phase {
+                let init = init.clone();
+                self.forget_stream_of(&init);
+            }
             return self.on_discover(now, None);
         }
         if init_expired {

@@ -76,7 +76,10 @@ impl Client {
 
     /// A request ended without a response; ignored if it already had its outcome.
     fn request_failed(&mut self, now: Instant, id: RequestId, error: RequestError) {
-        if matches!(&self.phase, Phase::AwaitingInitResult { init, discover: true, .. } if *init == id)
+        let auth = matches!(&error, RequestError::HttpStatus { status, .. } if status.as_u16() == 401 || status.as_u16() == 403);
+        // A 401 or 403 is an authorization challenge, not a server of another era.
+        if !auth
+            && matches!(&self.phase, Phase::AwaitingInitResult { init, discover: true, .. } if *init == id)
         {
             // A server that refuses `server/discover` (400, 404, 405, no answer) is not
             // modern: step down to `initialize` (and, in auto mode, on to legacy HTTP+SSE).

@@ -53,8 +53,9 @@ struct ListedTool {
     name: String,
     #[serde(rename = "outputSchema")]
     output_schema: Option<Value>,
+    /// Read as a `Value` only where its marks matter (2026-07-28 over HTTP).
     #[serde(rename = "inputSchema")]
-    input_schema: Option<Value>,
+    input_schema: Option<Box<serde_json::value::RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -111,7 +112,7 @@ impl ToolOutputs {
                 let result = match (result, called) {
                     (Ok(raw), _) if listed => {
                         let raw = if drop_invalid { without_invalid_tools(raw) } else { raw };
-                        self.learn(&raw);
+                        self.learn(&raw, drop_invalid);
                         Ok(raw)
                     }
                     (Ok(raw), Some(tool)) => self.verify(&tool, raw),
@@ -120,8 +121,9 @@ impl ToolOutputs {
                 Event::Response { id, result }
             }
             Event::Notification(ServerNotification::ToolListChanged) | Event::SessionExpired => {
+                // The marks stay until a new list replaces them: a call made before the app
+                // lists again still names its arguments in headers.
                 self.schemas.clear();
-                self.marks.clear();
                 event
             }
             Event::Closed(_) => {
@@ -132,15 +134,23 @@ impl ToolOutputs {
         }
     }
 
-    fn learn(&mut self, raw: &RawJson) {
+    fn learn(&mut self, raw: &RawJson, with_marks: bool) {
         let Ok(page) = raw.parse::<ListPage>() else { return };
         for tool in page.tools {
-            let properties = tool.input_schema.as_ref().and_then(|s| s.get("properties"));
-            let marked = properties.and_then(Value::as_object).map(marked).unwrap_or_default();
-            match marked.is_empty() {
-                true => self.marks.remove(&tool.name),
-                false => self.marks.insert(tool.name.clone(), marked),
-            };
+            if with_marks {
+                // Only schemas that name the keyword are read whole.
+                let schema = tool.input_schema.as_ref().map(|s| s.get()).unwrap_or_default();
+                let marked = match schema.contains("x-mcp-header") {
+                    true => serde_json::from_str::<Value>(schema)
+                        .ok()
+                        .and_then(|s| s.get("properties").and_then(Value::as_object).map(marked)),
+                    false => None,
+                };
+                match marked.filter(|m| !m.is_empty()) {
+                    Some(marked) => self.marks.insert(tool.name.clone(), marked),
+                    None => self.marks.remove(&tool.name),
+                };
+            }
             match tool.output_schema {
                 Some(schema) => self.schemas.insert(tool.name, schema),
                 None => self.schemas.remove(&tool.name),
@@ -248,7 +258,7 @@ mod tests {
                 .map(|t| t["name"].as_str().unwrap())
                 .collect();
             assert_eq!(names, kept);
-            assert!(outputs.marks.contains_key("ok"));
+            assert_eq!(outputs.marks.contains_key("ok"), strict, "marks matter in 2026 over HTTP");
         }
     }
 }

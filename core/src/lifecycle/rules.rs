@@ -138,8 +138,7 @@ use Sender::{Client as ByClient, Either as ByEither, Server as ByServer};
 /// <https://modelcontextprotocol.io/specification/2026-07-28/schema>), with the revisions it
 /// lives in.
 ///
-/// The 2026-07-28 rows are what the server machine answers in that revision (the client
-/// machine does not speak it yet). Server-to-client requests end in 2025-11-25: 2026-07-28 carries sampling,
+/// The 2026-07-28 rows are what the machines speak in that revision. Server-to-client requests end in 2025-11-25: 2026-07-28 carries sampling,
 /// elicitation and roots inside input-required results, never as JSON-RPC requests. Tasks are
 /// in the table so the machines answer them with -32601 by name rather than by accident.
 pub(crate) static METHODS: &[MethodRule] = &[

@@ -60,6 +60,9 @@ impl<H: Clone> Session<H> {
             resources_list_changed: asked.resources_list_changed && lists,
             resource_subscriptions: uris,
         };
+        // Listens the client ended are forgotten here too, so that churn does not pile up.
+        let inbound = &self.endpoint.inbound;
+        self.listens.retain(|(id, _)| inbound.stream_of(id).is_some());
         let mut entry = InboundEntry::new(self.endpoint.receiving(), None);
         entry.stateless = Some(stateless.entry);
         if !self.endpoint.inbound.begin(&r.id, entry) {

@@ -89,6 +89,9 @@ struct Exchange {
     /// The session generation whose id this request carried.
     session: Option<u64>,
     body: Body,
+    /// A 2026-07-28 refusal read for its JSON-RPC error: the status, should the body hold
+    /// no answer to the request.
+    refused: Option<StatusCode>,
 }
 
 #[derive(Debug)]
@@ -196,7 +199,7 @@ impl Streamable {
         }
         self.initialized_sent |= initialized;
         let role = Role::Post { request, initialize };
-        self.exchanges.insert(stream, Exchange { role, session, body: Body::Head });
+        self.exchanges.insert(stream, Exchange { role, session, body: Body::Head, refused: None });
         if initialized && self.want_get && self.get.is_none() && self.session.is_some() {
             self.get = Some(self.connect_new(true));
             self.opening_get = true;
@@ -215,7 +218,8 @@ impl Streamable {
             self.owed.insert(id.clone(), stream);
         }
         let role = Role::Post { request, initialize: false };
-        self.exchanges.insert(stream, Exchange { role, session: None, body: Body::Head });
+        self.exchanges
+            .insert(stream, Exchange { role, session: None, body: Body::Head, refused: None });
     }
 
     pub(super) fn set_modern(&mut self, on: bool) {
@@ -361,6 +365,9 @@ impl Streamable {
                 if !status.is_success() && !answered_refusal {
                     let request = request.clone();
                     return self.post_refused(request, *initialize, &head, up);
+                }
+                if answered_refusal {
+                    ex.refused = Some(status);
                 }
                 if *initialize {
                     self.detecting = false;
@@ -553,7 +560,14 @@ impl Streamable {
                         if !buf.iter().all(u8::is_ascii_whitespace) {
                             self.deliver(stream, Incoming::decode(&buf), up);
                         }
-                        RequestError::StreamLost
+                        match ex.refused {
+                            // A refusal whose body answers nothing (a proxy's page): its
+                            // status is what is known.
+                            Some(status) => {
+                                RequestError::HttpStatus { status, www_authenticate: None }
+                            }
+                            None => RequestError::StreamLost,
+                        }
                     }
                 };
                 self.fail_owed(stream, &error, up);
@@ -597,7 +611,7 @@ impl Streamable {
         self.sse.insert(stream, sse);
         self.exchanges.insert(
             stream,
-            Exchange { role: Role::Get { sse: stream }, session, body: Body::Head },
+            Exchange { role: Role::Get { sse: stream }, session, body: Body::Head, refused: None },
         );
         stream
     }
@@ -609,8 +623,10 @@ impl Streamable {
         s.reconnect_at = None;
         let last = s.decoder.last_event_id().map(str::to_owned);
         let (stream, session) = self.get_exchange(last.as_deref());
-        self.exchanges
-            .insert(stream, Exchange { role: Role::Get { sse: key }, session, body: Body::Head });
+        self.exchanges.insert(
+            stream,
+            Exchange { role: Role::Get { sse: key }, session, body: Body::Head, refused: None },
+        );
     }
 
     fn get_exchange(&mut self, last_event_id: Option<&str>) -> (StreamId, Option<u64>) {

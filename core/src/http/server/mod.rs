@@ -564,7 +564,11 @@ impl<H: Clone> Router<H> {
         let Some(properties) = tool.and_then(|t| t.tool.input_schema.properties.as_ref()) else {
             return Ok(());
         };
-        param_headers::check(headers, &param_headers::marked(properties), params)
+        let marked = param_headers::marked(properties);
+        if marked.is_empty() {
+            return Ok(());
+        }
+        param_headers::check(headers, &marked, params)
     }
 
     /// The session a POST goes to: the one its header names, a new one for `initialize`, or
