@@ -1,8 +1,9 @@
 //! 2026-07-28 with the other SDKs, both ways (peers pinned in tests/peers; install with
 //! scripts/install-peers): the TypeScript SDK v2 and Python SDK 2.x clients against every
-//! runtime's fixture over stdio, calling a tool that asks the user through an input-required
-//! round; and a zest client preferring 2026-07-28 against the TypeScript SDK v2 server
-//! (stdio) and the Python SDK 2.x server (Streamable HTTP), whose tools ask the same way.
+//! runtime's fixture over stdio, calling a tool that asks the user and one that asks the
+//! model through input-required rounds; and a zest client preferring 2026-07-28 against the
+//! TypeScript SDK v2 server (stdio) and the Python SDK 2.x server (Streamable HTTP), whose
+//! tools ask the same two ways.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use zest_conformance::Runtime;
 use zest_tokio::core::handler::AsyncClientHandlers;
-use zest_tokio::schema::ElicitResult;
+use zest_tokio::schema::{CreateMessageResult, ElicitResult};
 use zest_tokio::{Client, ClientApi, ClientOptions, StdioCommand};
 
 /// Far above what any step here takes; only there to turn a hang into a failure.
@@ -45,7 +46,7 @@ fn the_typescript_sdk_v2_client_answers_a_zest_servers_round_on_every_runtime() 
     for runtime in Runtime::ALL {
         let seen = peer_client(Path::new("node"), "ts_v2_client.mjs", runtime);
         assert_eq!(seen["era"], "modern", "{}: {seen}", runtime.name());
-        assert_eq!(seen["text"], "Hello, Ada!", "{}: {seen}", runtime.name());
+        assert_eq!(seen["texts"], json!(["Hello, Ada!", "Paris"]), "{}: {seen}", runtime.name());
     }
 }
 
@@ -55,23 +56,28 @@ fn the_python_sdk_2_client_answers_a_zest_servers_round_on_every_runtime() {
     for runtime in Runtime::ALL {
         let seen = peer_client(&python, "py_v2_client.py", runtime);
         assert_eq!(seen["revision"], "2026-07-28", "{}: {seen}", runtime.name());
-        assert_eq!(seen["text"], "Hello, Ada!", "{}: {seen}", runtime.name());
+        assert_eq!(seen["texts"], json!(["Hello, Ada!", "Paris"]), "{}: {seen}", runtime.name());
     }
 }
 
-/// A zest-tokio client preferring 2026-07-28, whose user is called Ada.
+/// A zest-tokio client preferring 2026-07-28, whose user is called Ada and whose model
+/// says Paris.
 fn modern_options() -> ClientOptions {
-    let handlers = AsyncClientHandlers::default().on_elicitation(|_| async move {
-        Ok(serde_json::from_value::<ElicitResult>(
-            json!({"action": "accept", "content": {"name": "Ada"}}),
-        )
-        .unwrap())
-    });
+    let handlers = AsyncClientHandlers::default()
+        .on_elicitation(|_| async move {
+            let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+            Ok(serde_json::from_value::<ElicitResult>(answer).unwrap())
+        })
+        .on_sampling(|_| async move {
+            let answer = json!({"role": "assistant", "model": "zest",
+                "content": {"type": "text", "text": "Paris"}});
+            Ok(serde_json::from_value::<CreateMessageResult>(answer).unwrap())
+        });
     ClientOptions::new("interop-2026", "0").handlers(handlers).with_config(|c| c.prefer_modern())
 }
 
-async fn ask_name(client: &Client) -> String {
-    let call = client.call_tool("ask_name", json!({}));
+async fn ask(client: &Client, tool: &str) -> String {
+    let call = client.call_tool(tool, json!({}));
     let result = tokio::time::timeout(HANG, call).await.expect("answered in time").unwrap();
     result.content[0].as_text().unwrap_or_default().to_owned()
 }
@@ -86,7 +92,8 @@ async fn a_zest_client_answers_the_typescript_sdk_v2_servers_round() {
     assert_eq!(client.negotiated().server_info.name, "ts-v2");
     let echoed = client.call_tool("echo", json!({"text": "hi"})).await.unwrap();
     assert_eq!(echoed.content[0].as_text(), Some("echo: hi"));
-    assert_eq!(ask_name(&client).await, "hello Ada");
+    assert_eq!(ask(&client, "ask_name").await, "hello Ada");
+    assert_eq!(ask(&client, "ask_model").await, "model says Paris");
     client.close().await.unwrap();
 }
 
@@ -109,7 +116,8 @@ async fn a_zest_client_answers_the_python_sdk_2_servers_round_over_http() {
     let url = tokio::time::timeout(HANG, url).await.unwrap().unwrap();
     let client = Client::connect(&url, modern_options()).await.expect("connects");
     assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28");
-    assert_eq!(ask_name(&client).await, "hello Ada");
+    assert_eq!(ask(&client, "ask_name").await, "hello Ada");
+    assert_eq!(ask(&client, "ask_model").await, "model says Paris");
     client.close().await.unwrap();
     let _ = server.kill();
     let _ = server.wait();

@@ -15,9 +15,9 @@ import anyio
 import uvicorn
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve, Sample
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import SamplingMessage, TextContent
+from mcp.types import CreateMessageResult, SamplingMessage, TextContent
 
 server = MCPServer("py_server", version="1.0")
 
@@ -60,6 +60,16 @@ async def ask_for_name() -> Elicit[Name]:
 @server.tool(description="Asks the user's name (elicitation in either era)")
 async def ask_name(who: Annotated[Name, Resolve(ask_for_name)]) -> str:
     return f"hello {who.name}"
+
+
+async def ask_the_model() -> Sample:
+    question = SamplingMessage(role="user", content=TextContent(type="text", text="What is the capital of France?"))
+    return Sample([question], max_tokens=20)
+
+
+@server.tool(description="Asks the client's model (sampling in either era)")
+async def ask_model(answer: Annotated[CreateMessageResult, Resolve(ask_the_model)]) -> str:
+    return f"model says {answer.content.text}"
 
 
 @server.tool(description="Returns an error result")

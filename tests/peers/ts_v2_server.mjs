@@ -1,7 +1,7 @@
 // A stdio MCP server written with the TypeScript SDK v2 (@modelcontextprotocol/server,
-// pinned in package.json), for zest's clients to drive in 2026-07-28: `echo`, and `ask_name`,
+// pinned in package.json), for zest's clients to drive in 2026-07-28: `echo`; `ask_name`,
 // which asks the user for a name through an input-required result (the SDK turns it into an
-// elicitation request for a 2025-era client).
+// elicitation request for a 2025-era client); `ask_model`, which asks the client's model.
 //
 // Usage: node ts_v2_server.mjs
 import { McpServer, inputRequired, acceptedContent } from '@modelcontextprotocol/server';
@@ -28,6 +28,22 @@ function build() {
                 });
             }
             return { content: [{ type: 'text', text: `hello ${answer.name}` }] };
+        }
+    );
+    server.registerTool(
+        'ask_model',
+        { description: "Asks the client's model", inputSchema: z.object({}) },
+        async (_args, ctx) => {
+            const answer = ctx.mcpReq.inputResponses?.capital;
+            if (answer === undefined) {
+                const question = { type: 'text', text: 'What is the capital of France?' };
+                return inputRequired({
+                    inputRequests: {
+                        capital: inputRequired.createMessage({ messages: [{ role: 'user', content: question }], maxTokens: 20 })
+                    }
+                });
+            }
+            return { content: [{ type: 'text', text: `model says ${answer.content.text}` }] };
         }
     );
     return server;
