@@ -60,6 +60,28 @@ fn the_python_sdk_2_client_answers_a_zest_servers_round_on_every_runtime() {
     }
 }
 
+/// The Python SDK server (tests/peers/py_server.py) on a free port, and its URL (waited for
+/// at most [`HANG`]).
+fn py_server() -> (std::process::Child, String) {
+    let mut server = Command::new(peers().join(".venv/bin/python"))
+        .arg(peers().join("py_server.py"))
+        .args(["--port", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("py_server.py starts");
+    let stdout = server.stdout.take().expect("piped");
+    let (tx, url) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line.trim().to_owned());
+    });
+    let url = url.recv_timeout(HANG).expect("py_server.py prints its URL");
+    (server, url)
+}
+
 /// A zest-tokio client preferring 2026-07-28, whose user is called Ada and whose model
 /// says Paris.
 fn modern_options() -> ClientOptions {
@@ -99,26 +121,92 @@ async fn a_zest_client_answers_the_typescript_sdk_v2_servers_round() {
 
 #[tokio::test]
 async fn a_zest_client_answers_the_python_sdk_2_servers_round_over_http() {
-    let mut server = Command::new(peers().join(".venv/bin/python"))
-        .arg(peers().join("py_server.py"))
-        .args(["--port", "0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("py_server.py starts");
-    let stdout = server.stdout.take().expect("piped");
-    let url = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        line.trim().to_owned()
-    });
-    let url = tokio::time::timeout(HANG, url).await.unwrap().unwrap();
+    let (mut server, url) = tokio::task::spawn_blocking(py_server).await.unwrap();
     let client = Client::connect(&url, modern_options()).await.expect("connects");
     assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28");
     assert_eq!(ask(&client, "ask_name").await, "hello Ada");
     assert_eq!(ask(&client, "ask_model").await, "model says Paris");
     client.close().await.unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// The answers every zest client here gives: Ada's name, the model's Paris.
+fn elicited() -> ElicitResult {
+    serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}})).unwrap()
+}
+
+fn sampled() -> CreateMessageResult {
+    serde_json::from_value(json!({"role": "assistant", "model": "zest",
+        "content": {"type": "text", "text": "Paris"}}))
+    .unwrap()
+}
+
+fn smol_options() -> zest_smol::ClientOptions {
+    let handlers = AsyncClientHandlers::default()
+        .on_elicitation(|_| async move { Ok(elicited()) })
+        .on_sampling(|_| async move { Ok(sampled()) });
+    zest_smol::ClientOptions::new("interop-2026", "0")
+        .handlers(handlers)
+        .with_config(|c| c.prefer_modern())
+}
+
+fn blocking_options() -> zest_blocking::ClientOptions {
+    let handlers = zest_blocking::core::handler::SyncClientHandlers::default()
+        .on_elicitation(|_| Ok(elicited()))
+        .on_sampling(|_| Ok(sampled()));
+    zest_blocking::ClientOptions::new("interop-2026", "0")
+        .handlers(handlers)
+        .with_config(|c| c.prefer_modern())
+}
+
+fn text_of(result: &zest_tokio::schema::CallToolResult) -> String {
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+/// zest-smol's and zest-blocking's clients answer the eliciting and sampling rounds of the
+/// server reached by `smol` and `blocking` (each connects its own client).
+fn both_ask(
+    smol_client: impl std::future::Future<Output = zest_smol::Client>,
+    blocking_client: impl FnOnce() -> zest_blocking::Client,
+) {
+    use zest_blocking::ClientApi as _;
+    let expected = ["hello Ada", "model says Paris"];
+    smol::block_on(async {
+        let client = smol_client.await;
+        assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28", "smol");
+        for (tool, want) in ["ask_name", "ask_model"].into_iter().zip(expected) {
+            let result = ClientApi::call_tool(&client, tool, json!({})).await.unwrap();
+            assert_eq!(text_of(&result), want, "smol, {tool}");
+        }
+        let _ = client.close().await;
+    });
+    let client = blocking_client();
+    assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28", "blocking");
+    for (tool, want) in ["ask_name", "ask_model"].into_iter().zip(expected) {
+        let result = client.call_tool(tool, json!({})).unwrap();
+        assert_eq!(text_of(&result), want, "blocking, {tool}");
+    }
+    let _ = client.close();
+}
+
+#[test]
+fn smol_and_blocking_clients_answer_the_typescript_sdk_v2_servers_rounds() {
+    let script = peers().join("ts_v2_server.mjs");
+    let smol_command = StdioCommand::new("node").arg(&script);
+    let blocking_command = StdioCommand::new("node").arg(&script);
+    both_ask(
+        async { zest_smol::Client::spawn(smol_command, smol_options()).await.unwrap() },
+        || zest_blocking::Client::spawn(blocking_command, blocking_options()).unwrap(),
+    );
+}
+
+#[test]
+fn smol_and_blocking_clients_answer_the_python_sdk_2_servers_rounds_over_http() {
+    let (mut server, url) = py_server();
+    both_ask(async { zest_smol::Client::connect(&url, smol_options()).await.unwrap() }, || {
+        zest_blocking::Client::connect(&url, blocking_options()).unwrap()
+    });
     let _ = server.kill();
     let _ = server.wait();
 }

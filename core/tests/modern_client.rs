@@ -204,6 +204,11 @@ fn a_call_waiting_for_the_apps_answers_can_be_cancelled_or_closed() {
             false => {
                 assert_eq!(outcome, Some(RequestError::Cancelled), "{events:?}");
                 assert!(events.contains(&Event::Cancelled { id: local.clone() }), "{events:?}");
+                // A late answer to the dropped ask is allowed and sends nothing.
+                let late = RawJson::from(json!({"action": "decline"}));
+                assert_eq!(pair.client.respond(now, local.clone(), Ok(late)), Ok(()));
+                pair.pump();
+                assert!(pair.take_client_events().is_empty());
             }
             true => assert!(matches!(outcome, Some(RequestError::Closed(_))), "{events:?}"),
         }

@@ -30,8 +30,13 @@ pub(super) struct Rounds {
     waiting: HashMap<RequestId, Waiting>,
     /// Local ids of asks, to their call (the app's id) and key.
     asks: HashMap<RequestId, (RequestId, String)>,
+    /// Asks whose call ended first, newest last: answering them is allowed and does nothing.
+    dropped: std::collections::VecDeque<RequestId>,
     next_ask: u64,
 }
+
+/// How many dropped asks are remembered.
+const DROPPED_MEMORY: usize = 256;
 
 /// What a retry repeats.
 #[derive(Debug)]
@@ -130,6 +135,10 @@ impl Rounds {
             self.asks.iter().filter(|(_, (a, _))| a == app).map(|(id, _)| id.clone()).collect();
         for id in &asks {
             self.asks.remove(id);
+            if self.dropped.len() == DROPPED_MEMORY {
+                self.dropped.pop_front();
+            }
+            self.dropped.push_back(id.clone());
         }
         Some(asks)
     }
@@ -139,9 +148,9 @@ impl Rounds {
         self.waiting.keys().cloned().collect()
     }
 
-    /// True for a local id of an ask.
+    /// True for a local id of an ask, answerable or dropped (answering that does nothing).
     pub(super) fn is_ask(&self, id: &RequestId) -> bool {
-        self.asks.contains_key(id)
+        self.asks.contains_key(id) || self.dropped.contains(id)
     }
 }
 
