@@ -36,12 +36,22 @@ fn pair(client: ClientConfig, server: impl FnOnce(Instant) -> ServerConfig) -> P
     Pair::new(client, server(now), registry())
 }
 
-fn sent_methods(pair: &Pair<Handler>) -> Vec<String> {
-    let sent = pair.wire.iter().filter_map(|w| match w {
+/// Every message the client wrote, parsed.
+fn sent(pair: &Pair<Handler>) -> Vec<Value> {
+    let lines = pair.wire.iter().filter_map(|w| match w {
         Wire::ToServer(line) => serde_json::from_str::<Value>(line).ok(),
         _ => None,
     });
-    sent.filter_map(|m| m["method"].as_str().map(str::to_owned)).collect()
+    lines.collect()
+}
+
+/// The messages of `method` the client wrote.
+fn sent_of(pair: &Pair<Handler>, method: &str) -> Vec<Value> {
+    sent(pair).into_iter().filter(|m| m["method"] == method).collect()
+}
+
+fn sent_methods(pair: &Pair<Handler>) -> Vec<String> {
+    sent(pair).iter().filter_map(|m| m["method"].as_str().map(str::to_owned)).collect()
 }
 
 fn call_echo(pair: &mut Pair<Handler>) -> RequestId {
@@ -77,12 +87,8 @@ fn a_modern_server_is_spoken_to_without_a_handshake() {
     assert_eq!(negotiated.server_info.name, "test-server");
     assert!(negotiated.capabilities.tools.is_some());
     let id = call_echo(&mut pair);
-    let line = pair.wire.iter().rev().find_map(|w| match w {
-        Wire::ToServer(l) if l.contains("tools/call") => Some(l.clone()),
-        _ => None,
-    });
-    let sent: Value = serde_json::from_str(&line.unwrap()).unwrap();
-    let meta = &sent["params"]["_meta"];
+    let call = sent_of(&pair, "tools/call").pop().expect("the call went out");
+    let meta = &call["params"]["_meta"];
     assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
     assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
     assert!(meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object());
@@ -161,14 +167,7 @@ fn an_input_required_call_becomes_the_apps_requests_and_is_retried_under_its_fir
     assert_eq!(*id, app_id, "the app sees its call's first id");
     assert_eq!(raw.parse::<Value>().unwrap()["content"][0]["text"], "hello Ada");
     // The retry went out with a new id, the answer and the state.
-    let calls: Vec<Value> = pair
-        .wire
-        .iter()
-        .filter_map(|w| match w {
-            Wire::ToServer(l) if l.contains("tools/call") => serde_json::from_str(l).ok(),
-            _ => None,
-        })
-        .collect();
+    let calls = sent_of(&pair, "tools/call");
     assert_eq!(calls.len(), 2);
     assert_ne!(calls[0]["id"], calls[1]["id"]);
     assert_eq!(calls[1]["params"]["inputResponses"]["name"]["content"]["name"], "Ada");
@@ -452,14 +451,7 @@ fn a_resource_subscription_listens_anew_and_its_updates_reach_the_app() {
     assert!(events
         .iter()
         .any(|e| matches!(e, Event::Response { id, result: Ok(_) } if *id == sub)));
-    let listens: Vec<Value> = pair
-        .wire
-        .iter()
-        .filter_map(|w| match w {
-            Wire::ToServer(l) if l.contains("subscriptions/listen") => serde_json::from_str(l).ok(),
-            _ => None,
-        })
-        .collect();
+    let listens = sent_of(&pair, "subscriptions/listen");
     assert_eq!(listens.len(), 2, "the first listen, then one with the resource");
     let asked = &listens[1]["params"]["notifications"]["resourceSubscriptions"];
     assert_eq!(*asked, json!(["test://static-text"]));
@@ -482,14 +474,7 @@ fn a_round_with_only_a_state_is_retried_at_once() {
     let now = pair.clock.now();
     pair.server.respond(now, id, Ok(RawJson::from(only_state))).unwrap();
     pair.pump();
-    let calls: Vec<Value> = pair
-        .wire
-        .iter()
-        .filter_map(|w| match w {
-            Wire::ToServer(l) if l.contains("tools/call") => serde_json::from_str(l).ok(),
-            _ => None,
-        })
-        .collect();
+    let calls = sent_of(&pair, "tools/call");
     assert_eq!(calls.len(), 2, "retried at once");
     assert_eq!(calls[1]["params"]["requestState"], "opaque");
     // This server did not seal that state: the retry fails, and the app hears it once.
@@ -507,16 +492,7 @@ fn a_listen_the_server_ends_is_opened_anew_and_its_end_is_not_the_apps() {
     pair.handshake();
     pair.take_client_events();
     let listen_id = |pair: &Pair<Handler>, nth: usize| -> Value {
-        let listens: Vec<Value> = pair
-            .wire
-            .iter()
-            .filter_map(|w| match w {
-                Wire::ToServer(l) if l.contains("subscriptions/listen") => {
-                    serde_json::from_str(l).ok()
-                }
-                _ => None,
-            })
-            .collect();
+        let listens = sent_of(pair, "subscriptions/listen");
         listens.get(nth).map(|m| m["id"].clone()).unwrap_or_default()
     };
     let first = listen_id(&pair, 0);

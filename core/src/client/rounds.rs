@@ -256,24 +256,26 @@ impl Client {
         let Some(_) = self.endpoint.forget(wire) else { return false };
         sent.reissued += 1;
         let app = self.rounds.renamed.remove(wire).unwrap_or_else(|| wire.clone());
+        self.send_for(now, app, sent);
+        true
+    }
+
+    /// Sends `sent` under a new id, on behalf of the app's call `app`; if it cannot go, the
+    /// call fails with why.
+    fn send_for(&mut self, now: Instant, app: RequestId, sent: Sent) {
         match self.endpoint.request(now, &sent.method, sent.params.clone(), &sent.opts, true, None)
         {
-            Ok(again) => {
-                self.rounds.renamed.insert(again.clone(), app);
-                self.rounds.sent.insert(again, sent);
+            Ok(wire) => {
+                self.rounds.renamed.insert(wire.clone(), app);
+                self.rounds.sent.insert(wire, sent);
             }
             Err(usage) => {
-                let error = ErrorObject::new(
-                    codes::INTERNAL_ERROR,
-                    format!("could not send it again: {usage}"),
-                );
-                self.events.push_back(Event::Response {
-                    id: app,
-                    result: Err(RequestError::Remote(error)),
-                });
+                let why = format!("the call could not be sent again: {usage}");
+                let result =
+                    Err(RequestError::Remote(ErrorObject::new(codes::INTERNAL_ERROR, why)));
+                self.events.push_back(Event::Response { id: app, result });
             }
         }
-        true
     }
 
     /// Sends the call again with a new id, the answers and the state.
@@ -292,22 +294,7 @@ impl Client {
         // What was sent is what a broken exchange sends again; the next round replaces the
         // answers and the state.
         let params = Some(RawJson::from(Value::Object(params)));
-        match self.endpoint.request(now, &sent.method, params.clone(), &sent.opts, true, None) {
-            Ok(wire) => {
-                self.rounds.renamed.insert(wire.clone(), app);
-                self.rounds.sent.insert(wire, Sent { reissued: 0, params, ..sent });
-            }
-            Err(usage) => {
-                let error = ErrorObject::new(
-                    codes::INTERNAL_ERROR,
-                    format!("the retry could not be sent: {usage}"),
-                );
-                self.events.push_back(Event::Response {
-                    id: app,
-                    result: Err(RequestError::Remote(error)),
-                });
-            }
-        }
+        self.send_for(now, app, Sent { reissued: 0, params, ..sent });
     }
 
     /// The session ends: calls waiting for the app's answers get their one outcome.
