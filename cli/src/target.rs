@@ -56,7 +56,7 @@ struct ServersFile {
 /// Where to connect, resolved.
 enum Resolved {
     Stdio(StdioCommand),
-    Http(HttpEndpoint),
+    Http(Box<HttpEndpoint>),
 }
 
 impl TargetArgs {
@@ -65,7 +65,7 @@ impl TargetArgs {
         let options = ClientOptions::new("zest", env!("CARGO_PKG_VERSION")).handlers(handlers);
         let outcome = match self.resolve()? {
             Resolved::Stdio(command) => Client::spawn(command, options),
-            Resolved::Http(endpoint) => Client::connect_to(endpoint, options),
+            Resolved::Http(endpoint) => Client::connect_to(*endpoint, options),
         };
         outcome.map_err(|e| connect_failure(self.describe(), &e))
     }
@@ -92,7 +92,7 @@ impl TargetArgs {
                  after `--` (zest tools -- zest serve .)",
             )),
             (Some(t), None) if t.starts_with("http://") || t.starts_with("https://") => {
-                Ok(Resolved::Http(self.endpoint(t, &BTreeMap::new())?))
+                Ok(Resolved::Http(Box::new(self.endpoint(t, &BTreeMap::new())?)))
             }
             (Some(name), None) => self.named(name),
         }
@@ -149,7 +149,7 @@ impl TargetArgs {
         };
         match (&entry.command, &entry.url) {
             (Some(program), _) => Ok(Resolved::Stdio(stdio(program, &entry.args, &entry.env))),
-            (None, Some(url)) => Ok(Resolved::Http(self.endpoint(url, &entry.headers)?)),
+            (None, Some(url)) => Ok(Resolved::Http(Box::new(self.endpoint(url, &entry.headers)?))),
             (None, None) => Err(Failure::usage(format!(
                 "{}: server {name:?} has neither `command` nor `url`",
                 file.display()

@@ -46,6 +46,10 @@ pub enum Scenario {
     /// `sep-2322-client-request-state` (2026-07-28): call the tools that answer with
     /// input-required results (with and without `requestState`, and without `resultType`).
     ClientRequestState,
+    /// Every `auth/*` scenario: authorize as the server demands (the OAuth flow runs inside
+    /// the client), then list tools and call `test-tool` (two authorized requests, which
+    /// step-up and authorization-server migration need).
+    Auth,
 }
 
 impl Scenario {
@@ -73,13 +77,14 @@ impl FromStr for Scenario {
             .iter()
             .find(|(name, _)| *name == s)
             .map(|(_, scenario)| *scenario)
+            .or_else(|| s.starts_with("auth/").then_some(Self::Auth))
             .ok_or_else(|| format!("scenario {s:?} is not one this client plays"))
     }
 }
 
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = Self::ALL.iter().find(|(_, s)| s == self).map_or("?", |(n, _)| n);
+        let name = Self::ALL.iter().find(|(_, s)| s == self).map_or("auth/*", |(n, _)| n);
         f.write_str(name)
     }
 }
@@ -277,6 +282,7 @@ pub fn play_with(
             }
             return Ok(last);
         }
+        Scenario::Auth => call("test-tool", json!({}))?,
         Scenario::JsonSchemaPreservation => {
             let focal = require("json_schema_2020_12_tool")?;
             require("json_schema_echo")?;

@@ -7,6 +7,7 @@
 //! - [`report`]: reading the suite's `checks.json`, the baseline of known failures, and the
 //!   verdict and score table the runner (`conformance_runner`) prints.
 
+pub mod client_auth;
 pub mod client_scenarios;
 pub mod fixture;
 pub mod report;

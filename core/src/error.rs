@@ -14,6 +14,7 @@ use std::fmt;
 use http::{Method, StatusCode};
 use serde_json::json;
 
+use crate::auth::AuthError;
 use crate::framing::lines::LineViolation;
 use crate::framing::sse::SseViolation;
 use crate::io::TransportFailure;
@@ -177,6 +178,9 @@ impl fmt::Display for ProtocolViolation {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum RequestError {
+    /// The server asked for authorization and the OAuth flow failed (the request was never
+    /// answered): see [`AuthError::kind`](crate::auth::AuthError::kind).
+    Auth(AuthError),
     /// We cancelled it (`notifications/cancelled` was sent).
     Cancelled,
     /// The session closed before a response came.
@@ -224,6 +228,7 @@ pub enum RequestError {
 impl fmt::Display for RequestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Auth(e) => write!(f, "{e}"),
             Self::Cancelled => f.write_str("request cancelled"),
             Self::Closed(reason) => write!(f, "session closed: {reason}"),
             Self::HttpStatus { status, .. } => write!(f, "refused with http status {status}"),
@@ -265,6 +270,8 @@ impl RequestError {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum CloseReason {
+    /// The server asked for authorization before the handshake, and the OAuth flow failed.
+    Auth(AuthError),
     /// The legacy HTTP+SSE server's `endpoint` event named a URI on another origin (scheme,
     /// host or port) than its SSE URL; posting there could leak messages and credentials.
     EndpointCrossOrigin(String),
@@ -299,6 +306,7 @@ pub enum CloseReason {
 impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Auth(e) => write!(f, "{e}"),
             Self::EndpointCrossOrigin(uri) => {
                 write!(f, "legacy endpoint {uri} is on another origin than the sse url")
             }

@@ -145,6 +145,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod auth;
 mod builder;
 pub mod client;
 pub mod error;

@@ -8,6 +8,10 @@
 //! application uses them from its runtime crate.
 #![forbid(unsafe_code)]
 
+mod headless;
+
+pub use headless::authorize_headless;
+
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -15,6 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rustix::net::RecvFlags;
 use rustls::pki_types::{CertificateDer, ServerName};
+use zest_core::http::client::HttpClientConfig;
 use zest_core::http::server::RouterConfig;
 use zest_core::http1;
 use zest_core::io::TransportFailure;
@@ -83,6 +88,19 @@ pub fn with_request_state(mut config: ServerConfig) -> ServerConfig {
         let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let key = RequestStateKey::new(key);
         config.request_state = Some(RequestStateConfig::new(key, Instant::now(), unix));
+    }
+    config
+}
+
+/// `config` with its OAuth flow (if any) seeded from the OS and reading the wall clock: every
+/// runtime connects with this.
+pub fn with_oauth_entropy(mut config: HttpClientConfig) -> HttpClientConfig {
+    if let Some(oauth) = config.oauth.take() {
+        let mut seed = [0u8; 32];
+        // `state` and PKCE verifiers must not be guessable.
+        getrandom::fill(&mut seed).expect("the OS provides entropy");
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        config.oauth = Some(oauth.with_entropy(seed, Instant::now(), unix));
     }
     config
 }

@@ -115,6 +115,7 @@ pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{
     serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink, StdioServer,
 };
+pub use zest_core::auth::{AuthError, ClientCredentials, OAuthConfig, Tokens};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
@@ -124,6 +125,7 @@ pub use zest_core::runtime::NOTIFICATION_QUEUE;
 pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 pub use zest_core::RequestOptions;
+pub use zest_net::authorize_headless;
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;

@@ -11,8 +11,10 @@
 
 use std::process::ExitCode;
 
+use zest_conformance::client_auth::oauth_config;
 use zest_conformance::client_scenarios::{elicitation_answer, play_with, OnTokio, Scenario};
 use zest_conformance::Runtime;
+use zest_core::runtime::http_client::HttpEndpoint;
 
 const USAGE: &str =
     "usage: MCP_CONFORMANCE_SCENARIO=NAME conformance_client --runtime tokio|smol|blocking URL";
@@ -36,12 +38,17 @@ fn run() -> Result<(), String> {
     let name = std::env::var("MCP_CONFORMANCE_SCENARIO")
         .map_err(|_| format!("MCP_CONFORMANCE_SCENARIO is not set\n{USAGE}"))?;
     let scenario: Scenario = name.parse()?;
-    connect(runtime, url, scenario)
+    let mut endpoint = HttpEndpoint::new(url.as_str());
+    if scenario == Scenario::Auth {
+        endpoint = endpoint.oauth(oauth_config(&name, &context()));
+    }
+    connect(runtime, endpoint, scenario)
 }
 
 /// Connects over Streamable HTTP (with `elicitation_answer` as the elicitation handler), plays
 /// `scenario` and closes the session.
-fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String> {
+fn connect(runtime: Runtime, endpoint: HttpEndpoint, scenario: Scenario) -> Result<(), String> {
+    let url = endpoint.url.clone();
     match runtime {
         Runtime::Tokio => {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -49,7 +56,11 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
                 .build()
                 .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
             let handlers = zest_core::handler::AsyncClientHandlers::default()
-                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
+                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) })
+                .on_authorize(|url| async move {
+                    let headless = move || zest_tokio::authorize_headless(&url);
+                    tokio::task::spawn_blocking(headless).await.map_err(|e| e.to_string())?
+                });
             let options = zest_tokio::ClientOptions::new(
                 "zest-conformance-client",
                 env!("CARGO_PKG_VERSION"),
@@ -57,7 +68,7 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
             .handlers(handlers)
             .with_config(prefer_asked_revision);
             let client = rt
-                .block_on(zest_tokio::Client::connect(url, options))
+                .block_on(zest_tokio::Client::connect_to(endpoint, options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             let played =
                 play_with(scenario, &OnTokio { runtime: &rt, client: &client }, &context());
@@ -66,29 +77,32 @@ fn connect(runtime: Runtime, url: &str, scenario: Scenario) -> Result<(), String
         }
         Runtime::Smol => {
             let handlers = zest_smol::AsyncClientHandlers::default()
-                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) });
+                .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) })
+                .on_authorize(|url| smol::unblock(move || zest_smol::authorize_headless(&url)));
             let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
                 .handlers(handlers)
                 .with_config(prefer_asked_revision);
-            let client = smol::block_on(zest_smol::Client::connect(url, options))
+            let client = smol::block_on(zest_smol::Client::connect_to(endpoint, options))
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             let played = play_with(scenario, &client, &context());
             // The session ends either way; a failed DELETE does not change the verdict.
             let _ = smol::block_on(client.close());
             played.map(|_| ())
         }
-        Runtime::Blocking => play_blocking(url, scenario),
+        Runtime::Blocking => play_blocking(endpoint, scenario),
     }
 }
 
 /// zest-blocking's HTTP client, with [`elicitation_answer`] as its elicitation handler.
-fn play_blocking(url: &str, scenario: Scenario) -> Result<(), String> {
+fn play_blocking(endpoint: HttpEndpoint, scenario: Scenario) -> Result<(), String> {
+    let url = endpoint.url.clone();
     let handlers = zest_core::handler::SyncClientHandlers::default()
-        .on_elicitation(|params| Ok(elicitation_answer(&params)));
+        .on_elicitation(|params| Ok(elicitation_answer(&params)))
+        .on_authorize(|url| zest_blocking::authorize_headless(&url));
     let options = zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0")
         .handlers(handlers)
         .with_config(prefer_asked_revision);
-    let client = zest_blocking::Client::connect(url, options)
+    let client = zest_blocking::Client::connect_to(endpoint, options)
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
     let played = play_with(scenario, &client, &context());
     // A failed DELETE does not change the scenario's outcome.

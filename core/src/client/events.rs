@@ -1,6 +1,7 @@
 //! What a [`Client`](super::Client) reports.
 
 use super::config::Negotiated;
+use crate::auth::Tokens;
 use crate::error::{CloseReason, ProtocolViolation, RequestError};
 use crate::jsonrpc::{Notification, RawJson, RequestId};
 use crate::rpc::parse_params;
@@ -13,6 +14,14 @@ use crate::schema::{
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Event {
+    /// OAuth: a user must authorize. Open `url` (show its host), and hand the whole URL the
+    /// browser is sent back to to [`Client::authorize`](super::Client::authorize); or
+    /// [`Client::refuse_authorization`](super::Client::refuse_authorization) if nobody will.
+    /// Requests wait meanwhile.
+    AuthorizationRequired {
+        /// The authorization request.
+        url: String,
+    },
     /// The server cancelled a request it had sent us; do not answer it.
     Cancelled {
         /// The server's request id.
@@ -53,6 +62,9 @@ pub enum Event {
     /// `initialize` is on its way, and [`Event::Ready`] follows again (or
     /// [`Event::Closed`]). Requests made before that fail at once with `SessionExpired`.
     SessionExpired,
+    /// OAuth: new tokens (issued or refreshed), for the application's cache; load them
+    /// next time with [`OAuthConfig::tokens`](crate::auth::OAuthConfig::tokens).
+    TokensChanged(Tokens),
     /// The server broke a protocol rule; the session goes on.
     Violation(ProtocolViolation),
 }

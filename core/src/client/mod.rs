@@ -93,6 +93,9 @@ pub struct Client {
     log_level: Option<crate::schema::LoggingLevel>,
     /// 2026-07-28: the `subscriptions/listen` request held open (see `listen.rs`).
     listening: listen::Listening,
+    /// OAuth: since when a user is asked to authorize; request deadlines stand still
+    /// meanwhile.
+    authorizing_since: Option<Instant>,
 }
 
 /// How many URL-mode elicitations the client awaits a completion for at once; past it the
@@ -147,6 +150,7 @@ impl Client {
             asked_again: false,
             log_level: None,
             listening: listen::Listening::default(),
+            authorizing_since: None,
         };
         let discover = client.config.protocol_version.is_stateless();
         if let (Transport::Http(http), true) = (&mut client.transport, discover) {
@@ -431,6 +435,9 @@ impl Client {
         if matches!(self.phase, Phase::Closed) {
             return None;
         }
+        if self.authorizing_since.is_some() {
+            return None;
+        }
         let reconnect = match &self.transport {
             Transport::Http(http) => http.poll_timeout(),
             Transport::Stdio(_) => None,
@@ -490,6 +497,9 @@ impl Client {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        if self.authorizing_since.is_some() {
+            return;
+        }
         let mut init_expired = false;
         let discovering = matches!(self.phase, Phase::AwaitingInitResult { discover: true, .. });
         for (id, _) in self.endpoint.expire(now) {
@@ -514,7 +524,9 @@ impl Client {
             return self.close_with(CloseReason::InitializeTimedOut);
         }
         if let Transport::Http(http) = &mut self.transport {
-            http.handle_timeout(now);
+            let mut planned = Vec::new();
+            http.handle_timeout(now, &mut planned);
+            self.handle_planned(now, planned);
         }
     }
 

@@ -54,6 +54,13 @@ impl Client {
                 }
                 PlannerEvent::SessionExpired => self.session_expired(now),
                 PlannerEvent::Violation(v) => self.http_violation(v),
+                PlannerEvent::AuthorizationRequired(url) => {
+                    self.authorizing_since.get_or_insert(now);
+                    self.events.push_back(Event::AuthorizationRequired { url });
+                }
+                PlannerEvent::TokensChanged(tokens) => {
+                    self.events.push_back(Event::TokensChanged(tokens));
+                }
             }
         }
     }
@@ -76,7 +83,8 @@ impl Client {
 
     /// A request ended without a response; ignored if it already had its outcome.
     fn request_failed(&mut self, now: Instant, id: RequestId, error: RequestError) {
-        let auth = matches!(&error, RequestError::HttpStatus { status, .. } if status.as_u16() == 401 || status.as_u16() == 403);
+        let auth = matches!(&error, RequestError::HttpStatus { status, .. } if status.as_u16() == 401 || status.as_u16() == 403)
+            || matches!(error, RequestError::Auth(_));
         // A 401 or 403 is an authorization challenge, not a server of another era.
         if !auth
             && matches!(&self.phase, Phase::AwaitingInitResult { init, discover: true, .. } if *init == id)
@@ -97,6 +105,7 @@ impl Client {
                     CloseReason::HttpStatus { status, www_authenticate }
                 }
                 RequestError::Transport(why) => CloseReason::TransportFailed(why),
+                RequestError::Auth(e) => CloseReason::Auth(e),
                 RequestError::SessionExpired => CloseReason::SessionExpired,
                 // The exchange ended without a response in it: a body that is not JSON-RPC, a
                 // content type that is neither JSON nor SSE (each reported as a violation).
@@ -143,6 +152,38 @@ impl Client {
         let init = self.send_initialize(now);
         self.phase = Phase::AwaitingInitResult { init, again: true, discover: false };
         self.events.push_back(Event::SessionExpired);
+    }
+
+    /// OAuth: the answer to [`Event::AuthorizationRequired`], the whole URL the browser was
+    /// sent back to (its `code`, `state`, `iss` or `error` are checked here). Then drain
+    /// [`poll_output`](Self::poll_output). `Err` when no authorization is awaited.
+    pub fn authorize(&mut self, now: Instant, redirect_url: &str) -> Result<(), UsageError> {
+        let Transport::Http(http) = &mut self.transport else {
+            return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
+        };
+        let mut planned = Vec::new();
+        http.authorize(redirect_url, &mut planned)?;
+        self.user_answered(now);
+        self.handle_planned(now, planned);
+        Ok(())
+    }
+
+    /// The user answered: the time they took does not count against any request.
+    fn user_answered(&mut self, now: Instant) {
+        if let Some(since) = self.authorizing_since.take() {
+            self.endpoint.postpone(now.saturating_duration_since(since));
+        }
+    }
+
+    /// OAuth: nobody will answer [`Event::AuthorizationRequired`]; the requests that wait
+    /// for it fail with [`AuthError::NeedsUser`](crate::auth::AuthError::NeedsUser).
+    pub fn refuse_authorization(&mut self, now: Instant, why: impl Into<String>) {
+        if let Transport::Http(http) = &mut self.transport {
+            let mut planned = Vec::new();
+            http.refuse_authorization(why.into(), &mut planned);
+            self.user_answered(now);
+            self.handle_planned(now, planned);
+        }
     }
 
     /// Our request `id` ended here (timed out, cancelled): the HTTP planner stops resuming a

@@ -514,6 +514,11 @@ impl Endpoint {
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         self.outstanding.next_deadline()
     }
+
+    /// Moves every request's deadline `by` later.
+    pub(crate) fn postpone(&mut self, by: Duration) {
+        self.outstanding.postpone(by);
+    }
 }
 
 /// How many requests may wait per slot of `max_in_flight` before new ones are refused: the

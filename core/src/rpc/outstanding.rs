@@ -139,6 +139,14 @@ impl Outstanding {
         all
     }
 
+    /// Moves every deadline `by` later (time the requests spent waiting for a user).
+    pub(crate) fn postpone(&mut self, by: Duration) {
+        for p in self.pending.values_mut() {
+            p.deadline += by;
+            p.hard_deadline += by;
+        }
+    }
+
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.pending.values().map(|p| p.deadline).min()
     }

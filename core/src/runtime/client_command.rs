@@ -35,6 +35,9 @@ pub enum ClientCommand<R> {
     Close,
     /// The app replaced its roots (`Client::set_roots`): tell the server.
     RootsChanged,
+    /// The authorization handler answered: the whole redirect URL, or why nobody will
+    /// authorize.
+    Authorized(Result<String, String>),
     /// A client handler answered the server's request `id`.
     Respond {
         /// The server's request.
@@ -66,6 +69,14 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
             ClientCommand::Close => client.close(now),
             // Err only once the session is closed; nobody is left to tell.
             ClientCommand::RootsChanged => drop(client.roots_changed(now)),
+            ClientCommand::Authorized(answer) => {
+                self.authorized();
+                match answer {
+                    // Err when no authorization is awaited (the flow moved on): nothing to do.
+                    Ok(redirect) => drop(client.authorize(now, &redirect)),
+                    Err(why) => client.refuse_authorization(now, why),
+                }
+            }
             ClientCommand::Respond { id, result } => {
                 self.answered(&id);
                 // Err only if the session closed meanwhile; then nobody awaits the answer.

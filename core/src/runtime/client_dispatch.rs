@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::{CallKey, Calls, ConnectError, Delivery, ReplySlot};
 use crate::api::ProgressFn;
+use crate::auth::Tokens;
 use crate::client::{Event, Negotiated, ServerNotification, ServerRequest};
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::jsonrpc::RequestId;
@@ -31,6 +32,15 @@ pub enum ClientStep<R, T> {
     },
     /// Stop this handler task: the server cancelled its request, or the session ended.
     Stop(T),
+    /// OAuth: start the authorization handler for `url`; file its task with
+    /// [`ClientDispatch::authorizing`] and send its answer as
+    /// [`ClientCommand::Authorized`](super::ClientCommand::Authorized).
+    Authorize {
+        /// The authorization request to open.
+        url: String,
+    },
+    /// OAuth: hand the new tokens to the application's cache.
+    StoreTokens(Tokens),
     /// Queue a notification for the application (dropped when its queue is full).
     Notify(ServerNotification),
     /// Tell the client handlers' violation sink; the session goes on.
@@ -48,6 +58,8 @@ impl<R, T> fmt::Debug for ClientStep<R, T> {
                 f.debug_struct("Serve").field("id", id).field("method", &request.method()).finish()
             }
             Self::Stop(_) => f.write_str("Stop"),
+            Self::Authorize { .. } => f.write_str("Authorize"),
+            Self::StoreTokens(_) => f.write_str("StoreTokens"),
             Self::Notify(n) => f.debug_tuple("Notify").field(n).finish(),
             Self::Violation(v) => f.debug_tuple("Violation").field(v).finish(),
             Self::Closed(reason) => f.debug_tuple("Closed").field(reason).finish(),
@@ -74,6 +86,8 @@ impl<R, T> fmt::Debug for ClientStep<R, T> {
 pub struct ClientDispatch<R, T> {
     calls: Calls<R>,
     serving: HashMap<RequestId, T>,
+    /// The authorization handler running, if any.
+    authorizing: Option<T>,
     /// True until the handshake's outcome went out as [`ClientStep::Connected`].
     connecting: bool,
     close_reason: Arc<OnceLock<CloseReason>>,
@@ -87,6 +101,7 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
         Self {
             calls: Calls::new(),
             serving: HashMap::new(),
+            authorizing: None,
             connecting: true,
             close_reason,
             steps: VecDeque::new(),
@@ -126,6 +141,16 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
     /// Files the task a [`ClientStep::Serve`] started for request `id`.
     pub fn serving(&mut self, id: RequestId, task: T) {
         self.serving.insert(id, task);
+    }
+
+    /// Files the task a [`ClientStep::Authorize`] started.
+    pub fn authorizing(&mut self, task: T) {
+        self.authorizing = Some(task);
+    }
+
+    /// The authorization handler answered.
+    pub fn authorized(&mut self) -> Option<T> {
+        self.authorizing.take()
     }
 
     /// The handler for request `id` is done (its answer goes to the machine now); returns
@@ -176,6 +201,14 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
             // fresh session itself, and its `Ready` is not a second handshake outcome.
             Event::SessionExpired => {}
             Event::Violation(v) => self.steps.push_back(ClientStep::Violation(v)),
+            Event::AuthorizationRequired { url } => {
+                // A new request replaces one still open (the machine awaits the latest).
+                if let Some(task) = self.authorizing.take() {
+                    self.steps.push_back(ClientStep::Stop(task));
+                }
+                self.steps.push_back(ClientStep::Authorize { url });
+            }
+            Event::TokensChanged(tokens) => self.steps.push_back(ClientStep::StoreTokens(tokens)),
             Event::Closed(reason) => self.closed(reason),
         }
     }
@@ -197,6 +230,9 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
         }
         let stopped = self.serving.drain().map(|(_, task)| ClientStep::Stop(task));
         self.steps.extend(stopped);
+        if let Some(task) = self.authorizing.take() {
+            self.steps.push_back(ClientStep::Stop(task));
+        }
         let failed = self.calls.close(&reason).into_iter().map(ClientStep::Deliver);
         self.steps.extend(failed);
         self.steps.push_back(ClientStep::Closed(reason));

@@ -21,6 +21,7 @@ use super::{
     ClientCommand, ClientDispatch, ClientStep, ConnectError, Exchanges, PollRead, PollSink,
     ReplySlot, StdioOutput, StdioOutputs, Writer, HTTP_CLOSE_GRACE,
 };
+use crate::auth::Tokens;
 use crate::client::{Client, Event, Negotiated, ServerNotification, ServerRequest};
 use crate::error::{CloseReason, ProtocolViolation};
 use crate::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
@@ -46,6 +47,11 @@ pub trait ClientHost {
     /// Starts the client handler for the server's request `id`; its answer comes back as
     /// [`ClientCommand::Respond`] (a panic answered as an internal error).
     fn serve(&mut self, id: RequestId, request: ServerRequest) -> Self::Task;
+    /// Starts the OAuth authorization handler for `url`; its answer comes back as
+    /// [`ClientCommand::Authorized`].
+    fn authorize(&mut self, url: String) -> Self::Task;
+    /// New OAuth tokens, for the application's cache.
+    fn tokens_changed(&mut self, tokens: &Tokens);
     /// Stops a handler whose answer is no longer wanted.
     fn stop(&mut self, task: Self::Task);
     /// The handshake's one outcome, for whoever waits for the connection.
@@ -272,6 +278,11 @@ impl<H: ClientHost> ClientLoop<H> {
                     self.dispatch.serving(id, task);
                 }
                 ClientStep::Stop(task) => self.host.stop(task),
+                ClientStep::Authorize { url } => {
+                    let task = self.host.authorize(url);
+                    self.dispatch.authorizing(task);
+                }
+                ClientStep::StoreTokens(tokens) => self.host.tokens_changed(&tokens),
                 ClientStep::Notify(note) => self.host.notify(note),
                 ClientStep::Violation(violation) => self.host.violation(&violation),
                 ClientStep::Closed(_) => closed = true,

@@ -40,6 +40,7 @@
 
 mod answering;
 mod async_link;
+mod authorizing;
 mod calls;
 mod client_api;
 mod client_command;
@@ -69,6 +70,7 @@ pub const NOTIFICATION_QUEUE: usize = 1024;
 
 pub use answering::{answer_caught, panicked, Answer, Answering};
 pub use async_link::{AsyncContext, AsyncLink};
+pub use authorizing::{authorization, authorization_blocking};
 pub use calls::{CallKey, CallKeys, Calls, Delivery, Outcome, ReplySlot};
 pub use client_api::{call_raw, AsyncCommand, CommandSink};
 pub use client_command::{ClientCommand, OutgoingCall, CALLER_STOPPED_WAITING};

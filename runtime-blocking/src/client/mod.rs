@@ -241,7 +241,7 @@ impl Client {
         endpoint: HttpEndpoint,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let http = endpoint.http_config()?;
+        let http = zest_net::with_oauth_entropy(endpoint.http_config()?);
         let connector = connector::Connector::new(&endpoint)?;
         let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
         let (mut config, handlers) = options.into_parts();

@@ -22,13 +22,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use zest_core::api::{CallError, ProgressFn};
+use zest_core::auth::Tokens;
 use zest_core::client::{self, Event, Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::{CloseReason, ProtocolViolation, Rejection};
 use zest_core::handler::SyncClientHandlers;
 use zest_core::io::{HttpRequest, Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
-use zest_core::runtime::answer_caught;
 use zest_core::runtime::http_client::{HttpClientOutput, HttpClientOutputs};
+use zest_core::runtime::{answer_caught, authorization_blocking, ClientCommand};
 use zest_core::runtime::{
     ClientDispatch, ClientStep, ConnectError, Delivery, OwnedEvent, HTTP_CLOSE_GRACE,
 };
@@ -122,6 +123,8 @@ struct Deliveries {
     ready: Option<(ReadySlot, Result<Negotiated, ConnectError>)>,
     /// Reported to the handlers' violation sink once the lock is released.
     violations: Vec<(SyncClientHandlers, ProtocolViolation)>,
+    /// New OAuth tokens for the handlers' cache, handed over once the lock is released.
+    tokens: Vec<(SyncClientHandlers, Tokens)>,
 }
 
 impl Session {
@@ -313,6 +316,9 @@ impl Session {
         for (handlers, violation) in deliveries.violations {
             handlers.report_violation(&violation);
         }
+        for (handlers, tokens) in deliveries.tokens {
+            handlers.tokens_changed(&tokens);
+        }
         if self.http.is_some() {
             self.perform_http(exchanges, waits);
         } else {
@@ -387,6 +393,10 @@ impl Session {
                 }
                 ClientStep::Deliver(delivery) => deliveries.outcomes.push(delivery),
                 ClientStep::Serve { id, request } => self.serve_request(st, id, request),
+                ClientStep::Authorize { url } => self.authorize(st, url),
+                ClientStep::StoreTokens(tokens) => {
+                    deliveries.tokens.push((st.handlers.clone(), tokens));
+                }
                 // A thread cannot be stopped; the machine refuses its late answer.
                 ClientStep::Stop(()) => {}
                 ClientStep::Notify(n) => {
@@ -402,6 +412,24 @@ impl Session {
                     self.out.set_closed();
                 }
             }
+        }
+    }
+
+    /// Runs the app's OAuth authorization handler on its own thread, which then answers.
+    fn authorize(&self, st: &mut State, url: String) {
+        let handlers = st.handlers.clone();
+        let me = self.me.clone();
+        let answer = |st: &mut State, now, verdict| {
+            st.dispatch.apply(&mut st.machine, now, ClientCommand::Authorized(verdict));
+        };
+        let spawned = st.workers.run(move || {
+            let verdict = authorization_blocking(&handlers, url);
+            if let Some(session) = me.upgrade() {
+                session.drive(Role::WritesHere, |st, now| answer(st, now, verdict));
+            }
+        });
+        if let Err(e) = spawned {
+            answer(st, Instant::now(), Err(format!("cannot start a handler thread: {e}")));
         }
     }
 

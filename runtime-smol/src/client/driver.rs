@@ -13,11 +13,14 @@ use smol::channel::{Receiver, Sender};
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::stream::Stream;
 use smol::Task;
+use zest_core::auth::Tokens;
 use zest_core::client::{Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::ProtocolViolation;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::jsonrpc::RequestId;
-use zest_core::runtime::{Answering, ClientHost, ClientLoop, ConnectError, OneshotSender, Outcome};
+use zest_core::runtime::{
+    authorization, Answering, ClientHost, ClientLoop, ConnectError, OneshotSender, Outcome,
+};
 
 use super::connector::Connector;
 use super::Shared;
@@ -74,6 +77,18 @@ impl ClientHost for Host {
             let result = answer.await;
             let _ = answers.try_send(Command::Respond { id, result });
         })
+    }
+
+    fn authorize(&mut self, url: String) -> Task<()> {
+        let work = authorization(&self.handlers, url);
+        let answers = self.answers.clone();
+        smol::spawn(async move {
+            let _ = answers.try_send(work.await);
+        })
+    }
+
+    fn tokens_changed(&mut self, tokens: &Tokens) {
+        self.handlers.tokens_changed(tokens);
     }
 
     fn stop(&mut self, task: Task<()>) {

@@ -134,7 +134,7 @@ impl Client {
         endpoint: HttpEndpoint,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let http = endpoint.http_config()?;
+        let http = zest_net::with_oauth_entropy(endpoint.http_config()?);
         let connector = connector::connector(&endpoint)?;
         let (mut config, handlers) = options.into_parts();
         config.capabilities = handlers.capabilities(config.capabilities);

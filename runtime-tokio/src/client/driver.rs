@@ -12,11 +12,14 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
+use zest_core::auth::Tokens;
 use zest_core::client::{Negotiated, ServerNotification, ServerRequest};
 use zest_core::error::ProtocolViolation;
 use zest_core::handler::AsyncClientHandlers;
 use zest_core::jsonrpc::RequestId;
-use zest_core::runtime::{Answering, ClientCommand, ClientHost, ClientLoop, ConnectError};
+use zest_core::runtime::{
+    authorization, Answering, ClientCommand, ClientHost, ClientLoop, ConnectError,
+};
 use zest_core::runtime::{OneshotSender, Outcome};
 
 use super::connector::Connector;
@@ -90,6 +93,19 @@ impl ClientHost for Host {
             let _ = answers.send(Command::Respond { id, result: work.await });
         });
         task.abort_handle()
+    }
+
+    fn authorize(&mut self, url: String) -> AbortHandle {
+        let answers = self.answers.clone();
+        let work = authorization(&self.handlers, url);
+        let task = tokio::spawn(async move {
+            let _ = answers.send(work.await);
+        });
+        task.abort_handle()
+    }
+
+    fn tokens_changed(&mut self, tokens: &Tokens) {
+        self.handlers.tokens_changed(tokens);
     }
 
     fn stop(&mut self, task: AbortHandle) {

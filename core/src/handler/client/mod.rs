@@ -13,6 +13,7 @@
 //! [`on_url_elicitation`]: AsyncClientHandlers::on_url_elicitation
 //! [`roots`]: AsyncClientHandlers::roots
 
+mod authorize;
 mod elicitation;
 mod roots;
 mod sampling;
@@ -27,6 +28,7 @@ pub use sampling::{
 };
 
 use super::{BoxFuture, HandlerResult};
+use crate::auth::Tokens;
 use crate::client::ServerRequest;
 use crate::error::{ProtocolViolation, Rejection};
 use crate::jsonrpc::{ErrorObject, RawJson};
@@ -39,6 +41,10 @@ use crate::schema::{
 type AsyncFn<P, R> = Arc<dyn Fn(P) -> BoxFuture<'static, HandlerResult<R>> + Send + Sync>;
 type SyncFn<P, R> = Arc<dyn Fn(P) -> HandlerResult<R> + Send + Sync>;
 type ViolationFn = Arc<dyn Fn(&ProtocolViolation) + Send + Sync>;
+type AsyncAuthorizeFn =
+    Arc<dyn Fn(String) -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
+type SyncAuthorizeFn = Arc<dyn Fn(String) -> Result<String, String> + Send + Sync>;
+type TokensFn = Arc<dyn Fn(&Tokens) + Send + Sync>;
 
 /// Async handlers for server requests (zest-tokio, zest-smol).
 #[derive(Clone, Default)]
@@ -49,6 +55,8 @@ pub struct AsyncClientHandlers {
     roots: Option<AsyncFn<(), ListRootsResult>>,
     declared: Declared,
     violation: Option<ViolationFn>,
+    authorize: Option<AsyncAuthorizeFn>,
+    tokens: Option<TokensFn>,
 }
 
 /// Blocking handlers for server requests (zest-blocking): plain functions or closures.
@@ -60,6 +68,8 @@ pub struct SyncClientHandlers {
     roots: Option<SyncFn<(), ListRootsResult>>,
     declared: Declared,
     violation: Option<ViolationFn>,
+    authorize: Option<SyncAuthorizeFn>,
+    tokens: Option<TokensFn>,
 }
 
 /// What the handlers set so far declare, and the root list if the app gave one.

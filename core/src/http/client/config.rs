@@ -6,6 +6,7 @@ use std::time::Duration;
 use http::header::{HeaderValue, AUTHORIZATION};
 use http::{HeaderMap, Uri};
 
+use crate::auth::OAuthConfig;
 use crate::error::UsageError;
 
 /// Which HTTP transport to speak.
@@ -57,6 +58,9 @@ pub struct HttpClientConfig {
     pub default_retry: Duration,
     /// The longest `retry` honoured; larger values are cut to it. Default 60 s.
     pub max_retry: Duration,
+    /// OAuth 2.1: a 401 (or 403 `insufficient_scope`) runs the flow and replays the refused
+    /// requests with the new token (Streamable HTTP; see [`crate::auth`]). Default none.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl HttpClientConfig {
@@ -72,7 +76,14 @@ impl HttpClientConfig {
             max_resume_attempts: 3,
             default_retry: Duration::from_secs(1),
             max_retry: Duration::from_secs(60),
+            oauth: None,
         }
+    }
+
+    /// Authorizes with OAuth 2.1 as `oauth` says.
+    pub fn oauth(mut self, oauth: OAuthConfig) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// Checks the URL and the token, and folds the token into the fields every request sends.
@@ -108,6 +119,7 @@ impl fmt::Debug for HttpClientConfig {
             .field("max_resume_attempts", &self.max_resume_attempts)
             .field("default_retry", &self.default_retry)
             .field("max_retry", &self.max_retry)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

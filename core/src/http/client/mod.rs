@@ -52,7 +52,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, Method, Uri};
 
 pub use config::{HttpClientConfig, HttpMode};
@@ -60,6 +60,8 @@ pub use config::{HttpClientConfig, HttpMode};
 use self::legacy::Legacy;
 pub(crate) use self::modern::{marks_are_valid, ParamMarks};
 use self::streamable::Streamable;
+use crate::auth::flow::{AuthEvent, AuthFlow};
+use crate::auth::Tokens;
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::framing::sse::{SseDecoder, SseItem, SseViolation};
 use crate::io::{HttpRequest, StreamEvent, StreamId, Transmit};
@@ -80,6 +82,10 @@ pub(crate) enum PlannerEvent {
     SessionExpired,
     /// The server did something wrong; the session goes on.
     Violation(ProtocolViolation),
+    /// OAuth: a user must authorize at this URL.
+    AuthorizationRequired(String),
+    /// OAuth: new tokens, for the application's cache.
+    TokensChanged(Tokens),
 }
 
 /// The client side of an HTTP connection: one of the two transports, chosen by the config's
@@ -88,6 +94,10 @@ pub(crate) enum PlannerEvent {
 pub(crate) struct HttpTransport {
     inner: Inner,
     reinitialize_on_expiry: bool,
+    /// The OAuth flow, when configured (Streamable HTTP only).
+    auth: Option<Box<AuthFlow>>,
+    /// The running flow is a refresh before expiry, not an answer to a refusal.
+    proactive: bool,
 }
 
 #[derive(Debug)]
@@ -100,7 +110,22 @@ impl HttpTransport {
     /// Checks the config; in `LegacySse` mode, queues the GET of the SSE stream at once.
     /// `max_message` bounds each JSON body and each SSE event.
     pub(crate) fn new(config: &HttpClientConfig, max_message: usize) -> Result<Self, UsageError> {
-        let common = Common::new(config, max_message)?;
+        let mut common = Common::new(config, max_message)?;
+        let auth = match &config.oauth {
+            Some(oauth) if oauth.rng_seed.is_none() => {
+                return Err(UsageError::InvalidConfig(
+                    "OAuthConfig needs an rng seed (runtimes fill it in)".into(),
+                ))
+            }
+            Some(oauth) => {
+                let flow = AuthFlow::new(oauth.clone(), config.url.clone());
+                if let Some(token) = flow.access_token() {
+                    common.set_bearer(token);
+                }
+                Some(Box::new(flow))
+            }
+            None => None,
+        };
         let inner = match config.mode {
             HttpMode::LegacySse => Inner::Legacy(Box::new(Legacy::new(common))),
             HttpMode::Auto | HttpMode::StreamableHttp => {
@@ -108,7 +133,12 @@ impl HttpTransport {
                 Inner::Streamable(Box::new(Streamable::new(common, config, detect)))
             }
         };
-        Ok(Self { inner, reinitialize_on_expiry: config.reinitialize_on_expiry })
+        Ok(Self {
+            inner,
+            reinitialize_on_expiry: config.reinitialize_on_expiry,
+            auth,
+            proactive: false,
+        })
     }
 
     /// Start a new session when the server ends this one.
@@ -140,10 +170,16 @@ impl HttpTransport {
         event: StreamEvent<'_>,
         up: &mut Vec<PlannerEvent>,
     ) {
+        if let Some(auth) = self.auth.as_mut().filter(|a| a.owns(stream)) {
+            auth.receive(now, event);
+            return self.pump_auth(up);
+        }
         match &mut self.inner {
             Inner::Legacy(l) => l.receive(stream, event, up),
             Inner::Streamable(s) => {
                 s.receive(now, stream, event, up);
+                self.pump_auth(up);
+                let Inner::Streamable(s) = &mut self.inner else { return };
                 if let Some((common, init)) = s.take_fallback() {
                     let mut legacy = Legacy::new(common);
                     legacy.send(init);
@@ -153,10 +189,87 @@ impl HttpTransport {
         }
     }
 
-    /// Reconnects the SSE streams whose wait is over.
-    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+    /// Reconnects the SSE streams whose wait is over; refreshes a token about to expire.
+    pub(crate) fn handle_timeout(&mut self, now: Instant, up: &mut Vec<PlannerEvent>) {
         if let Inner::Streamable(s) = &mut self.inner {
             s.handle_timeout(now);
+            if let Some(auth) = self.auth.as_mut() {
+                if !auth.running() && auth.refresh_at().is_some_and(|at| at <= now) {
+                    if auth.before_send(now) {
+                        s.hold();
+                        self.proactive = true;
+                    }
+                    self.pump_auth(up);
+                }
+            }
+        }
+    }
+
+    /// The application's answer to an authorization request: the whole redirect URL.
+    pub(crate) fn authorize(
+        &mut self,
+        redirect: &str,
+        up: &mut Vec<PlannerEvent>,
+    ) -> Result<(), UsageError> {
+        let Some(auth) = self.auth.as_mut() else {
+            return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
+        };
+        auth.authorize(redirect)
+            .map_err(|()| UsageError::InvalidConfig("no authorization is awaited".into()))?;
+        self.pump_auth(up);
+        Ok(())
+    }
+
+    /// Nobody will answer the authorization request: the flow fails with `NeedsUser`.
+    pub(crate) fn refuse_authorization(&mut self, why: String, up: &mut Vec<PlannerEvent>) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.refuse_authorization(why);
+            self.pump_auth(up);
+        }
+    }
+
+    /// Drives the OAuth flow: tells it of parked refusals, opens its requests, and turns its
+    /// events into replays, failures and planner events.
+    fn pump_auth(&mut self, up: &mut Vec<PlannerEvent>) {
+        let (Some(auth), Inner::Streamable(s)) = (self.auth.as_mut(), &mut self.inner) else {
+            return;
+        };
+        if s.take_accepted() {
+            auth.accepted();
+        }
+        loop {
+            if !auth.running() {
+                if let Some(parked) = s.next_challenge() {
+                    let (status, challenge) = (parked.status, parked.challenge.clone());
+                    let sent = parked.sent_token().map(str::to_owned);
+                    self.proactive = false;
+                    auth.challenged(status, challenge, sent.as_deref());
+                }
+            }
+            if let Some(request) = auth.take_request() {
+                let stream = s.common.open_plain(request);
+                auth.opened(stream);
+            }
+            let Some(event) = auth.poll_event() else { break };
+            match event {
+                AuthEvent::AuthorizationRequired(url) => {
+                    up.push(PlannerEvent::AuthorizationRequired(url));
+                }
+                AuthEvent::TokensChanged(tokens) => {
+                    s.common.set_bearer(&tokens.access_token);
+                    up.push(PlannerEvent::TokensChanged(tokens));
+                }
+                AuthEvent::Done(Ok(())) => {
+                    let token = s.common.headers.get(AUTHORIZATION).cloned();
+                    s.replay_parked(token.as_ref());
+                }
+                // A refresh before expiry that failed: what waited goes with the old token.
+                AuthEvent::Done(Err(_)) if std::mem::take(&mut self.proactive) => {
+                    auth.no_proactive_refresh();
+                    s.release_held();
+                }
+                AuthEvent::Done(Err(error)) => s.fail_parked(&error, up),
+            }
         }
     }
 
@@ -201,9 +314,11 @@ impl HttpTransport {
 
     /// The earliest reconnection deadline.
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
-        match &self.inner {
-            Inner::Legacy(_) => None,
-            Inner::Streamable(s) => s.poll_timeout(),
+        let Inner::Streamable(s) = &self.inner else { return None };
+        let refresh = self.auth.as_ref().filter(|a| !a.running()).and_then(|a| a.refresh_at());
+        match (s.poll_timeout(), refresh) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 }
@@ -219,6 +334,10 @@ struct Common {
     /// The last stream id handed out; the first exchange is stream 1 (see `crate::io`).
     last_stream: u64,
     transmits: VecDeque<Transmit>,
+    /// OAuth is on: each request opened is also kept here, for the transport to file for
+    /// a replay.
+    keep: bool,
+    kept: Option<Box<HttpRequest>>,
 }
 
 impl Common {
@@ -229,6 +348,8 @@ impl Common {
             max_message,
             last_stream: 0,
             transmits: VecDeque::new(),
+            keep: config.oauth.is_some(),
+            kept: None,
         })
     }
 
@@ -240,6 +361,8 @@ impl Common {
             max_message: self.max_message,
             last_stream: self.last_stream,
             transmits: std::mem::take(&mut self.transmits),
+            keep: self.keep,
+            kept: None,
         }
     }
 
@@ -257,8 +380,27 @@ impl Common {
             headers.insert(name, value.clone());
         }
         let request = Box::new(HttpRequest { method, uri, headers, body });
+        if self.keep {
+            self.kept = Some(request.clone());
+        }
         self.transmits.push_back(Transmit::Http { stream, request });
         stream
+    }
+
+    /// Queues an exchange exactly as given: no configured field, no session, no token (the
+    /// OAuth flow's metadata, registration and token requests).
+    fn open_plain(&mut self, request: Box<HttpRequest>) -> StreamId {
+        let stream = self.next_stream();
+        self.transmits.push_back(Transmit::Http { stream, request });
+        stream
+    }
+
+    /// Sends `token` as the bearer token from now on.
+    fn set_bearer(&mut self, token: &str) -> Option<HeaderValue> {
+        let mut value = HeaderValue::try_from(format!("Bearer {token}")).ok()?;
+        value.set_sensitive(true);
+        self.headers.insert(AUTHORIZATION, value.clone());
+        Some(value)
     }
 
     /// A POST of one JSON message.

@@ -20,19 +20,23 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, ACCEPT};
+use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, Method, StatusCode};
 
+use self::park::wants_auth;
 use super::modern::{self, ParamMarks};
 use super::{
     media, read_sse, www_authenticate, Common, HttpClientConfig, Media, PlannerEvent, SseOut,
 };
+use crate::auth::BearerChallenge;
 use crate::error::{ProtocolViolation, RequestError};
 use crate::framing::sse::SseDecoder;
-use crate::io::{ResponseHead, StreamEvent, StreamId, Transmit, TransportFailure};
+use crate::io::{HttpRequest, ResponseHead, StreamEvent, StreamId, Transmit, TransportFailure};
 use crate::jsonrpc::{Message, RequestId, Response};
 use crate::rpc::{Incoming, Outgoing, OutgoingKind};
 use crate::schema::ProtocolVersion;
+
+mod park;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -50,8 +54,9 @@ pub(super) struct Streamable {
     /// The session's first GET stream is opening: messages wait in `held` until it has its
     /// head (or fails), so that nothing the server sends on it in answer to them is lost.
     opening_get: bool,
-    /// Messages sent while `opening_get`, in order.
-    held: VecDeque<Outgoing>,
+    /// Messages sent while `opening_get` or `auth_hold`, in order, each with the argument
+    /// marks of 2026-07-28 tools (empty in the session era).
+    held: VecDeque<(Outgoing, ParamMarks)>,
     max_resume_attempts: u32,
     default_retry: Duration,
     max_retry: Duration,
@@ -80,6 +85,32 @@ pub(super) struct Streamable {
     closed: bool,
     /// 2026-07-28: no session, and every POST carries `modern::headers`.
     modern: bool,
+    /// Requests the server refused for want of authorization, to replay once it is done.
+    parked: Vec<Parked>,
+    /// An authorization flow runs: sends wait in `held`.
+    auth_hold: bool,
+    /// A POST was accepted since the flow last heard: its authorization count starts over.
+    accepted: bool,
+}
+
+/// A POST refused with an authorization challenge.
+#[derive(Debug)]
+pub(super) struct Parked {
+    request: Option<RequestId>,
+    initialize: bool,
+    replay: Box<HttpRequest>,
+    pub(super) status: StatusCode,
+    pub(super) challenge: Option<BearerChallenge>,
+    /// Whether the flow was told about it.
+    pub(super) reported: bool,
+}
+
+impl Parked {
+    /// The token the refused request carried.
+    pub(super) fn sent_token(&self) -> Option<&str> {
+        let value = self.replay.headers.get(AUTHORIZATION)?.to_str().ok()?;
+        value.strip_prefix("Bearer ")
+    }
 }
 
 /// One HTTP exchange in progress.
@@ -92,6 +123,8 @@ struct Exchange {
     /// A 2026-07-28 refusal read for its JSON-RPC error: the status, should the body hold
     /// no answer to the request.
     refused: Option<StatusCode>,
+    /// The request as sent, kept while OAuth may need to replay it.
+    replay: Option<Box<HttpRequest>>,
 }
 
 #[derive(Debug)]
@@ -161,6 +194,9 @@ impl Streamable {
             initialized_sent: false,
             closed: false,
             modern: false,
+            parked: Vec::new(),
+            auth_hold: false,
+            accepted: false,
         }
     }
 
@@ -172,8 +208,9 @@ impl Streamable {
         if self.closed {
             return;
         }
-        if self.opening_get {
-            self.held.push_back(out);
+        if self.opening_get || self.auth_hold {
+            let marks = if self.modern { marks.clone() } else { ParamMarks::new() };
+            self.held.push_back((out, marks));
             return;
         }
         if self.modern {
@@ -199,7 +236,9 @@ impl Streamable {
         }
         self.initialized_sent |= initialized;
         let role = Role::Post { request, initialize };
-        self.exchanges.insert(stream, Exchange { role, session, body: Body::Head, refused: None });
+        let replay = self.common.kept.take();
+        let ex = Exchange { role, session, body: Body::Head, refused: None, replay };
+        self.exchanges.insert(stream, ex);
         if initialized && self.want_get && self.get.is_none() && self.session.is_some() {
             self.get = Some(self.connect_new(true));
             self.opening_get = true;
@@ -218,8 +257,9 @@ impl Streamable {
             self.owed.insert(id.clone(), stream);
         }
         let role = Role::Post { request, initialize: false };
-        self.exchanges
-            .insert(stream, Exchange { role, session: None, body: Body::Head, refused: None });
+        let replay = self.common.kept.take();
+        let ex = Exchange { role, session: None, body: Body::Head, refused: None, replay };
+        self.exchanges.insert(stream, ex);
     }
 
     pub(super) fn set_modern(&mut self, on: bool) {
@@ -228,10 +268,9 @@ impl Streamable {
 
     /// The first GET stream of the session has its answer (or failed): send what waited.
     fn get_settled(&mut self) {
-        if std::mem::replace(&mut self.opening_get, false) {
-            while let Some(out) = self.held.pop_front() {
-                // Held only in the session era, where no tool's arguments are mirrored.
-                self.send(out, &ParamMarks::new());
+        if std::mem::replace(&mut self.opening_get, false) && !self.auth_hold {
+            while let Some((out, marks)) = self.held.pop_front() {
+                self.send(out, &marks);
             }
         }
     }
@@ -297,6 +336,8 @@ impl Streamable {
         self.sse.clear();
         self.owed.clear();
         self.held.clear();
+        self.parked.clear();
+        self.auth_hold = false;
         self.opening_get = false;
         if self.session.is_some() {
             let (extra, _) = self.session_headers();
@@ -355,6 +396,28 @@ impl Streamable {
                 ex.body = Body::Sse(sse);
             }
             Role::Post { request, initialize } => {
+                if status.is_success() {
+                    ex.replay = None;
+                    self.accepted = true;
+                }
+                if let Some(replay) = ex.replay.take().filter(|_| wants_auth(&head)) {
+                    let challenge = BearerChallenge::find(
+                        head.headers
+                            .get_all(WWW_AUTHENTICATE)
+                            .iter()
+                            .filter_map(|v| v.to_str().ok()),
+                    );
+                    self.auth_hold = true;
+                    self.parked.push(Parked {
+                        request: request.clone(),
+                        initialize: *initialize,
+                        replay,
+                        status,
+                        challenge,
+                        reported: false,
+                    });
+                    return;
+                }
                 // 2026-07-28 refuses a request with 400 or 404 and a JSON-RPC error that says
                 // why (an unsupported revision and the supported list, a header mismatch):
                 // the error is the request's answer.
@@ -611,7 +674,13 @@ impl Streamable {
         self.sse.insert(stream, sse);
         self.exchanges.insert(
             stream,
-            Exchange { role: Role::Get { sse: stream }, session, body: Body::Head, refused: None },
+            Exchange {
+                role: Role::Get { sse: stream },
+                session,
+                body: Body::Head,
+                refused: None,
+                replay: None,
+            },
         );
         stream
     }
@@ -625,7 +694,13 @@ impl Streamable {
         let (stream, session) = self.get_exchange(last.as_deref());
         self.exchanges.insert(
             stream,
-            Exchange { role: Role::Get { sse: key }, session, body: Body::Head, refused: None },
+            Exchange {
+                role: Role::Get { sse: key },
+                session,
+                body: Body::Head,
+                refused: None,
+                replay: None,
+            },
         );
     }
 
@@ -704,6 +779,8 @@ impl Streamable {
         self.get = None;
         self.initialized_sent = false;
         self.held.clear();
+        self.parked.clear();
+        self.auth_hold = false;
         self.opening_get = false;
         up.push(PlannerEvent::SessionExpired);
     }

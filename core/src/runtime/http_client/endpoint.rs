@@ -8,6 +8,7 @@ use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Uri};
 
 use super::{Pool, Target};
+use crate::auth::OAuthConfig;
 use crate::http::client::{HttpClientConfig, HttpMode};
 use crate::http1;
 use crate::runtime::ConnectError;
@@ -40,6 +41,8 @@ pub struct HttpEndpoint {
     pub max_idle_per_host: usize,
     /// How long an idle connection is kept. Default [`Pool::DEFAULT_IDLE_TIMEOUT`].
     pub idle_timeout: Duration,
+    /// OAuth 2.1 (see [`crate::auth`]); the runtime seeds it from the OS. Default none.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl HttpEndpoint {
@@ -62,6 +65,7 @@ impl HttpEndpoint {
             root_certificates: Vec::new(),
             max_idle_per_host: Pool::<()>::DEFAULT_MAX_IDLE,
             idle_timeout: Pool::<()>::DEFAULT_IDLE_TIMEOUT,
+            oauth: None,
         }
     }
 
@@ -74,6 +78,14 @@ impl HttpEndpoint {
     /// Sends `Authorization: Bearer <token>` on every request.
     pub fn bearer(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 as `oauth` says: a 401 runs the flow, and the requests it
+    /// refused go again with the new token. Set the client handlers' `on_authorize` for the
+    /// authorization-code grant.
+    pub fn oauth(mut self, oauth: OAuthConfig) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -128,6 +140,7 @@ impl HttpEndpoint {
         config.mode = self.mode;
         config.bearer = self.bearer.clone();
         config.open_get_stream = self.open_get_stream;
+        config.oauth = self.oauth.clone();
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
             let bad =
@@ -170,6 +183,7 @@ impl std::fmt::Debug for HttpEndpoint {
             .field("root_certificates", &self.root_certificates.len())
             .field("max_idle_per_host", &self.max_idle_per_host)
             .field("idle_timeout", &self.idle_timeout)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

@@ -1,0 +1,169 @@
+//! How an HTTP client authorizes: the grant, who the client is, the tokens it starts with.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use super::Tokens;
+
+/// How the client obtains tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Grant {
+    /// A user authorizes in a browser; the redirect comes back to `redirect_uri` (a loopback
+    /// or https URL registered for the client), and the application hands the whole redirect
+    /// URL to the client.
+    AuthorizationCode {
+        /// Where the authorization server sends the user back.
+        redirect_uri: String,
+    },
+    /// Machine to machine, with the pre-registered credentials (RFC 6749 §4.4).
+    ClientCredentials,
+}
+
+/// Credentials registered in advance with an authorization server. `Debug` hides the secret.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientCredentials {
+    /// The client id.
+    pub client_id: String,
+    /// The secret of a confidential client.
+    pub client_secret: Option<String>,
+    /// The issuer they were registered with: shown to no other authorization server. `None`
+    /// lets them go to whichever server the resource names.
+    pub issuer: Option<String>,
+    /// The token endpoint authentication method (`client_secret_basic`,
+    /// `client_secret_post`, `none`); by default the first the server offers of those that
+    /// fit (basic before post).
+    pub auth_method: Option<String>,
+}
+
+impl ClientCredentials {
+    /// A public client's id.
+    pub fn public(client_id: impl Into<String>) -> Self {
+        Self { client_id: client_id.into(), client_secret: None, issuer: None, auth_method: None }
+    }
+
+    /// A confidential client's id and secret.
+    pub fn confidential(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        Self { client_secret: Some(secret.into()), ..Self::public(client_id) }
+    }
+
+    /// Only for the authorization server with this issuer.
+    pub fn for_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Authenticates at the token endpoint with `method`.
+    pub fn auth_method(mut self, method: impl Into<String>) -> Self {
+        self.auth_method = Some(method.into());
+        self
+    }
+}
+
+impl fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .field("issuer", &self.issuer)
+            .field("auth_method", &self.auth_method)
+            .finish()
+    }
+}
+
+/// OAuth 2.1 for an HTTP client ([`HttpClientConfig::oauth`](crate::http::client::HttpClientConfig::oauth)).
+/// Build with [`OAuthConfig::authorization_code`] or [`OAuthConfig::client_credentials`].
+///
+/// Who the client is, in order: `pre_registered` credentials (for the issuer they name), a
+/// client metadata document (`client_metadata_url`) when the server accepts one, dynamic
+/// registration (as `client_name`, `application_type`) when the server offers it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct OAuthConfig {
+    /// How tokens are obtained.
+    pub grant: Grant,
+    /// Credentials registered in advance.
+    pub pre_registered: Option<ClientCredentials>,
+    /// An https URL serving this client's metadata document; used as the `client_id` where
+    /// the server advertises `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
+    /// Register dynamically (RFC 7591) where nothing else identifies the client. Default on.
+    pub dynamic_registration: bool,
+    /// The name registered dynamically. Default `"zest"`.
+    pub client_name: String,
+    /// `native` (desktop, CLI, loopback redirect) or `web`. Default `native`.
+    pub application_type: String,
+    /// Tokens from the application's cache, sent from the first request.
+    pub tokens: Option<Tokens>,
+    /// Ask for `offline_access` (a refresh token) where the server lists it. Default on.
+    pub offline_access: bool,
+    /// Authorizations tried for one request before giving up (step-up included). Default 3.
+    pub max_authorizations: u32,
+    /// Refresh this long before the access token expires. Default 60 s.
+    pub refresh_margin: Duration,
+    /// Seeds `state` and PKCE verifiers; runtimes fill it from the OS.
+    pub rng_seed: Option<[u8; 32]>,
+    /// The wall clock, as a reading (`unix_secs` at an `Instant`); runtimes fill it in.
+    pub clock: Option<(Instant, u64)>,
+}
+
+impl OAuthConfig {
+    fn with_grant(grant: Grant) -> Self {
+        Self {
+            grant,
+            pre_registered: None,
+            client_metadata_url: None,
+            dynamic_registration: true,
+            client_name: "zest".into(),
+            application_type: "native".into(),
+            tokens: None,
+            offline_access: true,
+            max_authorizations: 3,
+            refresh_margin: Duration::from_secs(60),
+            rng_seed: None,
+            clock: None,
+        }
+    }
+
+    /// A user authorizes in a browser and comes back to `redirect_uri`.
+    pub fn authorization_code(redirect_uri: impl Into<String>) -> Self {
+        Self::with_grant(Grant::AuthorizationCode { redirect_uri: redirect_uri.into() })
+    }
+
+    /// Machine to machine with `credentials`.
+    pub fn client_credentials(credentials: ClientCredentials) -> Self {
+        Self { pre_registered: Some(credentials), ..Self::with_grant(Grant::ClientCredentials) }
+    }
+
+    /// Uses `credentials` registered in advance.
+    pub fn pre_registered(mut self, credentials: ClientCredentials) -> Self {
+        self.pre_registered = Some(credentials);
+        self
+    }
+
+    /// Identifies the client by its metadata document at `url` where the server allows.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Registers dynamically as `name`.
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Starts with `tokens` from the application's cache.
+    pub fn tokens(mut self, tokens: Tokens) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// Seeds the flow's randomness and reads the wall clock: what a runtime fills in.
+    pub fn with_entropy(mut self, seed: [u8; 32], at: Instant, unix_secs: u64) -> Self {
+        self.rng_seed.get_or_insert(seed);
+        self.clock.get_or_insert((at, unix_secs));
+        self
+    }
+}

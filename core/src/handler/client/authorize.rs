@@ -1,0 +1,82 @@
+//! OAuth's two moments that need the application: a user authorizing in a browser, and new
+//! tokens for its cache.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use super::{AsyncClientHandlers, SyncClientHandlers};
+use crate::auth::Tokens;
+use crate::handler::BoxFuture;
+
+/// What a session without an authorization handler answers.
+const NO_AUTHORIZER: &str = "no authorization handler is set (on_authorize)";
+
+impl AsyncClientHandlers {
+    /// Answers OAuth authorization requests: open the URL for the user (a browser, or the
+    /// runtime's loopback or headless helper) and return the whole URL the browser was sent
+    /// back to; `Err` gives up, and the requests waiting fail with `NeedsUser`.
+    pub fn on_authorize<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        self.authorize = Some(Arc::new(move |url| Box::pin(f(url))));
+        self
+    }
+
+    /// Receives every new set of OAuth tokens, to store (called on the session's own task:
+    /// keep it short).
+    pub fn on_tokens_changed(mut self, f: impl Fn(&Tokens) + Send + Sync + 'static) -> Self {
+        self.tokens = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs the authorization handler for `url`.
+    pub fn authorize(&self, url: String) -> BoxFuture<'static, Result<String, String>> {
+        match &self.authorize {
+            Some(f) => f(url),
+            None => Box::pin(async { Err(NO_AUTHORIZER.to_owned()) }),
+        }
+    }
+
+    /// Hands `tokens` to the sink, if one was set.
+    pub fn tokens_changed(&self, tokens: &Tokens) {
+        if let Some(f) = &self.tokens {
+            f(tokens);
+        }
+    }
+}
+
+impl SyncClientHandlers {
+    /// Answers OAuth authorization requests: open the URL for the user and return the whole
+    /// URL the browser was sent back to; `Err` gives up, and the requests waiting fail with
+    /// `NeedsUser`. Runs on a thread of its own.
+    pub fn on_authorize(
+        mut self,
+        f: impl Fn(String) -> Result<String, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.authorize = Some(Arc::new(f));
+        self
+    }
+
+    /// Receives every new set of OAuth tokens, to store (keep it short).
+    pub fn on_tokens_changed(mut self, f: impl Fn(&Tokens) + Send + Sync + 'static) -> Self {
+        self.tokens = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs the authorization handler for `url`.
+    pub fn authorize(&self, url: String) -> Result<String, String> {
+        match &self.authorize {
+            Some(f) => f(url),
+            None => Err(NO_AUTHORIZER.to_owned()),
+        }
+    }
+
+    /// Hands `tokens` to the sink, if one was set.
+    pub fn tokens_changed(&self, tokens: &Tokens) {
+        if let Some(f) = &self.tokens {
+            f(tokens);
+        }
+    }
+}
