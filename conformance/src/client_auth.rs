@@ -3,7 +3,9 @@
 //! helper as the authorization handler (the suite's authorization server redirects at once).
 
 use serde_json::Value;
+use zest_core::api::CallError;
 use zest_core::auth::{ClientCredentials, OAuthConfig};
+use zest_core::runtime::ConnectError;
 
 /// Where the fixture says the browser comes back to; the suite's server does not check it.
 pub const REDIRECT_URI: &str = "http://localhost:3000/callback";
@@ -35,4 +37,40 @@ pub fn oauth_config(name: &str, context: &Value) -> OAuthConfig {
         };
     }
     config
+}
+
+/// The OAuth refusal scenario `name` must end in, as `AuthError::code` names it; `None`
+/// where the flow must succeed. The runner checks the client's stderr for
+/// [`refusal_line`]`(code)`, so a client that fails for another reason does not pass.
+pub fn expected_refusal(name: &str) -> Option<&'static str> {
+    Some(match name.strip_prefix("auth/")? {
+        "resource-mismatch" => "resource_mismatch",
+        "metadata-issuer-mismatch" => "issuer_mismatch",
+        "scope-retry-limit" => "too_many_attempts",
+        "iss-supported-missing" | "iss-wrong-issuer" | "iss-unexpected" | "iss-normalized" => {
+            "issuer_check_failed"
+        }
+        _ => return None,
+    })
+}
+
+/// The line the client prints when authorization failed with `code`.
+pub fn refusal_line(code: &str) -> String {
+    format!("refused: {code}")
+}
+
+/// A failed call's words, with the refusal line when OAuth failed.
+pub fn describe_call(error: &CallError) -> String {
+    match error.auth() {
+        Some(auth) => format!("{error}\n{}", refusal_line(auth.code())),
+        None => error.to_string(),
+    }
+}
+
+/// A failed connection's words, with the refusal line when OAuth failed.
+pub fn describe_connect(error: &ConnectError) -> String {
+    match error.auth() {
+        Some(auth) => format!("{error}\n{}", refusal_line(auth.code())),
+        None => error.to_string(),
+    }
 }

@@ -11,6 +11,8 @@ use std::str::FromStr;
 
 use serde_json::{json, Map, Value};
 use zest_core::api::CallError;
+
+use crate::client_auth::describe_call;
 use zest_core::schema::{CallToolResult, ElicitParams, ElicitResult, Tool};
 
 /// A client scenario the fixture plays.
@@ -203,10 +205,11 @@ pub fn play_with(
     client: &impl ScenarioClient,
     context: &Value,
 ) -> Result<Option<CallToolResult>, String> {
-    let tools = client.list_tools().map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools =
+        client.list_tools().map_err(|e| format!("tools/list failed: {}", describe_call(&e)))?;
     let call = |name: &str, arguments: Value| {
-        let result =
-            client.call_tool(name, arguments).map_err(|e| format!("{name} failed: {e}"))?;
+        let result = (client.call_tool(name, arguments))
+            .map_err(|e| format!("{name} failed: {}", describe_call(&e)))?;
         if result.is_error() {
             return Err(format!("{name} answered with an error: {result:?}"));
         }

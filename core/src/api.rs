@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::error::{RequestError, UsageError};
+use crate::auth::AuthError;
+use crate::error::{CloseReason, RequestError, UsageError};
 use crate::rpc::RequestOptions;
 use crate::schema::methods::{
     CallTool, Complete, CreateMessage, Elicit, GetPrompt, ListPrompts, ListResourceTemplates,
@@ -53,6 +54,15 @@ impl fmt::Display for CallError {
 impl std::error::Error for CallError {}
 
 impl CallError {
+    /// The OAuth failure behind it, if the call failed for want of authorization.
+    pub fn auth(&self) -> Option<&AuthError> {
+        match self {
+            Self::Request(RequestError::Auth(e))
+            | Self::Request(RequestError::Closed(CloseReason::Auth(e))) => Some(e),
+            _ => None,
+        }
+    }
+
     /// The URL-mode elicitations the server requires first (a -32042 error); see
     /// [`RequestError::url_elicitations`].
     pub fn url_elicitations(&self) -> Option<Vec<crate::schema::ElicitUrlParams>> {

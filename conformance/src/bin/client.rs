@@ -11,7 +11,7 @@
 
 use std::process::ExitCode;
 
-use zest_conformance::client_auth::oauth_config;
+use zest_conformance::client_auth::{describe_connect, oauth_config};
 use zest_conformance::client_scenarios::{elicitation_answer, play_with, OnTokio, Scenario};
 use zest_conformance::Runtime;
 use zest_core::runtime::http_client::HttpEndpoint;
@@ -69,7 +69,7 @@ fn connect(runtime: Runtime, endpoint: HttpEndpoint, scenario: Scenario) -> Resu
             .with_config(prefer_asked_revision);
             let client = rt
                 .block_on(zest_tokio::Client::connect_to(endpoint, options))
-                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+                .map_err(|e| format!("cannot connect to {url}: {}", describe_connect(&e)))?;
             let played =
                 play_with(scenario, &OnTokio { runtime: &rt, client: &client }, &context());
             let _ = rt.block_on(client.close());
@@ -83,7 +83,7 @@ fn connect(runtime: Runtime, endpoint: HttpEndpoint, scenario: Scenario) -> Resu
                 .handlers(handlers)
                 .with_config(prefer_asked_revision);
             let client = smol::block_on(zest_smol::Client::connect_to(endpoint, options))
-                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+                .map_err(|e| format!("cannot connect to {url}: {}", describe_connect(&e)))?;
             let played = play_with(scenario, &client, &context());
             // The session ends either way; a failed DELETE does not change the verdict.
             let _ = smol::block_on(client.close());
@@ -103,7 +103,7 @@ fn play_blocking(endpoint: HttpEndpoint, scenario: Scenario) -> Result<(), Strin
         .handlers(handlers)
         .with_config(prefer_asked_revision);
     let client = zest_blocking::Client::connect_to(endpoint, options)
-        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+        .map_err(|e| format!("cannot connect to {url}: {}", describe_connect(&e)))?;
     let played = play_with(scenario, &client, &context());
     // A failed DELETE does not change the scenario's outcome.
     let _ = client.close();

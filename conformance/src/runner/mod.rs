@@ -15,12 +15,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::client_auth;
 use crate::report::baseline::{Baseline, Place};
-use crate::report::checks;
+use crate::report::checks::{self, Check, Status};
 use crate::report::table::Row;
 use crate::report::verdict::{judge, RunOutput};
 use crate::Runtime;
-use harness::{Harness, Suite, NON_AUTH_CLIENT_SCENARIOS};
+use harness::{client_plays, Harness, Suite};
 
 /// Which side of MCP the suite tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,8 +120,7 @@ fn client_mode(
     let client_command = format!("{} --runtime {runtime}", shell_quote(&client));
     for suite in plan.suites.iter().filter(|s| s.client) {
         let listed = harness.list(*suite, Mode::Client)?;
-        let non_auth = |name: &str| NON_AUTH_CLIENT_SCENARIOS.contains(&name);
-        for scenario in selected(plan, listed, non_auth) {
+        for scenario in selected(plan, listed, client_plays) {
             let Some(revision) = scenario.client_spec_version(suite) else { continue };
             let mut command = harness.command(*suite);
             command.args(["client", "--command", &client_command, "--scenario", &scenario.name]);
@@ -170,7 +170,9 @@ fn run_one(
     let checks = process::find_checks(&dir.join("results"))
         .and_then(|path| {
             let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            checks::parse(&text)
+            let mut checks = checks::parse(&text)?;
+            checks.extend(refusal_check(mode, scenario, &path));
+            Ok(checks)
         })
         .map_err(|why| match status {
             Some(_) => why,
@@ -179,6 +181,21 @@ fn run_one(
             }
         });
     RunOutput { exit: status.and_then(|s| s.code()), checks }
+}
+
+/// A scenario that expects the client to refuse passes the suite whatever made the client
+/// fail: the client's stderr (beside `checks.json`) must name the expected refusal.
+fn refusal_check(mode: Mode, scenario: &str, checks: &Path) -> Option<Check> {
+    let code = client_auth::expected_refusal(scenario).filter(|_| mode == Mode::Client)?;
+    let stderr = checks.with_file_name("stderr.txt");
+    let said = fs::read_to_string(&stderr).unwrap_or_default();
+    let refused = said.lines().any(|l| l.trim() == client_auth::refusal_line(code));
+    Some(Check {
+        id: "zest-refusal-reason".into(),
+        description: format!("the client refused with {code}"),
+        status: if refused { Status::Success } else { Status::Failure },
+        error_message: (!refused).then(|| format!("the client did not refuse with {code}: {said}")),
+    })
 }
 
 fn row(

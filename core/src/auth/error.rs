@@ -98,6 +98,27 @@ pub enum AuthErrorKind {
 }
 
 impl AuthError {
+    /// A stable name for the variant (`issuer_check_failed` …), for logs and scripts.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Discovery(_) => "discovery",
+            Self::ResourceMismatch { .. } => "resource_mismatch",
+            Self::IssuerMismatch { .. } => "issuer_mismatch",
+            Self::PkceUnsupported { .. } => "pkce_unsupported",
+            Self::NoClientIdentity { .. } => "no_client_identity",
+            Self::Registration { .. } => "registration",
+            Self::InsecureUrl { .. } => "insecure_url",
+            Self::StateMismatch => "state_mismatch",
+            Self::IssuerCheckFailed { .. } => "issuer_check_failed",
+            Self::Denied { .. } => "denied",
+            Self::Rejected { .. } => "rejected",
+            Self::Transient(_) => "transient",
+            Self::NeedsUser(_) => "needs_user",
+            Self::TooManyAttempts { .. } => "too_many_attempts",
+            Self::Malformed(_) => "malformed",
+        }
+    }
+
     /// What to do about it.
     pub fn kind(&self) -> AuthErrorKind {
         match self {

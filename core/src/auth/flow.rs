@@ -406,12 +406,16 @@ impl AuthFlow {
     fn server_metadata(&mut self, status: StatusCode, body: &[u8]) {
         let parsed = status.is_success().then(|| serde_json::from_slice::<ServerMetadata>(body));
         let Some(Ok(server)) = parsed else { return self.next_candidate() };
-        let Step::ServerMetadata { issuer, resource, .. } =
+        let Step::ServerMetadata { mut issuer, resource, legacy, .. } =
             std::mem::replace(&mut self.step, Step::Idle)
         else {
             return;
         };
-        if server.issuer != issuer {
+        // In the 2025-03-26 model the document was found from the server's origin, not from
+        // an issuer: its `issuer` names the server from then on.
+        if legacy {
+            issuer.clone_from(&server.issuer);
+        } else if server.issuer != issuer {
             return self.fail(AuthError::IssuerMismatch { expected: issuer, found: server.issuer });
         }
         self.discovered = Some(Discovered { resource, issuer, server });

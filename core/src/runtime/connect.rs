@@ -4,6 +4,7 @@ use std::fmt;
 use std::io;
 use std::process::ExitStatus;
 
+use crate::auth::AuthError;
 use crate::error::CloseReason;
 use crate::io::TransportFailure;
 use crate::jsonrpc::ErrorObject;
@@ -26,6 +27,9 @@ pub enum ConnectError {
         /// and zest-blocking do; zest-tokio returns at once and leaves it `None`).
         status: Option<ExitStatus>,
     },
+    /// The server asked for authorization and the OAuth flow failed (with OAuth configured;
+    /// see [`AuthError::kind`](crate::auth::AuthError::kind)).
+    Auth(AuthError),
     /// The HTTP server answered `initialize` with an error status (401 and 403 included:
     /// authorization is needed, see `www_authenticate`).
     HttpStatus {
@@ -72,6 +76,7 @@ impl ConnectError {
     /// child's exit status if it was reaped already.
     pub fn from_close(reason: CloseReason, status: Option<ExitStatus>) -> Self {
         match reason {
+            CloseReason::Auth(error) => Self::Auth(error),
             CloseReason::InitializeInvalid(detail) => Self::Invalid(detail),
             CloseReason::InitializeRejected(error) => Self::Rejected(error),
             CloseReason::InitializeTimedOut => Self::TimedOut,
@@ -91,9 +96,20 @@ impl ConnectError {
     }
 }
 
+impl ConnectError {
+    /// The OAuth failure behind it, if that is why the connection failed.
+    pub fn auth(&self) -> Option<&AuthError> {
+        match self {
+            Self::Auth(e) | Self::Handshake(CloseReason::Auth(e)) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Auth(e) => write!(f, "authorization failed: {e}"),
             Self::Exited { reason, status: Some(status) } => {
                 write!(f, "the server went away during the handshake ({status}): {reason}")
             }
