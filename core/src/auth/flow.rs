@@ -178,7 +178,7 @@ impl AuthFlow {
             return None;
         }
         let due = tokens.expires_at?.saturating_sub(self.config.refresh_margin.as_secs());
-        Some(at + std::time::Duration::from_secs(due.saturating_sub(secs)))
+        at.checked_add(std::time::Duration::from_secs(due.saturating_sub(secs)))
     }
 
     /// A refresh before expiry failed: the next refusal decides.
