@@ -74,7 +74,11 @@ pub fn router_config() -> RouterConfig {
     // Without OS entropy session ids would be guessable: refusing to start is the only
     // safe answer, and no supported OS lacks it.
     getrandom::fill(&mut seed).expect("the OS provides entropy");
-    RouterConfig::new(seed)
+    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mut config = RouterConfig::new(seed);
+    // For OAuth token expiry; the router reads no clock of its own.
+    config.wall_clock = Some((Instant::now(), unix));
+    config
 }
 
 /// `config`, sealing 2026-07-28 `requestState` with a fresh key from the OS and the wall

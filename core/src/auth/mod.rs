@@ -26,6 +26,12 @@
 //!   without a refresh token keeps the old one; every change reported as
 //!   [`Event::TokensChanged`](crate::client::Event) for the application's cache.
 //!
+//! The server side is [`ProtectedResource`] on the router
+//! ([`RouterConfig::oauth`](crate::http::server::RouterConfig::oauth)): tokens checked by
+//! the application's validator, 401/403 with `WWW-Authenticate`, the metadata document
+//! served, sessions bound to the principal that opened them, the principal visible to
+//! handlers through their context.
+//!
 //! Metadata, registration and token requests carry no MCP header, no session id and no MCP
 //! token, follow no redirect, and go only to https URLs (or http to a loopback host).
 
@@ -35,6 +41,7 @@ mod error;
 pub(crate) mod flow;
 mod metadata;
 mod pkce;
+mod resource;
 mod tokens;
 mod urls;
 
@@ -42,6 +49,7 @@ pub use challenge::{parse_challenges, BearerChallenge, Challenge};
 pub use config::{ClientCredentials, Grant, OAuthConfig};
 pub use error::{AuthError, AuthErrorKind};
 pub use metadata::{ResourceMetadata, ServerMetadata};
+pub use resource::{Principal, ProtectedResource, Refusal, TokenValidator};
 pub use tokens::Tokens;
 pub use urls::canonical_resource;
 

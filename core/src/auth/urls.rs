@@ -34,6 +34,17 @@ pub fn canonical_resource(uri: &Uri) -> String {
     out
 }
 
+/// Whether two resource identifiers name the same resource (case of scheme and host and a
+/// trailing slash aside): a token's audience against a server's resource.
+pub(crate) fn same_resource(a: &str, b: &str) -> bool {
+    match (a.parse::<Uri>(), b.parse::<Uri>()) {
+        (Ok(a), Ok(b)) if a.scheme().is_some() && b.scheme().is_some() => {
+            canonical_resource(&a) == canonical_resource(&b)
+        }
+        _ => a == b,
+    }
+}
+
 /// Whether the metadata's `resource` covers the server's canonical URL `server`: the same
 /// resource (after the canonical form's case and trailing-slash rules), or a parent of it on
 /// the same origin (a server whose metadata sits at the root names its origin, as deployed

@@ -234,6 +234,13 @@ impl<L: Link> RequestContext<L> {
         self.context.session.as_deref()
     }
 
+    /// Who the request comes from, when the HTTP server checks OAuth tokens
+    /// ([`RouterConfig::oauth`](crate::http::server::RouterConfig::oauth)): subject, client,
+    /// scopes. `None` otherwise.
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.context.principal.as_deref()
+    }
+
     /// The client's name and version, from its `initialize`.
     pub fn client_info(&self) -> Option<&Implementation> {
         self.session().map(|s| &s.client_info)

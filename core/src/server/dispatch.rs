@@ -293,12 +293,18 @@ impl<H: Clone> Session<H> {
                 let round = stateless.round.take();
                 let context_round = round.as_ref().map(|r| r.round.clone());
                 entry.round = round.map(Box::new);
-                CallContext { session, log_level: stateless.entry.log_level, round: context_round }
+                CallContext {
+                    session,
+                    log_level: stateless.entry.log_level,
+                    round: context_round,
+                    principal: self.principal.clone(),
+                }
             }
             None => CallContext {
                 session: self.session.clone(),
                 log_level: self.log_level,
                 round: None,
+                principal: self.principal.clone(),
             },
         };
         self.endpoint.inbound.begin(&id, entry);

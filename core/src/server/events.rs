@@ -75,6 +75,9 @@ pub struct CallContext {
     /// A 2026-07-28 `tools/call`, `prompts/get` or `resources/read`: where its handler's
     /// asks of the client are answered or recorded (see [`Round`](super::Round)).
     pub round: Option<Arc<super::Round>>,
+    /// Who the request comes from, when an HTTP router checks OAuth tokens
+    /// ([`ProtectedResource`](crate::auth::ProtectedResource)); `None` otherwise.
+    pub principal: Option<Arc<crate::auth::Principal>>,
 }
 
 /// A request the app's handler serves.

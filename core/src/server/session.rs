@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{dispatch, ClientNotification, Event, ListKind, Registry, ServerConfig, SessionInfo};
+use crate::auth::Principal;
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
 use crate::framing::lines::LineViolation;
 use crate::io::StreamId;
@@ -46,6 +47,8 @@ pub struct Session<H> {
     pub(crate) events: VecDeque<Event<H>>,
     /// The 2026-07-28 request being served, while it is (see `stateless.rs`).
     pub(super) stateless: Option<super::stateless::Stateless>,
+    /// Who the requests of this session come from (OAuth), as the router found it.
+    pub(crate) principal: Option<Arc<Principal>>,
 }
 
 impl<H: Clone> Session<H> {
@@ -73,6 +76,7 @@ impl<H: Clone> Session<H> {
             listens: Vec::new(),
             events: VecDeque::new(),
             stateless: None,
+            principal: None,
         }
     }
 
@@ -385,6 +389,17 @@ impl<H: Clone> Session<H> {
     /// The registry.
     pub fn registry(&self) -> &Registry<H> {
         &self.shared.registry
+    }
+
+    /// Who the requests come from, when the router checks OAuth tokens.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
+    }
+
+    /// The principal the requests that follow come from (an HTTP router with OAuth sets it
+    /// for each POST); handlers see it in their [`CallContext`](super::CallContext).
+    pub fn set_principal(&mut self, principal: Arc<Principal>) {
+        self.principal = Some(principal);
     }
 
     /// What the client said in `initialize`, once it has.

@@ -34,6 +34,7 @@ mod checks;
 mod decide;
 mod get;
 mod legacy;
+mod oauth;
 pub(crate) mod param_headers;
 mod store;
 mod streams;
@@ -57,6 +58,7 @@ use self::checks::LOOPBACK;
 use self::decide::{join, Undecided};
 use self::streams::{Answer, Mode, Slot, SlotKind, SseStream, Wire};
 use self::timers::Timers;
+use crate::auth::{Principal, ProtectedResource};
 use crate::error::Rejection;
 use crate::io::{Input, Output, RequestHead, StreamEvent, StreamId};
 use crate::jsonrpc::{Message, RequestId};
@@ -133,6 +135,13 @@ pub struct RouterConfig {
     pub max_backlog: usize,
     /// Seeds the CSPRNG that makes session ids. Runtimes fill it from the OS; tests fix it.
     pub rng_seed: [u8; 32],
+    /// OAuth: every request but the health check and the metadata document needs a bearer
+    /// token this resource accepts (see [`ProtectedResource`]); sessions are bound to the
+    /// principal that opened them. Default `None`.
+    pub oauth: Option<ProtectedResource>,
+    /// The wall clock, as a reading (`unix_secs` at an `Instant`), for token expiry; runtimes
+    /// fill it in.
+    pub wall_clock: Option<(Instant, u64)>,
 }
 
 impl RouterConfig {
@@ -155,6 +164,8 @@ impl RouterConfig {
             retry: Some(Duration::from_secs(1)),
             max_backlog: 64,
             rng_seed,
+            oauth: None,
+            wall_clock: None,
         }
     }
 }
@@ -219,8 +230,14 @@ pub struct Router<H> {
 /// What an accepted exchange is doing.
 #[derive(Debug)]
 enum Exchange {
-    /// A POST whose body is arriving; `legacy` names the session of a legacy POST.
-    Body { head: Box<RequestHead>, body: Vec<u8>, legacy: Option<SessionId> },
+    /// A POST whose body is arriving; `legacy` names the session of a legacy POST;
+    /// `principal` is who sent it (OAuth).
+    Body {
+        head: Box<RequestHead>,
+        body: Vec<u8>,
+        legacy: Option<SessionId>,
+        principal: Option<Arc<Principal>>,
+    },
     /// Carries a stream of this session (an answer, the GET stream, the legacy stream).
     Carrying(SessionId),
 }
@@ -367,17 +384,19 @@ impl<H: Clone> Router<H> {
             return self.refuse(stream, None, &rejection);
         }
         let path = head.uri.path();
-        let c = &self.config;
-        let is_mcp = path == c.path;
-        if head.method == Method::GET && c.health_path.as_deref() == Some(path) {
+        if head.method == Method::GET && self.config.health_path.as_deref() == Some(path) {
             let body = br#"{"status":"ok"}"#.to_vec();
             return self.wire.json(stream, StatusCode::OK, HeaderMap::new(), body);
         }
-        if let Some(token) = &c.bearer_token {
+        if let Some(token) = &self.config.bearer_token {
             if let Err(rejection) = checks::check_bearer(&head.headers, token) {
                 return self.refuse(stream, None, &rejection);
             }
         }
+        // Answered there: the metadata document, or a refusal.
+        let Ok(principal) = self.authorize(now, stream, &head) else { return };
+        let c = &self.config;
+        let is_mcp = path == c.path;
         if head.method == Method::GET && c.legacy_sse_path.as_deref() == Some(path) {
             return self.open_legacy(now, stream);
         }
@@ -388,7 +407,8 @@ impl<H: Clone> Router<H> {
             return match self.legacy_session(&head) {
                 Ok(id) => {
                     let body = Vec::new();
-                    self.exchanges.insert(stream, Exchange::Body { head, body, legacy: Some(id) });
+                    let legacy = Some(id);
+                    self.exchanges.insert(stream, Exchange::Body { head, body, legacy, principal });
                 }
                 Err(rejection) => self.refuse(stream, None, &rejection),
             };
@@ -397,7 +417,8 @@ impl<H: Clone> Router<H> {
             (Method::POST, true) => match checks::check_post_media(&head.headers) {
                 Ok(()) => {
                     let body = Vec::new();
-                    self.exchanges.insert(stream, Exchange::Body { head, body, legacy: None });
+                    let legacy = None;
+                    self.exchanges.insert(stream, Exchange::Body { head, body, legacy, principal });
                 }
                 Err(rejection) => self.refuse(stream, None, &rejection),
             },
@@ -424,12 +445,13 @@ impl<H: Clone> Router<H> {
         if !matches!(self.exchanges.get(&stream), Some(Exchange::Body { .. })) {
             return;
         }
-        let Some(Exchange::Body { head, body, legacy }) = self.exchanges.remove(&stream) else {
+        let Some(Exchange::Body { head, body, legacy, principal }) = self.exchanges.remove(&stream)
+        else {
             return;
         };
         match legacy {
             Some(id) => self.legacy_post(now, stream, &id, &body),
-            None => self.post(now, stream, &head, &body),
+            None => self.post(now, stream, &head, &body, principal),
         }
     }
 
@@ -458,7 +480,14 @@ impl<H: Clone> Router<H> {
         self.flush(&id);
     }
 
-    fn post(&mut self, now: Instant, stream: StreamId, head: &RequestHead, body: &[u8]) {
+    fn post(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        head: &RequestHead,
+        body: &[u8],
+        principal: Option<Arc<Principal>>,
+    ) {
         let incoming = Incoming::decode(body);
         if let Incoming::Invalid(e) = &incoming {
             return self.refuse(stream, e.id().cloned(), &Rejection::Decode(e.clone()));
@@ -504,6 +533,9 @@ impl<H: Clone> Router<H> {
             return self.refuse(stream, None, &Rejection::BatchNotAllowed);
         }
         slot.last_active = now;
+        if let Some(principal) = principal {
+            slot.machine.set_principal(principal);
+        }
         slot.answers.insert(stream, Answer::new(SseStream::unnumbered(stream), ids));
         self.exchanges.insert(stream, Exchange::Carrying(id.clone()));
         slot.machine.handle_decoded(now, stream, incoming);

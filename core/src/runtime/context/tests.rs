@@ -121,7 +121,12 @@ fn the_session_is_what_the_runtime_gave() {
         client_capabilities: serde_json::from_value(serde_json::json!({"sampling": {}})).unwrap(),
         server_capabilities: Default::default(),
     };
-    let call = CallContext { session: Some(Arc::new(info)), log_level: None, round: None };
+    let call = CallContext {
+        session: Some(Arc::new(info)),
+        log_level: None,
+        round: None,
+        principal: None,
+    };
     let ctx = ctx.with_session(call).clone();
     assert_eq!(ctx.client_info().map(|i| i.name.as_str()), Some("inspector"));
     assert!(ctx.client_capabilities().is_some_and(|c| c.sampling.is_some()));
