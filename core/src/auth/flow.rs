@@ -118,6 +118,8 @@ pub(crate) struct AuthFlow {
     refreshed: bool,
     /// A refresh before expiry failed for these tokens: wait for a refusal instead.
     proactive_failed: bool,
+    /// When the current tokens were obtained (wall clock), if this flow obtained them.
+    pub(super) obtained: Option<u64>,
     authorizations: u32,
     answer: Option<Answer>,
     outbox: Option<Box<HttpRequest>>,
@@ -141,6 +143,7 @@ impl AuthFlow {
             refresh_next: false,
             refreshed: false,
             proactive_failed: false,
+            obtained: None,
             authorizations: 0,
             answer: None,
             outbox: None,
@@ -177,8 +180,18 @@ impl AuthFlow {
         if self.proactive_failed {
             return None;
         }
-        let due = tokens.expires_at?.saturating_sub(self.config.refresh_margin.as_secs());
+        let due = tokens.expires_at?.saturating_sub(self.margin());
         at.checked_add(std::time::Duration::from_secs(due.saturating_sub(secs)))
+    }
+
+    /// How long before expiry to refresh: the configured margin, but at most half the
+    /// lifetime of tokens this flow obtained (short-lived tokens are not refreshed at once).
+    fn margin(&self) -> u64 {
+        let configured = self.config.refresh_margin.as_secs();
+        let lifetime = (self.tokens.as_ref().and_then(|t| t.expires_at))
+            .zip(self.obtained)
+            .map(|(expires, obtained)| expires.saturating_sub(obtained));
+        lifetime.map_or(configured, |l| configured.min(l / 2))
     }
 
     /// A refresh before expiry failed: the next refusal decides.
@@ -192,7 +205,7 @@ impl AuthFlow {
         if self.running() {
             return true;
         }
-        let margin = self.config.refresh_margin.as_secs();
+        let margin = self.margin();
         let unix = self.unix(now);
         let due = self.tokens.as_ref().is_some_and(|t| {
             t.refresh_token.is_some() && t.expires_within(unix, margin) && self.clock.is_some()

@@ -418,3 +418,38 @@ fn a_401_in_the_middle_of_a_session_replays_the_call_once_with_the_new_token() {
         .iter()
         .any(|e| matches!(e, Event::Response { result: Err(RequestError::Auth(_)), .. })));
 }
+
+#[test]
+fn tokens_are_refreshed_before_they_expire_and_short_lived_ones_not_at_once() {
+    let mut run = Run::new(OAuthConfig::authorization_code("http://127.0.0.1:3000/cb"));
+    let token = |n: u32| {
+        json_reply(
+            200,
+            json!({"access_token": format!("good-{n}"), "token_type": "Bearer",
+                "expires_in": 20, "refresh_token": format!("r-{n}")}),
+        )
+    };
+    let mut answers = vec![token(1), token(2), token(3)];
+    let mut serve = code_flow_serve(server_metadata(), &mut answers);
+    run.drive(&mut serve, &mut redirect_ok);
+    assert!(run.ready());
+    let start = run.clock.now();
+    // A 20-second token is refreshed at half its life, not at once (the margin is 60 s).
+    let at = run.client.poll_timeout().expect("a refresh deadline");
+    assert_eq!(at - start, Duration::from_secs(10), "refresh at half the lifetime");
+    for round in 0..2 {
+        let now = run.clock.advance_to(run.client.poll_timeout().unwrap());
+        run.client.handle_input(Input::Timeout(now));
+        run.drive(&mut serve, &mut redirect_ok);
+        let next = run.client.poll_timeout().expect("the next refresh deadline");
+        assert_eq!(next - now, Duration::from_secs(10), "round {round}: no refresh loop");
+    }
+    let grants: Vec<String> = (run.to("/token").iter())
+        .map(|r| field(&form(&r.body), "grant_type").unwrap().to_owned())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token", "refresh_token"]);
+    let refreshed_with: Vec<_> = (run.to("/token").iter().skip(1))
+        .map(|r| field(&form(&r.body), "refresh_token").unwrap().to_owned())
+        .collect();
+    assert_eq!(refreshed_with, ["r-1", "r-2"], "each refresh uses the rotated token");
+}

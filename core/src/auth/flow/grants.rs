@@ -215,6 +215,7 @@ impl AuthFlow {
         match decode_token_response(body, &issuer, unix, previous, self.scope.as_deref()) {
             Ok(tokens) => {
                 self.proactive_failed = false;
+                self.obtained = Some(unix);
                 self.tokens = Some(tokens.clone());
                 self.events.push_back(AuthEvent::TokensChanged(tokens));
                 self.events.push_back(AuthEvent::Done(Ok(())));
