@@ -4,6 +4,7 @@
 //! everything_server --runtime tokio|smol|blocking --stdio     # one session on stdin/stdout
 //! everything_server --runtime tokio|smol|blocking --port P    # Streamable HTTP on 127.0.0.1:P
 //!     [--state-key HEX]   # 32 bytes in hex: seal 2026-07-28 requestState with this key
+//!     [--oauth-issuer URL] # HTTP only: every request needs a token from this issuer
 //! ```
 //!
 //! Processes given the same `--state-key` accept each other's `requestState`, so a
@@ -18,8 +19,8 @@ use std::process::ExitCode;
 use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
 
-const USAGE: &str =
-    "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P) [--state-key HEX]";
+const USAGE: &str = "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P) \
+     [--state-key HEX] [--oauth-issuer URL]";
 
 enum Serve {
     Stdio,
@@ -27,7 +28,7 @@ enum Serve {
 }
 
 fn main() -> ExitCode {
-    let (runtime, serve, key) = match parse(std::env::args().skip(1)) {
+    let (runtime, serve, key, issuer) = match parse(std::env::args().skip(1)) {
         Ok(parsed) => parsed,
         Err(message) => {
             eprintln!("everything_server: {message}\n{USAGE}");
@@ -40,7 +41,7 @@ fn main() -> ExitCode {
             eprintln!("everything_server ({runtime}): session over: {reason}");
             ExitCode::SUCCESS
         }
-        Serve::Http(port) => match serve_http(runtime, port, key) {
+        Serve::Http(port) => match serve_http(runtime, port, key, issuer.as_deref()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("everything_server ({runtime}): {message}");
@@ -75,9 +76,24 @@ fn serve_stdio(runtime: Runtime, key: Option<[u8; 32]>) -> zest_core::error::Clo
 }
 
 /// Serves Streamable HTTP (and legacy SSE, and `GET /health`) on 127.0.0.1:`port` until the
-/// process is stopped.
-fn serve_http(runtime: Runtime, port: u16, key: Option<[u8; 32]>) -> Result<(), String> {
+/// process is stopped; protected by OAuth when `issuer` is given.
+fn serve_http(
+    runtime: Runtime,
+    mut port: u16,
+    key: Option<[u8; 32]>,
+    issuer: Option<&str>,
+) -> Result<(), String> {
     let config = config(runtime, key);
+    let mut http = zest_tokio::HttpConfig::new();
+    if let Some(issuer) = issuer {
+        // The resource names its port: pick a free one now rather than after binding.
+        if port == 0 {
+            let probe = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(|e| e.to_string())?;
+            port = probe.local_addr().map_err(|e| e.to_string())?.port();
+        }
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        http.router.oauth = Some(fixture::oauth::protected(&resource, issuer));
+    }
     match runtime {
         Runtime::Tokio => {
             let registry = fixture::registry(asynchronous::adapt::<zest_tokio::RequestContext>);
@@ -86,9 +102,10 @@ fn serve_http(runtime: Runtime, port: u16, key: Option<[u8; 32]>) -> Result<(), 
                 .build()
                 .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
             rt.block_on(async {
-                let server = zest_tokio::serve_http(("127.0.0.1", port), config, registry)
-                    .await
-                    .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+                let server =
+                    zest_tokio::serve_http_with(("127.0.0.1", port), config, http, registry)
+                        .await
+                        .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
                 eprintln!("everything_server (tokio): serving {}", server.url());
                 server.stopped().await;
                 Ok(())
@@ -97,9 +114,10 @@ fn serve_http(runtime: Runtime, port: u16, key: Option<[u8; 32]>) -> Result<(), 
         Runtime::Smol => {
             let registry = fixture::registry(asynchronous::adapt::<zest_smol::RequestContext>);
             smol::block_on(async {
-                let server = zest_smol::serve_http(("127.0.0.1", port), config, registry)
-                    .await
-                    .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+                let server =
+                    zest_smol::serve_http_with(("127.0.0.1", port), config, http, registry)
+                        .await
+                        .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
                 eprintln!("everything_server (smol): serving {}", server.url());
                 server.stopped().await;
                 Ok(())
@@ -107,8 +125,9 @@ fn serve_http(runtime: Runtime, port: u16, key: Option<[u8; 32]>) -> Result<(), 
         }
         Runtime::Blocking => {
             let registry = fixture::registry(blocking::adapt);
-            let server = zest_blocking::serve_http(("127.0.0.1", port), config, registry)
-                .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+            let server =
+                zest_blocking::serve_http_with(("127.0.0.1", port), config, http, registry)
+                    .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
             eprintln!("everything_server (blocking): serving {}", server.url());
             server.stopped();
             Ok(())
@@ -138,10 +157,10 @@ fn parse_key(hex: &str) -> Result<[u8; 32], String> {
     Ok(key)
 }
 
-type Parsed = (Runtime, Serve, Option<[u8; 32]>);
+type Parsed = (Runtime, Serve, Option<[u8; 32]>, Option<String>);
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
-    let (mut runtime, mut serve, mut key) = (None, None, None);
+    let (mut runtime, mut serve, mut key, mut issuer) = (None, None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runtime" => {
@@ -157,9 +176,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
                 let hex = args.next().ok_or("--state-key needs a value")?;
                 key = Some(parse_key(&hex)?);
             }
+            "--oauth-issuer" => issuer = Some(args.next().ok_or("--oauth-issuer needs a value")?),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     let runtime = runtime.ok_or("--runtime is required")?;
-    Ok((runtime, serve.ok_or("--stdio or --port is required")?, key))
+    Ok((runtime, serve.ok_or("--stdio or --port is required")?, key, issuer))
 }

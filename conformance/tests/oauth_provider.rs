@@ -1,0 +1,195 @@
+//! OAuth against a real authorization server no one here wrote: `oidc-provider` (pinned in
+//! tests/peers; scripts/install-peers) on loopback, with dynamic registration, PKCE,
+//! resource indicators, rotated refresh tokens, client credentials and 4-second access
+//! tokens, in front of the everything fixture protected by OAuth on each runtime.
+//!
+//! - zest-blocking logs in with the authorization code (registering dynamically, a headless
+//!   browser through the provider's login), calls a tool, outlives its access token by
+//!   refreshing before expiry, and stores each rotation through the token hook;
+//! - zest-tokio starts from cached tokens the server no longer takes: the 401 is answered
+//!   by a refresh and the call replayed, with no new login;
+//! - zest-smol uses client credentials.
+
+#[path = "support/browser.rs"]
+mod browser;
+#[path = "support/fixture_process.rs"]
+mod fixture_process;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use fixture_process::FixtureProcess;
+use serde_json::json;
+use zest_conformance::fixture::content::SIMPLE_TEXT;
+use zest_core::auth::{ClientCredentials, OAuthConfig, Tokens};
+use zest_core::runtime::http_client::HttpEndpoint;
+
+const REDIRECT: &str = "http://127.0.0.1:9/cb";
+/// The provider's access-token lifetime, in seconds.
+const ACCESS_TTL: u64 = 4;
+
+/// The provider, killed when dropped.
+struct Provider {
+    child: Child,
+    issuer: String,
+}
+
+impl Provider {
+    fn start() -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let peers = root.join("tests/peers");
+        assert!(
+            peers.join("node_modules/oidc-provider").exists(),
+            "oidc-provider is missing: run scripts/install-peers"
+        );
+        // oidc-provider wants Node 22: the conformance harness's, when installed.
+        let node22 = root.join("conformance/harness/node_modules/node/bin/node");
+        let node = if node22.exists() { node22 } else { "node".into() };
+        let mut child = Command::new(node)
+            .arg(peers.join("oidc_as.mjs"))
+            .env("ACCESS_TTL", ACCESS_TTL.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("issuer");
+        Self { child, issuer: line.trim().to_owned() }
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fixture's tool every run calls, and its answer.
+const TOOL: &str = "test_simple_text";
+
+fn text(result: &zest_core::schema::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"].as_str().unwrap_or("").to_owned()
+}
+
+#[test]
+fn the_zest_client_logs_in_refreshes_and_uses_client_credentials_at_a_real_provider() {
+    let provider = Provider::start();
+    let runs = [
+        thread::spawn({
+            let issuer = provider.issuer.clone();
+            move || code_grant_with_rotation(&issuer)
+        }),
+        thread::spawn({
+            let issuer = provider.issuer.clone();
+            move || cached_tokens_refused_then_refreshed(&issuer)
+        }),
+        thread::spawn({
+            let issuer = provider.issuer.clone();
+            move || client_credentials(&issuer)
+        }),
+    ];
+    for run in runs {
+        run.join().expect("no run panicked");
+    }
+}
+
+/// zest-blocking: dynamic registration, the code grant, and refreshes past the token's life.
+fn code_grant_with_rotation(issuer: &str) {
+    let fixture = FixtureProcess::serve_http("blocking", &["--oauth-issuer", issuer]);
+    let stored: Arc<Mutex<Vec<Tokens>>> = Arc::default();
+    let logins = Arc::new(AtomicUsize::new(0));
+    let handlers = zest_core::handler::SyncClientHandlers::default()
+        .on_authorize({
+            let logins = logins.clone();
+            move |url| {
+                logins.fetch_add(1, Ordering::SeqCst);
+                browser::log_in(&url, REDIRECT)
+            }
+        })
+        .on_tokens_changed({
+            let stored = stored.clone();
+            move |t| stored.lock().unwrap().push(t.clone())
+        });
+    let endpoint = HttpEndpoint::new(fixture.url.as_str())
+        .oauth(OAuthConfig::authorization_code(REDIRECT).client_name("zest oauth test"));
+    let options = zest_blocking::ClientOptions::new("oauth-test", "1").handlers(handlers);
+    let client = zest_blocking::Client::connect_to(endpoint, options).expect("logged in");
+    let api = || zest_blocking::ClientApi::call_tool(&client, TOOL, json!({}));
+    assert_eq!(text(&api().unwrap()), SIMPLE_TEXT);
+    thread::sleep(Duration::from_secs(ACCESS_TTL + 2));
+    assert_eq!(text(&api().unwrap()), SIMPLE_TEXT);
+    let _ = client.close();
+    assert_eq!(logins.load(Ordering::SeqCst), 1, "one login; the rest were refreshes");
+    let stored = stored.lock().unwrap();
+    assert!(stored.len() >= 2, "refreshed before expiry: {stored:?}");
+    let refresh: Vec<_> = stored.iter().map(|t| t.refresh_token.clone().unwrap()).collect();
+    assert_ne!(refresh[0], refresh[1], "the provider rotated the refresh token");
+    assert!(stored.iter().all(|t| t.issuer == issuer && t.expires_at.is_some()));
+}
+
+/// zest-tokio: tokens from a cache, expired without the client knowing; the server's 401 is
+/// answered by a refresh and the call goes through.
+fn cached_tokens_refused_then_refreshed(issuer: &str) {
+    let fixture = FixtureProcess::serve_http("tokio", &["--oauth-issuer", issuer]);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let logins = Arc::new(AtomicUsize::new(0));
+    let stored: Arc<Mutex<Vec<Tokens>>> = Arc::default();
+    let connect = |tokens: Option<Tokens>| {
+        let logins = logins.clone();
+        let stored = stored.clone();
+        let handlers = zest_core::handler::AsyncClientHandlers::default()
+            .on_authorize(move |url| {
+                logins.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    let login = move || browser::log_in(&url, REDIRECT);
+                    tokio::task::spawn_blocking(login).await.map_err(|e| e.to_string())?
+                }
+            })
+            .on_tokens_changed(move |t| stored.lock().unwrap().push(t.clone()));
+        let mut oauth = OAuthConfig::authorization_code(REDIRECT)
+            .pre_registered(ClientCredentials::public("zest-app"));
+        if let Some(tokens) = tokens {
+            oauth = oauth.tokens(tokens);
+        }
+        let endpoint = HttpEndpoint::new(fixture.url.as_str()).oauth(oauth);
+        let options = zest_tokio::ClientOptions::new("oauth-test", "1").handlers(handlers);
+        rt.block_on(zest_tokio::Client::connect_to(endpoint, options)).expect("connected")
+    };
+    let first = connect(None);
+    let call = |c: &zest_tokio::Client| {
+        rt.block_on(zest_tokio::ClientApi::call_tool(c, TOOL, json!({}))).unwrap()
+    };
+    assert_eq!(text(&call(&first)), SIMPLE_TEXT);
+    let _ = rt.block_on(first.close());
+    let mut cached = stored.lock().unwrap().last().cloned().expect("tokens were stored");
+    // A cache that did not keep the expiry: the client learns from the server's 401.
+    cached.expires_at = None;
+    thread::sleep(Duration::from_secs(ACCESS_TTL + 1));
+    let second = connect(Some(cached.clone()));
+    assert_eq!(text(&call(&second)), SIMPLE_TEXT);
+    let _ = rt.block_on(second.close());
+    assert_eq!(logins.load(Ordering::SeqCst), 1, "the refresh token spared a second login");
+    let last = stored.lock().unwrap().last().cloned().unwrap();
+    assert_ne!(last.access_token, cached.access_token);
+    assert_ne!(last.refresh_token, cached.refresh_token, "rotated, and stored");
+}
+
+/// zest-smol: client credentials for the pre-registered `machine` client.
+fn client_credentials(issuer: &str) {
+    let fixture = FixtureProcess::serve_http("smol", &["--oauth-issuer", issuer]);
+    let credentials = ClientCredentials::confidential("machine", "machine-secret");
+    let endpoint =
+        HttpEndpoint::new(fixture.url.as_str()).oauth(OAuthConfig::client_credentials(credentials));
+    let options = zest_smol::ClientOptions::new("oauth-test", "1");
+    let client =
+        smol::block_on(zest_smol::Client::connect_to(endpoint, options)).expect("connected");
+    let call = zest_smol::ClientApi::call_tool(&client, TOOL, json!({}));
+    assert_eq!(text(&smol::block_on(call).unwrap()), SIMPLE_TEXT);
+    let _ = smol::block_on(client.close());
+}
