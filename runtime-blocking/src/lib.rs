@@ -92,8 +92,10 @@ pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{
     serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink, StdioServer,
 };
-pub use zest_core::auth::{AuthError, ClientCredentials, OAuthConfig, Tokens};
-pub use zest_core::handler::{Elicited, Json, State, ToolError};
+pub use zest_core::auth::{
+    AuthError, ClientCredentials, OAuthConfig, Principal, ProtectedResource, Tokens,
+};
+pub use zest_core::handler::{Elicited, Json, State, SyncClientHandlers, ToolError};
 pub use zest_core::handler::{SamplingSummary, SyncSamplingPolicy as SamplingPolicy};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;

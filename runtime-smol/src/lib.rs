@@ -94,7 +94,9 @@ pub use http_server::{
 };
 pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink};
-pub use zest_core::auth::{AuthError, ClientCredentials, OAuthConfig, Tokens};
+pub use zest_core::auth::{
+    AuthError, ClientCredentials, OAuthConfig, Principal, ProtectedResource, Tokens,
+};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
 pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;

@@ -115,9 +115,11 @@ pub use memory::{in_memory, in_memory_with, InMemoryServer};
 pub use server::{
     serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink, StdioServer,
 };
-pub use zest_core::auth::{AuthError, ClientCredentials, OAuthConfig, Tokens};
+pub use zest_core::auth::{
+    AuthError, ClientCredentials, OAuthConfig, Principal, ProtectedResource, Tokens,
+};
+pub use zest_core::handler::{AsyncClientHandlers, Elicited, Json, State, ToolError};
 pub use zest_core::handler::{AsyncSamplingPolicy as SamplingPolicy, SamplingSummary};
-pub use zest_core::handler::{Elicited, Json, State, ToolError};
 pub use zest_core::http::client::HttpMode;
 pub use zest_core::runtime::http_client::HttpEndpoint;
 pub use zest_core::runtime::ConnectError;
