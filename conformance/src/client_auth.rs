@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use zest_core::api::CallError;
-use zest_core::auth::{ClientCredentials, OAuthConfig};
+use zest_core::auth::{ClientCredentials, Grant, OAuthConfig};
 use zest_core::runtime::ConnectError;
 
 /// Where the fixture says the browser comes back to; the suite's server does not check it.
@@ -22,21 +22,35 @@ pub fn oauth_config(name: &str, context: &Value) -> OAuthConfig {
     if name != "auth/offline-access-scope" {
         config = config.client_metadata_url(CLIENT_METADATA_URL);
     }
-    if let Some(id) = text("client_id") {
-        let mut credentials = match text("client_secret") {
-            Some(secret) => ClientCredentials::confidential(id, secret),
-            None => ClientCredentials::public(id),
-        };
-        if let Some(issuer) = text("issuer") {
-            credentials = credentials.for_issuer(issuer);
-        }
-        config = if name.contains("client-credentials") {
-            OAuthConfig::client_credentials(credentials)
-        } else {
-            config.pre_registered(credentials)
-        };
+    let Some(id) = text("client_id") else { return config };
+    // Workload identity: the platform's JWT is the grant.
+    if let Some(jwt) = text("valid_jwt") {
+        return OAuthConfig::jwt_bearer(jwt).pre_registered(ClientCredentials::public(id));
     }
-    config
+    // Enterprise-managed: the SSO ID token is exchanged at the identity provider first.
+    if let (Some(endpoint), Some(id_token)) = (text("idp_token_endpoint"), text("idp_id_token")) {
+        let grant = Grant::IdentityAssertion {
+            idp_token_endpoint: endpoint,
+            id_token,
+            idp_client_id: text("idp_client_id"),
+        };
+        let secret = text("client_secret").unwrap_or_default();
+        return OAuthConfig::with(grant)
+            .pre_registered(ClientCredentials::confidential(id, secret));
+    }
+    let mut credentials = match (text("private_key_pem"), text("client_secret")) {
+        (Some(pem), _) => ClientCredentials::private_key_jwt(id, pem),
+        (None, Some(secret)) => ClientCredentials::confidential(id, secret),
+        (None, None) => ClientCredentials::public(id),
+    };
+    if let Some(issuer) = text("issuer") {
+        credentials = credentials.for_issuer(issuer);
+    }
+    if name.contains("client-credentials") {
+        OAuthConfig::client_credentials(credentials)
+    } else {
+        config.pre_registered(credentials)
+    }
 }
 
 /// The OAuth refusal scenario `name` must end in, as `AuthError::code` names it; `None`

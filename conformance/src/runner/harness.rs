@@ -24,17 +24,8 @@ pub const NON_AUTH_CLIENT_SCENARIOS: [&str; 11] = [
     "sep-2322-client-request-state",
 ];
 
-/// The `auth/*` extension scenarios the client fixture does not play yet (JWT client
-/// assertions, enterprise-managed authorization (0.1.16 calls it cross-app access), DPoP,
-/// workload identity).
-pub const AUTH_NOT_YET: [&str; 6] = [
-    "auth/client-credentials-jwt",
-    "auth/enterprise-managed-authorization",
-    "auth/cross-app-access-complete-flow",
-    "auth/dpop",
-    "auth/dpop-nonce",
-    "auth/wif-jwt-bearer",
-];
+/// The `auth/*` extension scenarios the client fixture does not play yet (DPoP).
+pub const AUTH_NOT_YET: [&str; 2] = ["auth/dpop", "auth/dpop-nonce"];
 
 /// Whether the client fixture plays client scenario `name`.
 pub fn client_plays(name: &str) -> bool {

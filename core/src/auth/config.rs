@@ -18,6 +18,24 @@ pub enum Grant {
     },
     /// Machine to machine, with the pre-registered credentials (RFC 6749 §4.4).
     ClientCredentials,
+    /// A JWT the workload already holds (issued by its platform) exchanged for a token
+    /// (RFC 7523 §2.1): workload identity federation.
+    JwtBearer {
+        /// The JWT, presented as `assertion`.
+        assertion: String,
+    },
+    /// Enterprise-managed authorization: the user's ID token from the enterprise identity
+    /// provider is exchanged there for an identity assertion grant for this authorization
+    /// server (RFC 8693), which is then presented as a JWT bearer grant (RFC 7523) with
+    /// the pre-registered credentials. No browser.
+    IdentityAssertion {
+        /// The identity provider's token endpoint.
+        idp_token_endpoint: String,
+        /// The user's ID token from the identity provider.
+        id_token: String,
+        /// This client's id at the identity provider.
+        idp_client_id: Option<String>,
+    },
 }
 
 /// Credentials registered in advance with an authorization server. `Debug` hides the secret.
@@ -32,15 +50,33 @@ pub struct ClientCredentials {
     /// lets them go to whichever server the resource names.
     pub issuer: Option<String>,
     /// The token endpoint authentication method (`client_secret_basic`,
-    /// `client_secret_post`, `none`); by default the first the server offers of those that
-    /// fit (basic before post).
+    /// `client_secret_post`, `private_key_jwt`, `none`); by default the first the server
+    /// offers of those that fit (basic before post).
     pub auth_method: Option<String>,
+    /// The PKCS#8 PEM of the P-256 key that signs `private_key_jwt` assertions (ES256).
+    pub private_key_pem: Option<String>,
 }
 
 impl ClientCredentials {
     /// A public client's id.
     pub fn public(client_id: impl Into<String>) -> Self {
-        Self { client_id: client_id.into(), client_secret: None, issuer: None, auth_method: None }
+        Self {
+            client_id: client_id.into(),
+            client_secret: None,
+            issuer: None,
+            auth_method: None,
+            private_key_pem: None,
+        }
+    }
+
+    /// A client that authenticates with ES256 assertions signed by the P-256 key in `pem`
+    /// (PKCS#8), registered with the server beforehand (`private_key_jwt`).
+    pub fn private_key_jwt(client_id: impl Into<String>, pem: impl Into<String>) -> Self {
+        Self {
+            private_key_pem: Some(pem.into()),
+            auth_method: Some("private_key_jwt".into()),
+            ..Self::public(client_id)
+        }
     }
 
     /// A confidential client's id and secret.
@@ -68,6 +104,7 @@ impl fmt::Debug for ClientCredentials {
             .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
             .field("issuer", &self.issuer)
             .field("auth_method", &self.auth_method)
+            .field("private_key_pem", &self.private_key_pem.as_ref().map(|_| "<redacted>"))
             .finish()
     }
 }
@@ -129,6 +166,17 @@ impl OAuthConfig {
     /// A user authorizes in a browser and comes back to `redirect_uri`.
     pub fn authorization_code(redirect_uri: impl Into<String>) -> Self {
         Self::with_grant(Grant::AuthorizationCode { redirect_uri: redirect_uri.into() })
+    }
+
+    /// Tokens by `grant` (for the grants without a constructor of their own).
+    pub fn with(grant: Grant) -> Self {
+        Self::with_grant(grant)
+    }
+
+    /// Exchanges `assertion`, a JWT the workload holds, for a token (workload identity);
+    /// `pre_registered` names the client where the server wants its id.
+    pub fn jwt_bearer(assertion: impl Into<String>) -> Self {
+        Self::with_grant(Grant::JwtBearer { assertion: assertion.into() })
     }
 
     /// Machine to machine with `credentials`.

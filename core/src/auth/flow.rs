@@ -62,6 +62,8 @@ struct Identity {
     client_id: String,
     secret: Option<String>,
     method: Option<String>,
+    /// The PEM of the key that signs `private_key_jwt` assertions.
+    key: Option<String>,
 }
 
 #[derive(Debug)]
@@ -86,6 +88,8 @@ enum Step {
     Token {
         refresh: bool,
     },
+    /// The identity provider exchanges the ID token for an identity assertion grant.
+    Exchange,
 }
 
 /// The answer of the exchange in flight.
@@ -120,6 +124,8 @@ pub(crate) struct AuthFlow {
     proactive_failed: bool,
     /// When the current tokens were obtained (wall clock), if this flow obtained them.
     pub(super) obtained: Option<u64>,
+    /// The wall clock at the last input, for the claims of assertions.
+    pub(super) last_unix: u64,
     authorizations: u32,
     answer: Option<Answer>,
     outbox: Option<Box<HttpRequest>>,
@@ -144,6 +150,7 @@ impl AuthFlow {
             refreshed: false,
             proactive_failed: false,
             obtained: None,
+            last_unix: 0,
             authorizations: 0,
             answer: None,
             outbox: None,
@@ -207,6 +214,7 @@ impl AuthFlow {
         }
         let margin = self.margin();
         let unix = self.unix(now);
+        self.last_unix = unix;
         let due = self.tokens.as_ref().is_some_and(|t| {
             t.refresh_token.is_some() && t.expires_within(unix, margin) && self.clock.is_some()
         });
@@ -318,6 +326,7 @@ impl AuthFlow {
 
     /// What the runtime reported on the flow's exchange.
     pub(crate) fn receive(&mut self, now: Instant, event: StreamEvent<'_>) {
+        self.last_unix = self.unix(now);
         let Some(answer) = self.answer.as_mut() else { return };
         match event {
             StreamEvent::Head(head) => answer.status = Some(head.status),
@@ -354,6 +363,7 @@ impl AuthFlow {
             }
             Step::Register => self.registered(status, body),
             Step::Token { refresh } => self.token_answer(now, refresh, status, body),
+            Step::Exchange => self.exchanged(status, body),
         }
     }
 
@@ -455,6 +465,10 @@ impl AuthFlow {
         self.authorizations += 1;
         match self.config.grant.clone() {
             Grant::ClientCredentials => self.client_credentials(&d),
+            Grant::JwtBearer { assertion } => self.jwt_bearer(&d, &assertion),
+            Grant::IdentityAssertion { idp_token_endpoint, id_token, idp_client_id } => {
+                self.exchange(&d, &idp_token_endpoint, &id_token, idp_client_id.as_deref());
+            }
             Grant::AuthorizationCode { redirect_uri } => {
                 if !d.server.supports_s256() {
                     return self.fail(AuthError::PkceUnsupported { issuer: d.issuer });

@@ -39,6 +39,7 @@ mod challenge;
 mod config;
 mod error;
 pub(crate) mod flow;
+mod jwt;
 mod metadata;
 mod pkce;
 mod resource;

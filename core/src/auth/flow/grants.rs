@@ -9,11 +9,19 @@ use bytes::Bytes;
 use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use http::{Method, StatusCode};
 
-use super::{json_headers, AuthEvent, AuthFlow, Discovered, Step};
+use super::{json_headers, AuthEvent, AuthFlow, Discovered, Identity, Step};
+use crate::auth::jwt::{client_assertion, ASSERTION_TYPE};
 use crate::auth::pkce::{random_token, Pkce};
 use crate::auth::tokens::{decode_token_response, token_failure};
 use crate::auth::urls::checked;
 use crate::auth::AuthError;
+
+/// The JWT bearer grant type (RFC 7523).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The token exchange grant type (RFC 8693).
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The identity assertion grant's token type.
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 impl AuthFlow {
     pub(super) fn authorization_request(&mut self, d: &Discovered, redirect_uri: String) {
@@ -145,6 +153,72 @@ impl AuthFlow {
         self.token_request(d, form, false);
     }
 
+    /// Exchanges the workload's JWT for a token (RFC 7523 §2.1).
+    pub(super) fn jwt_bearer(&mut self, d: &Discovered, assertion: &str) {
+        if self.identity(d).is_none() {
+            // The server may know the workload by its assertion alone.
+            let anonymous =
+                Identity { client_id: String::new(), secret: None, method: None, key: None };
+            self.identities.insert(d.issuer.clone(), anonymous);
+        }
+        self.scope = self.scope_for(d);
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", JWT_BEARER)
+            .append_pair("assertion", assertion)
+            .append_pair("resource", &self.resource_indicator(d));
+        if let Some(scope) = &self.scope {
+            form.append_pair("scope", scope);
+        }
+        self.token_request(d, form, false);
+    }
+
+    /// Enterprise-managed authorization, first leg: the identity provider exchanges the
+    /// user's ID token for an identity assertion grant naming this server (RFC 8693).
+    pub(super) fn exchange(
+        &mut self,
+        d: &Discovered,
+        endpoint: &str,
+        id_token: &str,
+        idp_client_id: Option<&str>,
+    ) {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", TOKEN_EXCHANGE)
+            .append_pair("subject_token", id_token)
+            .append_pair("subject_token_type", "urn:ietf:params:oauth:token-type:id_token")
+            .append_pair("requested_token_type", ID_JAG)
+            .append_pair("audience", &d.issuer)
+            .append_pair("resource", &self.resource_indicator(d));
+        if let Some(id) = idp_client_id {
+            form.append_pair("client_id", id);
+        }
+        let mut headers = json_headers();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
+        self.step = Step::Exchange;
+        self.send(Method::POST, endpoint, headers, Bytes::from(form.finish()));
+    }
+
+    /// Second leg: the assertion goes to this server as a JWT bearer grant.
+    pub(super) fn exchanged(&mut self, status: StatusCode, body: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Exchanged {
+            access_token: String,
+            issued_token_type: Option<String>,
+        }
+        if !status.is_success() {
+            return self.fail(token_failure(status.as_u16(), body));
+        }
+        let answer: Exchanged = match serde_json::from_slice(body) {
+            Ok(a) => a,
+            Err(e) => return self.fail(AuthError::Malformed(format!("token exchange: {e}"))),
+        };
+        if answer.issued_token_type.as_deref().is_some_and(|t| t != ID_JAG) {
+            let why = "the identity provider issued another kind of token".into();
+            return self.fail(AuthError::Malformed(why));
+        }
+        let Some(d) = self.discovered.clone() else { return };
+        self.jwt_bearer(&d, &answer.access_token);
+    }
+
     /// POSTs `form` to the token endpoint, authenticated as the client's method says.
     pub(super) fn token_request(
         &mut self,
@@ -182,6 +256,23 @@ impl AuthFlow {
                 form.append_pair("client_id", &identity.client_id)
                     .append_pair("client_secret", secret);
             }
+            ("private_key_jwt", _) => {
+                let Some(pem) = identity.key.as_deref() else {
+                    let why = "private_key_jwt needs the client's private key".into();
+                    return self.fail(AuthError::Malformed(why));
+                };
+                let jti = random_token(&mut self.rng);
+                let signed =
+                    client_assertion(pem, &identity.client_id, &d.issuer, self.last_unix, &jti);
+                match signed {
+                    Ok(jwt) => {
+                        form.append_pair("client_assertion_type", ASSERTION_TYPE)
+                            .append_pair("client_assertion", &jwt);
+                    }
+                    Err(e) => return self.fail(e),
+                }
+            }
+            _ if identity.client_id.is_empty() => {}
             _ => {
                 form.append_pair("client_id", &identity.client_id);
             }

@@ -21,11 +21,13 @@ impl AuthFlow {
                 client_id: c.client_id.clone(),
                 secret: c.client_secret.clone(),
                 method: c.auth_method.clone(),
+                key: c.private_key_pem.clone(),
             }
         } else if let (true, Some(url)) =
             (d.server.client_id_metadata_document_supported, &self.config.client_metadata_url)
         {
-            Identity { client_id: url.clone(), secret: None, method: Some("none".into()) }
+            let method = Some("none".into());
+            Identity { client_id: url.clone(), secret: None, method, key: None }
         } else {
             return None;
         };
@@ -84,6 +86,7 @@ impl AuthFlow {
             client_id: r.client_id,
             secret: r.client_secret,
             method: r.token_endpoint_auth_method,
+            key: None,
         };
         self.identities.insert(d.issuer.clone(), identity);
         if let Grant::AuthorizationCode { redirect_uri } = self.config.grant.clone() {
