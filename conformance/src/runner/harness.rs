@@ -24,13 +24,10 @@ pub const NON_AUTH_CLIENT_SCENARIOS: [&str; 11] = [
     "sep-2322-client-request-state",
 ];
 
-/// The `auth/*` extension scenarios the client fixture does not play yet (DPoP).
-pub const AUTH_NOT_YET: [&str; 2] = ["auth/dpop", "auth/dpop-nonce"];
-
-/// Whether the client fixture plays client scenario `name`.
+/// Whether the client fixture plays client scenario `name`: those above, and every
+/// `auth/*` one (the fixture authorizes through `client_auth`).
 pub fn client_plays(name: &str) -> bool {
-    NON_AUTH_CLIENT_SCENARIOS.contains(&name)
-        || (name.starts_with("auth/") && !AUTH_NOT_YET.contains(&name))
+    NON_AUTH_CLIENT_SCENARIOS.contains(&name) || name.starts_with("auth/")
 }
 
 /// One pinned version of the suite, scored at one revision.

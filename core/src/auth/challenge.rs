@@ -33,11 +33,12 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// The first Bearer challenge among the fields `values`, if any.
+    /// The first Bearer (or DPoP, RFC 9449 §7.1, which carries the same parameters)
+    /// challenge among the fields `values`, if any.
     pub fn find<'a>(values: impl IntoIterator<Item = &'a str>) -> Option<Self> {
-        let challenge = (values.into_iter())
-            .flat_map(parse_challenges)
-            .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))?;
+        let challenge = (values.into_iter()).flat_map(parse_challenges).find(|c| {
+            c.scheme.eq_ignore_ascii_case("bearer") || c.scheme.eq_ignore_ascii_case("dpop")
+        })?;
         let get = |name: &str| challenge.param(name).map(str::to_owned);
         Some(Self {
             resource_metadata: get("resource_metadata"),
@@ -177,7 +178,7 @@ mod tests {
 
     #[test]
     fn finds_bearer_among_several_challenges_and_fields() {
-        let first = r#"Basic realm="x", DPoP algs="ES256""#;
+        let first = r#"Basic realm="x", Negotiate abc"#;
         let second =
             r#"bearer error="insufficient_scope", scope="a b", error_description="needs \"b\"""#;
         let b = BearerChallenge::find([first, second]).unwrap();

@@ -135,6 +135,9 @@ pub struct OAuthConfig {
     pub tokens: Option<Tokens>,
     /// Ask for `offline_access` (a refresh token) where the server lists it. Default on.
     pub offline_access: bool,
+    /// Bind tokens to a key of the client's (DPoP, RFC 9449) where the authorization server
+    /// takes ES256 proofs. Default on.
+    pub dpop: bool,
     /// Authorizations tried for one request before giving up (step-up included). Default 3.
     pub max_authorizations: u32,
     /// Refresh this long before the access token expires. Default 60 s.
@@ -156,6 +159,7 @@ impl OAuthConfig {
             application_type: "native".into(),
             tokens: None,
             offline_access: true,
+            dpop: true,
             max_authorizations: 3,
             refresh_margin: Duration::from_secs(60),
             rng_seed: None,

@@ -13,18 +13,20 @@
 //! ```
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use http::header::{HeaderValue, ACCEPT};
 use http::{HeaderMap, Method, StatusCode};
-use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 mod grants;
 mod identify;
 
 use super::challenge::BearerChallenge;
+use super::dpop::{DpopKey, DpopSigner, DPOP_NONCE};
 use super::metadata::{ResourceMetadata, ServerMetadata};
 use super::pkce::Pkce;
 use super::urls::{
@@ -97,6 +99,8 @@ enum Step {
 struct Answer {
     stream: StreamId,
     status: Option<StatusCode>,
+    /// The `DPoP-Nonce` the server named.
+    nonce: Option<String>,
     body: Vec<u8>,
 }
 
@@ -126,6 +130,13 @@ pub(crate) struct AuthFlow {
     pub(super) obtained: Option<u64>,
     /// The wall clock at the last input, for the claims of assertions.
     pub(super) last_unix: u64,
+    /// The DPoP key, once tokens are bound to one.
+    pub(super) dpop_key: Option<Arc<DpopKey>>,
+    /// The authorization server's DPoP nonce in use, and the one its last answer offered.
+    pub(super) as_nonce: Option<String>,
+    pub(super) as_nonce_offered: Option<String>,
+    /// The last token request, to send again with a new nonce.
+    pub(super) token_sent: Option<(String, HeaderMap, Bytes, bool)>,
     authorizations: u32,
     answer: Option<Answer>,
     outbox: Option<Box<HttpRequest>>,
@@ -151,12 +162,26 @@ impl AuthFlow {
             proactive_failed: false,
             obtained: None,
             last_unix: 0,
+            dpop_key: None,
+            as_nonce: None,
+            as_nonce_offered: None,
+            token_sent: None,
             authorizations: 0,
             answer: None,
             outbox: None,
             events: VecDeque::new(),
             config,
         }
+    }
+
+    /// The signer of requests that carry the current DPoP-bound token, if it is one.
+    pub(crate) fn dpop_signer(&mut self) -> Option<DpopSigner> {
+        let tokens = self.tokens.as_ref().filter(|t| t.dpop)?;
+        let key = self.dpop_key.clone()?;
+        let mut seed = [0u8; 32];
+        self.rng.fill_bytes(&mut seed);
+        let rng = ChaCha20Rng::from_seed(seed);
+        Some(DpopSigner::new(key, tokens.access_token.clone(), rng, self.clock))
     }
 
     /// The access token to send, if any.
@@ -312,7 +337,7 @@ impl AuthFlow {
 
     /// The transport opened the request as `stream`.
     pub(crate) fn opened(&mut self, stream: StreamId) {
-        self.answer = Some(Answer { stream, status: None, body: Vec::new() });
+        self.answer = Some(Answer { stream, status: None, nonce: None, body: Vec::new() });
     }
 
     /// Whether `stream` is the flow's exchange.
@@ -329,7 +354,11 @@ impl AuthFlow {
         self.last_unix = self.unix(now);
         let Some(answer) = self.answer.as_mut() else { return };
         match event {
-            StreamEvent::Head(head) => answer.status = Some(head.status),
+            StreamEvent::Head(head) => {
+                answer.status = Some(head.status);
+                let nonce = head.headers.get(DPOP_NONCE).and_then(|v| v.to_str().ok());
+                answer.nonce = nonce.map(str::to_owned);
+            }
             StreamEvent::Data(bytes) => {
                 if answer.body.len() + bytes.len() > MAX_ANSWER {
                     self.answer = None;
@@ -340,6 +369,9 @@ impl AuthFlow {
             StreamEvent::End => {
                 let Some(answer) = self.answer.take() else { return };
                 let status = answer.status.unwrap_or(StatusCode::BAD_GATEWAY);
+                if answer.nonce.is_some() {
+                    self.as_nonce_offered = answer.nonce;
+                }
                 self.answered(now, status, &answer.body);
             }
             StreamEvent::Failed(why) => {

@@ -51,6 +51,9 @@ pub struct ServerMetadata {
     /// RFC 9207: authorization responses carry `iss`.
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// RFC 9449: the algorithms the server accepts in DPoP proofs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
@@ -79,6 +82,11 @@ impl ServerMetadata {
             Some(list) => list.iter().any(|m| m == method),
             None => method == "client_secret_basic",
         }
+    }
+
+    /// Whether the server takes ES256 DPoP proofs.
+    pub(crate) fn offers_dpop(&self) -> bool {
+        (self.dpop_signing_alg_values_supported.iter().flatten()).any(|a| a == "ES256")
     }
 
     /// Whether scope `name` is listed.

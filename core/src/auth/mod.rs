@@ -37,6 +37,7 @@
 
 mod challenge;
 mod config;
+pub(crate) mod dpop;
 mod error;
 pub(crate) mod flow;
 mod jwt;

@@ -24,6 +24,9 @@ pub struct Tokens {
     pub scope: Option<String>,
     /// The issuer that issued them; tokens are never sent where another issuer protects.
     pub issuer: String,
+    /// Bound to the client's DPoP key (`token_type` DPoP): sent with a proof on every request.
+    #[serde(default)]
+    pub dpop: bool,
 }
 
 impl Tokens {
@@ -35,6 +38,7 @@ impl Tokens {
             expires_at: None,
             scope: None,
             issuer: issuer.into(),
+            dpop: false,
         }
     }
 
@@ -52,6 +56,7 @@ impl fmt::Debug for Tokens {
             .field("expires_at", &self.expires_at)
             .field("scope", &self.scope)
             .field("issuer", &self.issuer)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }
@@ -95,7 +100,9 @@ pub(crate) fn decode_token_response(
         Some(serde_json::Value::String(s)) => s.parse().ok(),
         _ => None,
     };
+    let dpop = r.token_type.as_deref().is_some_and(|t| t.eq_ignore_ascii_case("dpop"));
     Ok(Tokens {
+        dpop,
         access_token: r.access_token,
         refresh_token: r.refresh_token.or_else(|| previous.and_then(|p| p.refresh_token.clone())),
         expires_at: expires_in.map(|secs| unix.saturating_add(secs)),

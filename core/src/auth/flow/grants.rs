@@ -1,6 +1,7 @@
 //! The grants: the authorization request and its redirect (PKCE S256, `state`, RFC 9207
 //! `iss`), refresh, client credentials, and the token endpoint's request and answer.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use base64::engine::general_purpose::STANDARD;
@@ -10,6 +11,7 @@ use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use http::{Method, StatusCode};
 
 use super::{json_headers, AuthEvent, AuthFlow, Discovered, Identity, Step};
+use crate::auth::dpop::{DpopKey, DPOP};
 use crate::auth::jwt::{client_assertion, ASSERTION_TYPE};
 use crate::auth::pkce::{random_token, Pkce};
 use crate::auth::tokens::{decode_token_response, token_failure};
@@ -277,8 +279,47 @@ impl AuthFlow {
                 form.append_pair("client_id", &identity.client_id);
             }
         }
+        let body = Bytes::from(form.finish());
+        if self.config.dpop && d.server.offers_dpop() {
+            self.token_sent = Some((endpoint.clone(), headers.clone(), body.clone(), refresh));
+            self.prove(&endpoint, &mut headers);
+        }
         self.step = Step::Token { refresh };
-        self.send(Method::POST, &endpoint, headers, Bytes::from(form.finish()));
+        self.send(Method::POST, &endpoint, headers, body);
+    }
+
+    /// Adds a DPoP proof for a POST to `endpoint` (the key made on first use).
+    fn prove(&mut self, endpoint: &str, headers: &mut http::HeaderMap) {
+        if self.dpop_key.is_none() {
+            self.dpop_key = Some(Arc::new(DpopKey::generate(&mut self.rng)));
+        }
+        let Some(key) = self.dpop_key.clone() else { return };
+        let jti = random_token(&mut self.rng);
+        let nonce = self.as_nonce.as_deref();
+        let proof = key.proof(&Method::POST, endpoint, self.last_unix, &jti, nonce, None);
+        if let Ok(value) = HeaderValue::try_from(proof) {
+            headers.insert(DPOP, value);
+        }
+    }
+
+    /// The authorization server wants a DPoP nonce it just named: the token request goes
+    /// again, once per nonce. True when it did.
+    fn retry_with_nonce(&mut self, status: StatusCode, body: &[u8]) -> bool {
+        let offered = self.as_nonce_offered.take();
+        let asks = status == StatusCode::BAD_REQUEST
+            && serde_json::from_slice::<serde_json::Value>(body)
+                .is_ok_and(|v| v["error"] == "use_dpop_nonce");
+        let Some(nonce) = offered.filter(|n| asks && self.as_nonce.as_ref() != Some(n)) else {
+            return false;
+        };
+        let Some((endpoint, mut headers, body, refresh)) = self.token_sent.clone() else {
+            return false;
+        };
+        self.as_nonce = Some(nonce);
+        self.prove(&endpoint, &mut headers);
+        self.step = Step::Token { refresh };
+        self.send(Method::POST, &endpoint, headers, body);
+        true
     }
 
     pub(super) fn token_answer(
@@ -289,6 +330,9 @@ impl AuthFlow {
         body: &[u8],
     ) {
         let issuer = self.discovered.as_ref().map(|d| d.issuer.clone()).unwrap_or_default();
+        if !status.is_success() && self.retry_with_nonce(status, body) {
+            return;
+        }
         if !status.is_success() {
             let error = token_failure(status.as_u16(), body);
             if refresh && matches!(error, AuthError::Rejected { .. }) {

@@ -60,6 +60,7 @@ pub use config::{HttpClientConfig, HttpMode};
 use self::legacy::Legacy;
 pub(crate) use self::modern::{marks_are_valid, ParamMarks};
 use self::streamable::Streamable;
+use crate::auth::dpop::DpopSigner;
 use crate::auth::flow::{AuthEvent, AuthFlow};
 use crate::auth::Tokens;
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
@@ -170,6 +171,9 @@ impl HttpTransport {
         event: StreamEvent<'_>,
         up: &mut Vec<PlannerEvent>,
     ) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.common.tick(now);
+        }
         if let Some(auth) = self.auth.as_mut().filter(|a| a.owns(stream)) {
             auth.receive(now, event);
             return self.pump_auth(up);
@@ -192,6 +196,7 @@ impl HttpTransport {
     /// Reconnects the SSE streams whose wait is over; refreshes a token about to expire.
     pub(crate) fn handle_timeout(&mut self, now: Instant, up: &mut Vec<PlannerEvent>) {
         if let Inner::Streamable(s) = &mut self.inner {
+            s.common.tick(now);
             s.handle_timeout(now);
             if let Some(auth) = self.auth.as_mut() {
                 if !auth.running() && auth.refresh_at().is_some_and(|at| at <= now) {
@@ -242,6 +247,20 @@ impl HttpTransport {
                 if let Some(parked) = s.next_challenge() {
                     let (status, challenge) = (parked.status, parked.challenge.clone());
                     let sent = parked.sent_token().map(str::to_owned);
+                    let nonce = parked.dpop_nonce.clone();
+                    // The resource server wants a DPoP nonce: the same token, a new proof.
+                    let wants_nonce = challenge.as_ref().and_then(|c| c.error.as_deref())
+                        == Some("use_dpop_nonce");
+                    if let (true, Some(signer), Some(nonce)) =
+                        (wants_nonce, &mut s.common.dpop, nonce)
+                    {
+                        if signer.nonce.as_ref() != Some(&nonce) {
+                            signer.nonce = Some(nonce);
+                            let token = s.common.headers.get(AUTHORIZATION).cloned();
+                            s.replay_parked(token.as_ref());
+                            continue;
+                        }
+                    }
                     self.proactive = false;
                     auth.challenged(status, challenge, sent.as_deref());
                 }
@@ -257,6 +276,7 @@ impl HttpTransport {
                 }
                 AuthEvent::TokensChanged(tokens) => {
                     s.common.set_bearer(&tokens.access_token);
+                    s.common.dpop = auth.dpop_signer();
                     up.push(PlannerEvent::TokensChanged(tokens));
                 }
                 AuthEvent::Done(Ok(())) => {
@@ -338,6 +358,8 @@ struct Common {
     /// a replay.
     keep: bool,
     kept: Option<Box<HttpRequest>>,
+    /// Signs each request while the token is DPoP-bound.
+    dpop: Option<DpopSigner>,
 }
 
 impl Common {
@@ -350,6 +372,7 @@ impl Common {
             transmits: VecDeque::new(),
             keep: config.oauth.is_some(),
             kept: None,
+            dpop: None,
         })
     }
 
@@ -363,6 +386,7 @@ impl Common {
             transmits: std::mem::take(&mut self.transmits),
             keep: self.keep,
             kept: None,
+            dpop: self.dpop.take(),
         }
     }
 
@@ -379,6 +403,9 @@ impl Common {
         for (name, value) in &extra {
             headers.insert(name, value.clone());
         }
+        if let Some(signer) = &mut self.dpop {
+            signer.sign(&method, &uri, &mut headers);
+        }
         let request = Box::new(HttpRequest { method, uri, headers, body });
         if self.keep {
             self.kept = Some(request.clone());
@@ -393,6 +420,13 @@ impl Common {
         let stream = self.next_stream();
         self.transmits.push_back(Transmit::Http { stream, request });
         stream
+    }
+
+    /// The latest instant the transport saw, for the time in DPoP proofs.
+    fn tick(&mut self, now: Instant) {
+        if let Some(signer) = &mut self.dpop {
+            signer.now = Some(now);
+        }
     }
 
     /// Sends `token` as the bearer token from now on.

@@ -101,6 +101,8 @@ pub(super) struct Parked {
     replay: Box<HttpRequest>,
     pub(super) status: StatusCode,
     pub(super) challenge: Option<BearerChallenge>,
+    /// The `DPoP-Nonce` the refusal named.
+    pub(super) dpop_nonce: Option<String>,
     /// Whether the flow was told about it.
     pub(super) reported: bool,
 }
@@ -109,7 +111,7 @@ impl Parked {
     /// The token the refused request carried.
     pub(super) fn sent_token(&self) -> Option<&str> {
         let value = self.replay.headers.get(AUTHORIZATION)?.to_str().ok()?;
-        value.strip_prefix("Bearer ")
+        value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("DPoP "))
     }
 }
 
@@ -414,6 +416,9 @@ impl Streamable {
                         replay,
                         status,
                         challenge,
+                        dpop_nonce: (head.headers.get("dpop-nonce"))
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned),
                         reported: false,
                     });
                     return;

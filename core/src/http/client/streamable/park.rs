@@ -46,10 +46,14 @@ impl Streamable {
     pub(in crate::http::client) fn replay_parked(&mut self, token: Option<&HeaderValue>) {
         for parked in std::mem::take(&mut self.parked) {
             let mut request = parked.replay;
-            match token {
-                Some(value) => request.headers.insert(AUTHORIZATION, value.clone()),
-                None => request.headers.remove(AUTHORIZATION),
-            };
+            match (&mut self.common.dpop, token) {
+                // A bound token goes with a fresh proof (a proof is good for one request).
+                (Some(signer), _) => {
+                    signer.sign(&request.method, &request.uri, &mut request.headers)
+                }
+                (None, Some(value)) => drop(request.headers.insert(AUTHORIZATION, value.clone())),
+                (None, None) => drop(request.headers.remove(AUTHORIZATION)),
+            }
             let stream = self.common.next_stream();
             if let Some(id) = &parked.request {
                 self.owed.insert(id.clone(), stream);
