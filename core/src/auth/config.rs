@@ -138,6 +138,11 @@ pub struct OAuthConfig {
     /// Bind tokens to a key of the client's (DPoP, RFC 9449) where the authorization server
     /// takes ES256 proofs. Default on.
     pub dpop: bool,
+    /// Processes share the token cache: before refreshing, the client asks the application
+    /// for the cache's tokens ([`Event::LoadTokens`](crate::client::Event::LoadTokens)) and
+    /// takes them instead when another process already refreshed, so one refresh serves all.
+    /// Default off.
+    pub shared_cache: bool,
     /// Authorizations tried for one request before giving up (step-up included). Default 3.
     pub max_authorizations: u32,
     /// Refresh this long before the access token expires. Default 60 s.
@@ -160,6 +165,7 @@ impl OAuthConfig {
             tokens: None,
             offline_access: true,
             dpop: true,
+            shared_cache: false,
             max_authorizations: 3,
             refresh_margin: Duration::from_secs(60),
             rng_seed: None,
@@ -209,6 +215,12 @@ impl OAuthConfig {
     /// Starts with `tokens` from the application's cache.
     pub fn tokens(mut self, tokens: Tokens) -> Self {
         self.tokens = Some(tokens);
+        self
+    }
+
+    /// Consults the shared token cache before each refresh (see [`shared_cache`](Self::shared_cache)).
+    pub fn shared_cache(mut self) -> Self {
+        self.shared_cache = true;
         self
     }
 

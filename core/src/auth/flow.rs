@@ -46,6 +46,10 @@ pub(crate) enum AuthEvent {
     AuthorizationRequired(String),
     /// New tokens, for the application's cache.
     TokensChanged(Tokens),
+    /// Before refreshing: what does the shared cache hold? (answer with `cached`)
+    LoadTokens,
+    /// Tokens another process stored, taken instead of refreshing.
+    Adopted(Tokens),
     /// The flow is over: replay what waited (with the new token) or fail it.
     Done(Result<(), AuthError>),
 }
@@ -92,6 +96,8 @@ enum Step {
     },
     /// The identity provider exchanges the ID token for an identity assertion grant.
     Exchange,
+    /// Before a refresh: the application reads the shared cache.
+    AwaitCache,
 }
 
 /// The answer of the exchange in flight.
@@ -121,6 +127,8 @@ pub(crate) struct AuthFlow {
     challenged_scope: Option<String>,
     /// The flow refreshes once it knows the token endpoint.
     refresh_next: bool,
+    /// The shared cache was read in this flow.
+    cache_checked: bool,
     /// A refresh was tried since the server last accepted a request: a refusal now asks
     /// for a new grant instead.
     refreshed: bool,
@@ -158,6 +166,7 @@ impl AuthFlow {
             scope: None,
             challenged_scope: None,
             refresh_next: false,
+            cache_checked: false,
             refreshed: false,
             proactive_failed: false,
             obtained: None,
@@ -182,6 +191,33 @@ impl AuthFlow {
         self.rng.fill_bytes(&mut seed);
         let rng = ChaCha20Rng::from_seed(seed);
         Some(DpopSigner::new(key, tokens.access_token.clone(), rng, self.clock))
+    }
+
+    /// The application's answer to `LoadTokens`: tokens of this issuer that are not ours
+    /// and not expired are taken instead of refreshing. `Err` when none was asked for.
+    pub(crate) fn cached(&mut self, cached: Option<Tokens>) -> Result<(), ()> {
+        if !matches!(self.step, Step::AwaitCache) {
+            return Err(());
+        }
+        self.step = Step::Idle;
+        let issuer = self.discovered.as_ref().map(|d| d.issuer.as_str()).unwrap_or_default();
+        let ours = self.tokens.as_ref().map(|t| t.access_token.as_str());
+        let newer = cached.filter(|t| {
+            t.issuer == issuer
+                && Some(t.access_token.as_str()) != ours
+                && !t.expires_within(self.last_unix, 0)
+        });
+        match newer {
+            Some(tokens) => {
+                self.refresh_next = false;
+                self.obtained = None;
+                self.tokens = Some(tokens.clone());
+                self.events.push_back(AuthEvent::Adopted(tokens));
+                self.events.push_back(AuthEvent::Done(Ok(())));
+            }
+            None => self.after_discovery(),
+        }
+        Ok(())
     }
 
     /// The access token to send, if any.
@@ -244,6 +280,7 @@ impl AuthFlow {
             t.refresh_token.is_some() && t.expires_within(unix, margin) && self.clock.is_some()
         });
         if due {
+            self.cache_checked = false;
             self.refresh_next = true;
             self.challenged_scope = None;
             self.start();
@@ -276,6 +313,7 @@ impl AuthFlow {
             return;
         }
         self.challenged_scope = challenge.scope.clone();
+        self.cache_checked = false;
         if step_up {
             // The union of what was asked before and what the server wants now.
             let mut scopes: Vec<String> = Vec::new();
@@ -384,7 +422,7 @@ impl AuthFlow {
 
     fn answered(&mut self, now: Instant, status: StatusCode, body: &[u8]) {
         match std::mem::replace(&mut self.step, Step::Idle) {
-            Step::Idle | Step::Authorizing { .. } => {}
+            Step::Idle | Step::Authorizing { .. } | Step::AwaitCache => {}
             Step::ResourceMetadata { candidates } => {
                 self.step = Step::ResourceMetadata { candidates };
                 self.resource_metadata(status, body);
@@ -484,6 +522,14 @@ impl AuthFlow {
         if self.tokens.as_ref().is_some_and(|t| t.issuer != d.issuer && !t.issuer.is_empty()) {
             self.tokens = None;
             self.refresh_next = false;
+        }
+        let refreshable = self.tokens.as_ref().is_some_and(|t| t.refresh_token.is_some());
+        if self.refresh_next && refreshable && self.config.shared_cache && !self.cache_checked {
+            // Another process may have refreshed already: look before refreshing.
+            self.cache_checked = true;
+            self.step = Step::AwaitCache;
+            self.events.push_back(AuthEvent::LoadTokens);
+            return;
         }
         if std::mem::take(&mut self.refresh_next) {
             if let Some(refresh) = self.tokens.as_ref().and_then(|t| t.refresh_token.clone()) {

@@ -4,7 +4,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use http::header::{HeaderValue, AUTHORIZATION};
 use http::{HeaderMap, Method, StatusCode};
@@ -100,6 +101,8 @@ struct Run {
     clock: VirtualClock,
     requests: Vec<HttpRequest>,
     events: Vec<Event>,
+    /// A token cache this client shares with others (`OAuthConfig::shared_cache`).
+    cache: Option<Rc<RefCell<Option<Tokens>>>>,
 }
 
 impl Run {
@@ -111,7 +114,7 @@ impl Run {
         http.headers.insert("x-app", HeaderValue::from_static("custom"));
         let http = http.oauth(oauth.with_entropy([9; 32], clock.now(), UNIX));
         let client = Client::new_http(ClientConfig::new("c", "1"), http, clock.now()).unwrap();
-        Self { client, clock, requests: Vec::new(), events: Vec::new() }
+        Self { client, clock, requests: Vec::new(), events: Vec::new(), cache: None }
     }
 
     /// Answers every request with `serve` and every authorization with `redirect`, until
@@ -160,6 +163,17 @@ impl Run {
                     self.events.push(Event::AuthorizationRequired { url });
                     let now = self.clock.advance(Duration::from_secs(30));
                     self.client.authorize(now, &back).unwrap();
+                }
+                Output::Event(Event::LoadTokens) => {
+                    let cached = self.cache.as_ref().and_then(|c| c.borrow().clone());
+                    self.client.cached_tokens(self.clock.now(), cached).unwrap();
+                    self.events.push(Event::LoadTokens);
+                }
+                Output::Event(Event::TokensChanged(t)) => {
+                    if let Some(cache) = &self.cache {
+                        *cache.borrow_mut() = Some(t.clone());
+                    }
+                    self.events.push(Event::TokensChanged(t));
                 }
                 Output::Event(e) => self.events.push(e),
             }
@@ -452,4 +466,42 @@ fn tokens_are_refreshed_before_they_expire_and_short_lived_ones_not_at_once() {
         .map(|r| field(&form(&r.body), "refresh_token").unwrap().to_owned())
         .collect();
     assert_eq!(refreshed_with, ["r-1", "r-2"], "each refresh uses the rotated token");
+}
+
+#[test]
+fn two_clients_sharing_a_cache_refresh_once() {
+    let cache = Rc::new(RefCell::new(None));
+    let mut stale = Tokens::new(ISSUER, "stale");
+    stale.refresh_token = Some("r-0".into());
+    *cache.borrow_mut() = Some(stale.clone());
+    let start = |cache: &Rc<RefCell<Option<Tokens>>>| {
+        let mut run = Run::new(cached("r-0").shared_cache());
+        run.cache = Some(cache.clone());
+        run
+    };
+    let mut answers = vec![json_reply(
+        200,
+        json!({"access_token": "good-1", "token_type": "Bearer", "refresh_token": "r-1"}),
+    )];
+    let token_requests = Cell::new(0);
+    let metadata = server_metadata();
+    let mut serve = |req: &HttpRequest| {
+        if req.uri.path() == "/token" {
+            token_requests.set(token_requests.get() + 1);
+            return answers.remove(0);
+        }
+        standard(req, &metadata).unwrap()
+    };
+    let mut first = start(&cache);
+    first.drive(&mut serve, &mut redirect_ok);
+    assert!(first.ready(), "{:?}", first.events);
+    let mut second = start(&cache);
+    second.drive(&mut serve, &mut redirect_ok);
+    assert!(second.ready(), "{:?}", second.events);
+    assert_eq!(token_requests.get(), 1, "the second client took the first one's refresh");
+    let posts = second.to("/mcp");
+    assert_eq!(bearer(posts[0]), Some("stale"));
+    assert_eq!(bearer(posts[1]), Some("good-1"), "replayed with the cached token");
+    assert!(second.events.contains(&Event::LoadTokens));
+    assert_eq!(cache.borrow().as_ref().unwrap().refresh_token.as_deref(), Some("r-1"));
 }

@@ -62,6 +62,10 @@ pub enum Event {
     /// `initialize` is on its way, and [`Event::Ready`] follows again (or
     /// [`Event::Closed`]). Requests made before that fail at once with `SessionExpired`.
     SessionExpired,
+    /// OAuth with [`OAuthConfig::shared_cache`](crate::auth::OAuthConfig::shared_cache):
+    /// before refreshing, the client wants the shared cache's tokens; answer with
+    /// [`Client::cached_tokens`](super::Client::cached_tokens). Requests wait meanwhile.
+    LoadTokens,
     /// OAuth: new tokens (issued or refreshed), for the application's cache; load them
     /// next time with [`OAuthConfig::tokens`](crate::auth::OAuthConfig::tokens).
     TokensChanged(Tokens),

@@ -14,6 +14,7 @@
 use std::time::Instant;
 
 use super::{Client, ClientConfig, Event, Phase, Transport};
+use crate::auth::Tokens;
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::framing::sse::SseViolation;
 use crate::http::client::{HttpClientConfig, HttpTransport, PlannerEvent};
@@ -61,6 +62,7 @@ impl Client {
                 PlannerEvent::TokensChanged(tokens) => {
                     self.events.push_back(Event::TokensChanged(tokens));
                 }
+                PlannerEvent::LoadTokens => self.events.push_back(Event::LoadTokens),
             }
         }
     }
@@ -173,6 +175,22 @@ impl Client {
         if let Some(since) = self.authorizing_since.take() {
             self.endpoint.postpone(now.saturating_duration_since(since));
         }
+    }
+
+    /// OAuth: the answer to [`Event::LoadTokens`], what the shared token cache holds now.
+    /// Then drain [`poll_output`](Self::poll_output). `Err` when none was asked for.
+    pub fn cached_tokens(
+        &mut self,
+        now: Instant,
+        tokens: Option<Tokens>,
+    ) -> Result<(), UsageError> {
+        let Transport::Http(http) = &mut self.transport else {
+            return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
+        };
+        let mut planned = Vec::new();
+        http.cached_tokens(tokens, &mut planned)?;
+        self.handle_planned(now, planned);
+        Ok(())
     }
 
     /// OAuth: nobody will answer [`Event::AuthorizationRequired`]; the requests that wait

@@ -38,6 +38,8 @@ pub enum ClientCommand<R> {
     /// The authorization handler answered: the whole redirect URL, or why nobody will
     /// authorize.
     Authorized(Result<String, String>),
+    /// What the shared token cache holds, for `ClientStep::LoadTokens`.
+    CachedTokens(Option<crate::auth::Tokens>),
     /// A client handler answered the server's request `id`.
     Respond {
         /// The server's request.
@@ -77,6 +79,8 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
                     Err(why) => client.refuse_authorization(now, why),
                 }
             }
+            // Err when nothing asked for them (the flow moved on): nothing to do.
+            ClientCommand::CachedTokens(tokens) => drop(client.cached_tokens(now, tokens)),
             ClientCommand::Respond { id, result } => {
                 self.answered(&id);
                 // Err only if the session closed meanwhile; then nobody awaits the answer.

@@ -41,6 +41,9 @@ pub enum ClientStep<R, T> {
     },
     /// OAuth: hand the new tokens to the application's cache.
     StoreTokens(Tokens),
+    /// OAuth: read the shared token cache and answer with
+    /// [`ClientCommand::CachedTokens`](super::ClientCommand::CachedTokens) at once.
+    LoadTokens,
     /// Queue a notification for the application (dropped when its queue is full).
     Notify(ServerNotification),
     /// Tell the client handlers' violation sink; the session goes on.
@@ -60,6 +63,7 @@ impl<R, T> fmt::Debug for ClientStep<R, T> {
             Self::Stop(_) => f.write_str("Stop"),
             Self::Authorize { .. } => f.write_str("Authorize"),
             Self::StoreTokens(_) => f.write_str("StoreTokens"),
+            Self::LoadTokens => f.write_str("LoadTokens"),
             Self::Notify(n) => f.debug_tuple("Notify").field(n).finish(),
             Self::Violation(v) => f.debug_tuple("Violation").field(v).finish(),
             Self::Closed(reason) => f.debug_tuple("Closed").field(reason).finish(),
@@ -209,6 +213,7 @@ impl<R: ReplySlot, T> ClientDispatch<R, T> {
                 self.steps.push_back(ClientStep::Authorize { url });
             }
             Event::TokensChanged(tokens) => self.steps.push_back(ClientStep::StoreTokens(tokens)),
+            Event::LoadTokens => self.steps.push_back(ClientStep::LoadTokens),
             Event::Closed(reason) => self.closed(reason),
         }
     }

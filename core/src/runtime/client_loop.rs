@@ -52,6 +52,8 @@ pub trait ClientHost {
     fn authorize(&mut self, url: String) -> Self::Task;
     /// New OAuth tokens, for the application's cache.
     fn tokens_changed(&mut self, tokens: &Tokens);
+    /// What the shared OAuth token cache holds now (asked before each refresh).
+    fn load_tokens(&mut self) -> Option<Tokens>;
     /// Stops a handler whose answer is no longer wanted.
     fn stop(&mut self, task: Self::Task);
     /// The handshake's one outcome, for whoever waits for the connection.
@@ -283,6 +285,10 @@ impl<H: ClientHost> ClientLoop<H> {
                     self.dispatch.authorizing(task);
                 }
                 ClientStep::StoreTokens(tokens) => self.host.tokens_changed(&tokens),
+                ClientStep::LoadTokens => {
+                    let cached = ClientCommand::CachedTokens(self.host.load_tokens());
+                    self.dispatch.apply(&mut self.core, self.host.now(), cached);
+                }
                 ClientStep::Notify(note) => self.host.notify(note),
                 ClientStep::Violation(violation) => self.host.violation(&violation),
                 ClientStep::Closed(_) => closed = true,

@@ -397,6 +397,10 @@ impl Session {
                 ClientStep::StoreTokens(tokens) => {
                     deliveries.tokens.push((st.handlers.clone(), tokens));
                 }
+                ClientStep::LoadTokens => {
+                    let cached = ClientCommand::CachedTokens(st.handlers.load_tokens());
+                    st.dispatch.apply(&mut st.machine, Instant::now(), cached);
+                }
                 // A thread cannot be stopped; the machine refuses its late answer.
                 ClientStep::Stop(()) => {}
                 ClientStep::Notify(n) => {

@@ -91,6 +91,10 @@ impl ClientHost for Host {
         self.handlers.tokens_changed(tokens);
     }
 
+    fn load_tokens(&mut self) -> Option<Tokens> {
+        self.handlers.load_tokens()
+    }
+
     fn stop(&mut self, task: Task<()>) {
         drop(task);
     }

@@ -108,6 +108,10 @@ impl ClientHost for Host {
         self.handlers.tokens_changed(tokens);
     }
 
+    fn load_tokens(&mut self) -> Option<Tokens> {
+        self.handlers.load_tokens()
+    }
+
     fn stop(&mut self, task: AbortHandle) {
         task.abort();
     }

@@ -45,6 +45,22 @@ impl AsyncClientHandlers {
             f(tokens);
         }
     }
+
+    /// Reads the shared token cache with `f` before each refresh (with
+    /// `OAuthConfig::shared_cache`; called on the session's own task or thread: keep it short
+    /// and do not call the client from it).
+    pub fn on_load_tokens(
+        mut self,
+        f: impl Fn() -> Option<Tokens> + Send + Sync + 'static,
+    ) -> Self {
+        self.load = Some(Arc::new(f));
+        self
+    }
+
+    /// What the shared cache holds, by the `on_load_tokens` reader (`None` without one).
+    pub fn load_tokens(&self) -> Option<Tokens> {
+        self.load.as_ref().and_then(|f| f())
+    }
 }
 
 impl SyncClientHandlers {
@@ -78,5 +94,21 @@ impl SyncClientHandlers {
         if let Some(f) = &self.tokens {
             f(tokens);
         }
+    }
+
+    /// Reads the shared token cache with `f` before each refresh (with
+    /// `OAuthConfig::shared_cache`; called on the session's own task or thread: keep it short
+    /// and do not call the client from it).
+    pub fn on_load_tokens(
+        mut self,
+        f: impl Fn() -> Option<Tokens> + Send + Sync + 'static,
+    ) -> Self {
+        self.load = Some(Arc::new(f));
+        self
+    }
+
+    /// What the shared cache holds, by the `on_load_tokens` reader (`None` without one).
+    pub fn load_tokens(&self) -> Option<Tokens> {
+        self.load.as_ref().and_then(|f| f())
     }
 }

@@ -45,6 +45,7 @@ type AsyncAuthorizeFn =
     Arc<dyn Fn(String) -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
 type SyncAuthorizeFn = Arc<dyn Fn(String) -> Result<String, String> + Send + Sync>;
 type TokensFn = Arc<dyn Fn(&Tokens) + Send + Sync>;
+type LoadFn = Arc<dyn Fn() -> Option<Tokens> + Send + Sync>;
 
 /// Async handlers for server requests (zest-tokio, zest-smol).
 #[derive(Clone, Default)]
@@ -57,6 +58,7 @@ pub struct AsyncClientHandlers {
     violation: Option<ViolationFn>,
     authorize: Option<AsyncAuthorizeFn>,
     tokens: Option<TokensFn>,
+    load: Option<LoadFn>,
 }
 
 /// Blocking handlers for server requests (zest-blocking): plain functions or closures.
@@ -70,6 +72,7 @@ pub struct SyncClientHandlers {
     violation: Option<ViolationFn>,
     authorize: Option<SyncAuthorizeFn>,
     tokens: Option<TokensFn>,
+    load: Option<LoadFn>,
 }
 
 /// What the handlers set so far declare, and the root list if the app gave one.

@@ -87,6 +87,8 @@ pub(crate) enum PlannerEvent {
     AuthorizationRequired(String),
     /// OAuth: new tokens, for the application's cache.
     TokensChanged(Tokens),
+    /// OAuth: the flow asks for the shared cache's tokens before refreshing.
+    LoadTokens,
 }
 
 /// The client side of an HTTP connection: one of the two transports, chosen by the config's
@@ -225,6 +227,21 @@ impl HttpTransport {
         Ok(())
     }
 
+    /// The shared cache's tokens, asked for by `LoadTokens`.
+    pub(crate) fn cached_tokens(
+        &mut self,
+        tokens: Option<Tokens>,
+        up: &mut Vec<PlannerEvent>,
+    ) -> Result<(), UsageError> {
+        let Some(auth) = self.auth.as_mut() else {
+            return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
+        };
+        auth.cached(tokens)
+            .map_err(|()| UsageError::InvalidConfig("no cached tokens were asked for".into()))?;
+        self.pump_auth(up);
+        Ok(())
+    }
+
     /// Nobody will answer the authorization request: the flow fails with `NeedsUser`.
     pub(crate) fn refuse_authorization(&mut self, why: String, up: &mut Vec<PlannerEvent>) {
         if let Some(auth) = self.auth.as_mut() {
@@ -278,6 +295,11 @@ impl HttpTransport {
                     s.common.set_bearer(&tokens.access_token);
                     s.common.dpop = auth.dpop_signer();
                     up.push(PlannerEvent::TokensChanged(tokens));
+                }
+                AuthEvent::LoadTokens => up.push(PlannerEvent::LoadTokens),
+                AuthEvent::Adopted(tokens) => {
+                    s.common.set_bearer(&tokens.access_token);
+                    s.common.dpop = None;
                 }
                 AuthEvent::Done(Ok(())) => {
                     let token = s.common.headers.get(AUTHORIZATION).cloned();
