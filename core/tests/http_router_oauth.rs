@@ -123,3 +123,30 @@ fn a_session_serves_only_its_principal_whose_handlers_see_who_asks() {
     http.answer_first_call();
     assert_eq!(http.answer(stream).status, Some(StatusCode::OK));
 }
+
+#[test]
+fn a_tool_that_needs_more_scope_is_refused_with_the_scopes_the_call_needs() {
+    let mut cfg = config();
+    let resource = ProtectedResource::new(RESOURCE, "https://as.example", validate)
+        .require_scopes(["mcp:read"])
+        .tool_scopes("echo", ["mcp:write"]);
+    cfg.oauth = Some(resource);
+    let mut http = Http::new(cfg);
+    http.authorization = Some("Bearer alice-read");
+    let session = http.handshake(json!({}));
+    let stream = http.post(Some(&session), echo_x(7));
+    let a = http.answer(stream);
+    assert_eq!(a.status, Some(StatusCode::FORBIDDEN));
+    assert_eq!(
+        a.headers["www-authenticate"],
+        format!(
+            r#"Bearer resource_metadata="{METADATA}", scope="mcp:read mcp:write", error="insufficient_scope""#
+        )
+        .as_str()
+    );
+    assert!(http.take_calls().is_empty(), "the handler never ran");
+    let list = http.post(Some(&session), json!({"jsonrpc":"2.0","id":8,"method":"tools/list"}));
+    assert_eq!(http.answer(list).status, Some(StatusCode::OK), "other operations go on");
+    let meta = http.send(Method::GET, "/.well-known/oauth-protected-resource/mcp", &[], b"");
+    assert_eq!(http.answer(meta).json()["scopes_supported"], json!(["mcp:read", "mcp:write"]));
+}

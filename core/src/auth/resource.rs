@@ -71,6 +71,9 @@ pub struct ProtectedResource {
     pub scopes_supported: Vec<String>,
     /// Scopes every request needs; a token without them gets 403 `insufficient_scope`.
     pub required_scopes: Vec<String>,
+    /// Further scopes a `tools/call` of the named tool needs (on top of `required_scopes`);
+    /// without them the call gets 403 `insufficient_scope` naming every scope it needs.
+    pub tool_scopes: Vec<(String, Vec<String>)>,
     /// The token check.
     pub validator: TokenValidator,
 }
@@ -110,8 +113,41 @@ impl ProtectedResource {
             authorization_servers: vec![issuer.into()],
             scopes_supported: Vec::new(),
             required_scopes: Vec::new(),
+            tool_scopes: Vec::new(),
             validator: Arc::new(validator),
         }
+    }
+
+    /// Calling tool `name` also needs `scopes` (listed as supported too).
+    pub fn tool_scopes(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
+        for s in &scopes {
+            if !self.scopes_supported.contains(s) {
+                self.scopes_supported.push(s.clone());
+            }
+        }
+        self.tool_scopes.push((name.into(), scopes));
+        self
+    }
+
+    /// The refusal of a call of `tool` by `principal`, when it lacks a scope the tool needs.
+    pub fn tool_refusal(&self, tool: &str, principal: &Principal) -> Option<Refusal> {
+        let (_, extra) = self.tool_scopes.iter().find(|(name, _)| name == tool)?;
+        if principal.has_scopes(extra) {
+            return None;
+        }
+        let mut needed = self.required_scopes.clone();
+        needed.extend(extra.iter().filter(|s| !self.required_scopes.contains(s)).cloned());
+        let error = Some("insufficient_scope");
+        Some(Refusal {
+            status: StatusCode::FORBIDDEN,
+            challenge: self.challenge(error, &needed),
+            error,
+        })
     }
 
     /// Every request needs `scopes` (also listed as supported).

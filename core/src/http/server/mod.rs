@@ -492,6 +492,9 @@ impl<H: Clone> Router<H> {
         if let Incoming::Invalid(e) = &incoming {
             return self.refuse(stream, e.id().cloned(), &Rejection::Decode(e.clone()));
         }
+        if let Some(refusal) = self.tool_refusal(&incoming, principal.as_deref()) {
+            return self.refuse_oauth(stream, &refusal);
+        }
         let (ids, initialize, batch) = scan(&incoming);
         let supported = &self.shared.config.supported_versions;
         let header_version = match checks::version_header(&head.headers, supported) {

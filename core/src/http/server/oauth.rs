@@ -12,6 +12,8 @@ use serde_json::json;
 use super::{session_header, Router, SessionId};
 use crate::auth::{Principal, Refusal};
 use crate::io::{RequestHead, StreamId};
+use crate::jsonrpc::Message;
+use crate::rpc::Incoming;
 
 impl<H: Clone> Router<H> {
     /// With OAuth configured: answers the metadata document, or refuses the request, and
@@ -49,7 +51,32 @@ impl<H: Clone> Router<H> {
         Err(())
     }
 
-    fn refuse_oauth(&mut self, stream: StreamId, refusal: &Refusal) {
+    /// A `tools/call` (alone or in a batch) of a tool that needs scopes the principal lacks.
+    pub(super) fn tool_refusal(
+        &self,
+        incoming: &Incoming,
+        principal: Option<&Principal>,
+    ) -> Option<Refusal> {
+        let (resource, principal) = (self.config.oauth.as_ref()?, principal?);
+        let refusal = |m: &Message| match m {
+            Message::Request(r) if r.method == "tools/call" => {
+                #[derive(serde::Deserialize)]
+                struct Named {
+                    name: String,
+                }
+                let named: Named = r.params.as_ref()?.parse().ok()?;
+                resource.tool_refusal(&named.name, principal)
+            }
+            _ => None,
+        };
+        match incoming {
+            Incoming::Message(m) => refusal(m),
+            Incoming::Batch(items) => items.iter().flatten().find_map(refusal),
+            Incoming::Invalid(_) | Incoming::Line(_) => None,
+        }
+    }
+
+    pub(super) fn refuse_oauth(&mut self, stream: StreamId, refusal: &Refusal) {
         let mut headers = HeaderMap::new();
         if let Ok(value) = HeaderValue::try_from(refusal.challenge.as_str()) {
             headers.insert(WWW_AUTHENTICATE, value);
