@@ -1,7 +1,9 @@
 //! OAuth against a real authorization server no one here wrote: `oidc-provider` (pinned in
 //! tests/peers; scripts/install-peers) on loopback, with dynamic registration, PKCE,
 //! resource indicators, rotated refresh tokens, client credentials and 4-second access
-//! tokens, in front of the everything fixture protected by OAuth on each runtime.
+//! tokens, in front of the everything fixture protected by OAuth on each runtime (its
+//! tokens validated against the provider's JWKS by `jwt_validator`: signature, issuer,
+//! expiry; audience and scope by the router).
 //!
 //! - zest-blocking logs in with the authorization code (registering dynamically, a headless
 //!   browser through the provider's login), calls a tool, outlives its access token by

@@ -8,9 +8,12 @@
 //! application uses them from its runtime crate.
 #![forbid(unsafe_code)]
 
+mod fetch;
 mod headless;
+mod jwks;
 
 pub use headless::authorize_headless;
+pub use jwks::{jwt_validator, principal as jwt_principal};
 
 use std::io;
 use std::os::fd::AsFd;

@@ -103,7 +103,7 @@ pub use zest_core::runtime::ConnectError;
 pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 pub use zest_core::RequestOptions;
-pub use zest_net::authorize_headless;
+pub use zest_net::{authorize_headless, jwt_validator};
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;

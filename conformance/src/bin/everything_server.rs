@@ -92,7 +92,7 @@ fn serve_http(
             port = probe.local_addr().map_err(|e| e.to_string())?.port();
         }
         let resource = format!("http://127.0.0.1:{port}/mcp");
-        http.router.oauth = Some(fixture::oauth::protected(&resource, issuer));
+        http.router.oauth = Some(fixture::oauth::protected(&resource, issuer)?);
     }
     match runtime {
         Runtime::Tokio => {

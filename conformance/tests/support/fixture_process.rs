@@ -29,7 +29,13 @@ impl FixtureProcess {
             .find_map(|l| l.split_once("serving ").map(|(_, url)| url.trim().to_owned()))
             .expect("the fixture says where it serves");
         // Keep draining its stderr so that it never blocks on a full pipe.
-        thread::spawn(move || lines.take(10_000).for_each(drop));
+        thread::spawn(move || {
+            for line in lines.take(10_000).map_while(Result::ok) {
+                if line.contains("refused") {
+                    eprintln!("{line}");
+                }
+            }
+        });
         Self { child, url }
     }
 }

@@ -30,6 +30,8 @@ pub struct BearerChallenge {
     pub error: Option<String>,
     /// The server's words on the error.
     pub error_description: Option<String>,
+    /// The challenge's scheme is `DPoP` (RFC 9449 §7.1): the server wants bound tokens.
+    pub dpop: bool,
 }
 
 impl BearerChallenge {
@@ -45,6 +47,7 @@ impl BearerChallenge {
             scope: get("scope"),
             error: get("error"),
             error_description: get("error_description"),
+            dpop: challenge.scheme.eq_ignore_ascii_case("dpop"),
         })
     }
 

@@ -135,8 +135,9 @@ pub struct OAuthConfig {
     pub tokens: Option<Tokens>,
     /// Ask for `offline_access` (a refresh token) where the server lists it. Default on.
     pub offline_access: bool,
-    /// Bind tokens to a key of the client's (DPoP, RFC 9449) where the authorization server
-    /// takes ES256 proofs. Default on.
+    /// Bind tokens to a key of the client's (DPoP, RFC 9449) wherever the authorization server
+    /// takes ES256 proofs. Default off: tokens are bound only when the resource server's
+    /// challenge asks for DPoP (a server that takes only Bearer tokens cannot use bound ones).
     pub dpop: bool,
     /// Processes share the token cache: before refreshing, the client asks the application
     /// for the cache's tokens ([`Event::LoadTokens`](crate::client::Event::LoadTokens)) and
@@ -164,7 +165,7 @@ impl OAuthConfig {
             application_type: "native".into(),
             tokens: None,
             offline_access: true,
-            dpop: true,
+            dpop: false,
             shared_cache: false,
             max_authorizations: 3,
             refresh_margin: Duration::from_secs(60),

@@ -129,6 +129,8 @@ pub(crate) struct AuthFlow {
     refresh_next: bool,
     /// The shared cache was read in this flow.
     cache_checked: bool,
+    /// The resource server's challenge asked for DPoP.
+    pub(super) rs_wants_dpop: bool,
     /// A refresh was tried since the server last accepted a request: a refusal now asks
     /// for a new grant instead.
     refreshed: bool,
@@ -167,6 +169,7 @@ impl AuthFlow {
             challenged_scope: None,
             refresh_next: false,
             cache_checked: false,
+            rs_wants_dpop: false,
             refreshed: false,
             proactive_failed: false,
             obtained: None,
@@ -306,6 +309,7 @@ impl AuthFlow {
             return;
         }
         let challenge = challenge.unwrap_or_default();
+        self.rs_wants_dpop |= challenge.dpop;
         let step_up = status == StatusCode::FORBIDDEN;
         if step_up && !challenge.insufficient_scope() {
             let error = AuthError::Rejected { status: 403, error: challenge.error };

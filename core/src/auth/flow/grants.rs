@@ -280,7 +280,7 @@ impl AuthFlow {
             }
         }
         let body = Bytes::from(form.finish());
-        if self.config.dpop && d.server.offers_dpop() {
+        if (self.config.dpop || self.rs_wants_dpop) && d.server.offers_dpop() {
             self.token_sent = Some((endpoint.clone(), headers.clone(), body.clone(), refresh));
             self.prove(&endpoint, &mut headers);
         }
