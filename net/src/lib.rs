@@ -8,10 +8,12 @@
 //! application uses them from its runtime crate.
 #![forbid(unsafe_code)]
 
+mod browser;
 mod fetch;
 mod headless;
 mod jwks;
 
+pub use browser::{authorize_in_browser, open_in_browser, LOGIN_TIMEOUT};
 pub use headless::authorize_headless;
 pub use jwks::{jwt_validator, principal as jwt_principal};
 

@@ -105,7 +105,9 @@ pub use zest_core::runtime::ConnectError;
 pub use zest_core::runtime::NOTIFICATION_QUEUE;
 pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
-pub use zest_net::{authorize_headless, jwt_validator};
+pub use zest_net::{
+    authorize_headless, authorize_in_browser, jwt_validator, open_in_browser, LOGIN_TIMEOUT,
+};
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.
 pub use server::RequestContext as Context;

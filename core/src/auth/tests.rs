@@ -505,3 +505,52 @@ fn two_clients_sharing_a_cache_refresh_once() {
     assert!(second.events.contains(&Event::LoadTokens));
     assert_eq!(cache.borrow().as_ref().unwrap().refresh_token.as_deref(), Some("r-1"));
 }
+
+#[test]
+fn time_a_user_spends_authorizing_does_not_count_against_requests() {
+    let mut run = Run::new(OAuthConfig::authorization_code("http://127.0.0.1:3000/cb"));
+    let token = json!({"access_token": "good-1", "token_type": "Bearer"});
+    let mut answers = vec![json_reply(200, token)];
+    let mut serve = code_flow_serve(server_metadata(), &mut answers);
+    let clock_before = run.clock.now();
+    // The user takes ten minutes, far past `initialize`'s deadline.
+    let mut slow_user = |url: &str| redirect_ok(url);
+    let mut opened = VecDeque::new();
+    run.drain(&mut opened, &mut |_| String::new());
+    // Serve until the authorization request, without answering it.
+    let mut asked = None;
+    while let Some((stream, request)) = opened.pop_front() {
+        let (status, fields, body) = serve(&request);
+        run.requests.push(request);
+        let mut headers = HeaderMap::new();
+        for (name, value) in fields {
+            headers.insert(name, HeaderValue::try_from(value).unwrap());
+        }
+        let head = ResponseHead { status: StatusCode::from_u16(status).unwrap(), headers };
+        let now = run.clock.now();
+        for event in [
+            StreamEvent::Head(Box::new(head)),
+            StreamEvent::Data(body.as_bytes()),
+            StreamEvent::End,
+        ] {
+            run.client.handle_input(Input::Receive(now, Receive { stream, event }));
+            while let Some(out) = run.client.poll_output() {
+                match out {
+                    Output::Transmit(Transmit::Http { stream, request }) => {
+                        opened.push_back((stream, *request));
+                    }
+                    Output::Event(Event::AuthorizationRequired { url }) => asked = Some(url),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let url = asked.expect("authorization was asked for");
+    assert_eq!(run.client.poll_timeout(), None, "no deadline runs while the user authorizes");
+    let now = run.clock.advance(Duration::from_secs(600));
+    run.client.handle_input(Input::Timeout(now));
+    run.client.authorize(now, &slow_user(&url)).unwrap();
+    run.drive(&mut serve, &mut redirect_ok);
+    assert!(run.ready(), "initialize survived the wait: {:?}", run.events);
+    assert!(run.clock.now() - clock_before >= Duration::from_secs(600));
+}
