@@ -514,7 +514,7 @@ fn time_a_user_spends_authorizing_does_not_count_against_requests() {
     let mut serve = code_flow_serve(server_metadata(), &mut answers);
     let clock_before = run.clock.now();
     // The user takes ten minutes, far past `initialize`'s deadline.
-    let mut slow_user = |url: &str| redirect_ok(url);
+    let slow_user = |url: &str| redirect_ok(url);
     let mut opened = VecDeque::new();
     run.drain(&mut opened, &mut |_| String::new());
     // Serve until the authorization request, without answering it.
