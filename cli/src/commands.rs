@@ -14,6 +14,7 @@ use zest_blocking::schema::{CallToolResult, ContentBlock, ProgressParams, Resour
 use zest_blocking::{Client, ClientApi};
 
 use crate::fail::Failure;
+use crate::login::TokenCache;
 use crate::target::TargetArgs;
 
 /// Prints `value` as pretty JSON on stdout.
@@ -375,6 +376,7 @@ pub(crate) fn demo() -> Result<(), Failure> {
         headers: Vec::new(),
         bearer_token: None,
         command: vec![exe.display().to_string(), "serve".to_owned(), ".".to_owned()],
+        login: Default::default(),
     };
     println!("$ zest inspect -- zest serve .");
     inspect(&target, false)?;
@@ -395,5 +397,50 @@ pub(crate) fn demo() -> Result<(), Failure> {
         };
         self::call(&target, &call, false)?;
     }
+    Ok(())
+}
+
+/// `zest login`: connects (logging in if the server asks), lists tools so that a server
+/// that lets the handshake through unauthorized still asks, and says what is kept.
+pub(crate) fn login(target: &TargetArgs, as_json: bool) -> Result<(), Failure> {
+    let Some(url) = target.url()? else {
+        return Err(Failure::usage("zest login is for HTTP servers; stdio servers take no login"));
+    };
+    with_session(target, |client| {
+        client.list_all_tools().map_err(|e| Failure::call("tools/list", &e)).map(drop)
+    })?;
+    let kept = TokenCache::default_location().load(&url);
+    if as_json {
+        let summary = kept.as_ref().map(|t| {
+            serde_json::json!({"issuer": t.issuer, "scope": t.scope, "expiresAt": t.expires_at,
+                "refreshable": t.refresh_token.is_some()})
+        });
+        print_json(&serde_json::json!({"url": url, "tokens": summary}));
+        return Ok(());
+    }
+    match kept {
+        Some(t) => println!(
+            "logged in to {url} (issuer {}, scope {}, {})",
+            t.issuer,
+            t.scope.as_deref().unwrap_or("none"),
+            if t.refresh_token.is_some() { "refreshable" } else { "not refreshable" }
+        ),
+        None => println!("{url} did not ask for authorization"),
+    }
+    Ok(())
+}
+
+/// `zest logout`: forgets the tokens kept for the server.
+pub(crate) fn logout(target: &TargetArgs) -> Result<(), Failure> {
+    let Some(url) = target.url()? else {
+        return Err(Failure::usage("zest logout is for HTTP servers"));
+    };
+    let cache = TokenCache::default_location();
+    let had = cache.load(&url).is_some();
+    cache.store(&url, None).map_err(|e| Failure::usage(format!("the token cache: {e}")))?;
+    println!(
+        "{}",
+        if had { format!("logged out of {url}") } else { format!("no tokens kept for {url}") }
+    );
     Ok(())
 }

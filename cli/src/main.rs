@@ -5,6 +5,7 @@ mod bench;
 mod bridge;
 mod commands;
 mod fail;
+mod login;
 mod serve;
 mod target;
 
@@ -72,6 +73,13 @@ enum Command {
         /// /health; others get 401).
         #[arg(long, value_name = "TOKEN", requires = "http")]
         bearer_token: Option<String>,
+        /// Over HTTP, serve only requests with a JWT access token from this OAuth issuer
+        /// (checked against its published keys; clients are told where to log in).
+        #[arg(long, value_name = "ISSUER", requires = "http")]
+        oauth_issuer: Option<String>,
+        /// A scope every token must grant (repeatable; with --oauth-issuer).
+        #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+        oauth_scope: Vec<String>,
     },
     /// Who the server is, the revision and era it speaks, what it offers.
     ///
@@ -132,6 +140,21 @@ enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Log in to an HTTP server that asks for OAuth, and keep the tokens for later commands.
+    ///
+    /// Opens the authorization URL in a browser (or prints it with --no-browser) and waits
+    /// for the redirect on http://127.0.0.1:33418/callback; with --client-credentials,
+    /// no person is needed. Tokens are kept in $ZEST_TOKEN_CACHE or
+    /// ~/.config/zest/tokens.json (mode 600) and refreshed when they expire.
+    Login {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Forget the tokens kept for an HTTP server.
+    Logout {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
     /// Offer a server on another transport: stdio in front of HTTP, or HTTP in front of stdio.
     ///
     /// `zest bridge URL` is a stdio server forwarding to the server at URL (Streamable HTTP
@@ -180,10 +203,20 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Failure> {
     let json = cli.json;
     match cli.command {
-        Command::Serve { dir, stdio: _, http, allow_write, allow_exec, bearer_token } => {
+        Command::Serve {
+            dir,
+            stdio: _,
+            http,
+            allow_write,
+            allow_exec,
+            bearer_token,
+            oauth_issuer,
+            oauth_scope,
+        } => {
             let workspace = serve::Workspace::open(&dir, allow_write)
                 .map_err(|e| Failure::usage(format!("{}: {e}", dir.display())))?;
-            let serving = serve::Serve { workspace, allow_exec, bearer_token };
+            let oauth = oauth_issuer.map(|issuer| (issuer, oauth_scope));
+            let serving = serve::Serve { workspace, allow_exec, bearer_token, oauth };
             match http {
                 Some(addr) => {
                     let addr = if addr.parse::<u16>().is_ok() {
@@ -201,6 +234,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Demo => commands::demo(),
+        Command::Login { target } => commands::login(&target, json),
+        Command::Logout { target } => commands::logout(&target),
         Command::Inspect { target } => commands::inspect(&target, json),
         Command::Tools { target } => commands::tools(&target, json),
         Command::Call { call, target } => commands::call(&target, &call, json),

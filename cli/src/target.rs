@@ -10,6 +10,7 @@ use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::{Client, ClientOptions, ConnectError, HttpEndpoint, StdioCommand};
 
 use crate::fail::Failure;
+use crate::login::{LoginArgs, TokenCache};
 
 /// The target arguments every client command takes.
 #[derive(clap::Args, Debug, Clone)]
@@ -31,6 +32,8 @@ pub(crate) struct TargetArgs {
     /// The stdio server to spawn: `zest tools -- npx -y @modelcontextprotocol/server-everything`.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
+    #[command(flatten)]
+    pub(crate) login: LoginArgs,
 }
 
 /// A server as an `mcpServers` entry describes it.
@@ -62,12 +65,28 @@ enum Resolved {
 impl TargetArgs {
     /// Connects and completes the handshake, as `client_name`.
     pub(crate) fn connect(&self, handlers: SyncClientHandlers) -> Result<Client, Failure> {
-        let options = ClientOptions::new("zest", env!("CARGO_PKG_VERSION")).handlers(handlers);
+        let options = |h| ClientOptions::new("zest", env!("CARGO_PKG_VERSION")).handlers(h);
         let outcome = match self.resolve()? {
-            Resolved::Stdio(command) => Client::spawn(command, options),
-            Resolved::Http(endpoint) => Client::connect_to(*endpoint, options),
+            Resolved::Stdio(command) => Client::spawn(command, options(handlers)),
+            // A server may ask for authorization (OAuth) unless a token was given.
+            Resolved::Http(endpoint) if self.bearer_token.is_none() => {
+                let cache = TokenCache::default_location();
+                let url = endpoint.url.clone();
+                let endpoint = endpoint.oauth(self.login.oauth(&url, &cache)?);
+                let handlers = self.login.handlers(handlers, &url, &cache);
+                Client::connect_to(endpoint, options(handlers))
+            }
+            Resolved::Http(endpoint) => Client::connect_to(*endpoint, options(handlers)),
         };
         outcome.map_err(|e| connect_failure(self.describe(), &e))
+    }
+
+    /// The URL of an HTTP target (given, or named in the config file).
+    pub(crate) fn url(&self) -> Result<Option<String>, Failure> {
+        Ok(match self.resolve()? {
+            Resolved::Http(endpoint) => Some(endpoint.url.clone()),
+            Resolved::Stdio(_) => None,
+        })
     }
 
     /// The target in words, for messages.

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 #[path = "../../tests/support/everything.rs"]
 mod everything;
+#[path = "../../tests/support/oidc_provider.rs"]
+mod oidc_provider;
 
 use everything::Everything;
 use serde_json::Value;
@@ -696,4 +698,54 @@ fn bridge_asks_its_client_what_the_upstream_asks() {
     let elicited: String = elicited.content.iter().filter_map(|c| c.as_text()).collect();
     assert!(elicited.contains("declined"), "{elicited}");
     client.close().unwrap();
+}
+
+#[test]
+fn login_keeps_tokens_that_later_commands_use_and_logout_forgets_them() {
+    let provider = oidc_provider::Provider::start(60);
+    let root = workspace("oauth");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = listening(&[
+        "serve",
+        root.to_str().unwrap(),
+        "--http",
+        &addr,
+        "--oauth-issuer",
+        &provider.issuer,
+        "--oauth-scope",
+        "mcp:read",
+    ]);
+    let cache = root.join("tokens.json");
+    let with_cache = |args: &[&str]| {
+        let mut command = Command::new(ZEST);
+        command.args(args).env("ZEST_TOKEN_CACHE", &cache).stdin(Stdio::null());
+        let out = command.output().expect("zest runs");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let url = server.url.as_str();
+    let login = with_cache(&[
+        "login",
+        url,
+        "--client-id",
+        "machine",
+        "--client-secret",
+        "machine-secret",
+        "--client-credentials",
+    ])
+    .ok();
+    assert!(login.stdout.starts_with(&format!("logged in to {url}")), "{}", login.stdout);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+    assert_eq!(kept[url]["issuer"], provider.issuer.as_str());
+    // No credentials now: the kept token does it.
+    let tools = with_cache(&["tools", url, "--json"]).ok();
+    assert!(tools.json().as_array().is_some_and(|t| !t.is_empty()), "{}", tools.stdout);
+    let logout = with_cache(&["logout", url]).ok();
+    assert_eq!(logout.stdout.trim(), format!("logged out of {url}"));
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+    assert!(kept.get(url).is_none());
 }

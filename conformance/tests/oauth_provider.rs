@@ -16,16 +16,16 @@
 mod browser;
 #[path = "support/fixture_process.rs"]
 mod fixture_process;
+#[path = "../../tests/support/oidc_provider.rs"]
+mod oidc_provider;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use fixture_process::FixtureProcess;
+use oidc_provider::Provider;
 use serde_json::json;
 use zest_conformance::fixture::content::SIMPLE_TEXT;
 use zest_core::auth::{ClientCredentials, OAuthConfig, Tokens};
@@ -34,43 +34,6 @@ use zest_core::runtime::http_client::HttpEndpoint;
 const REDIRECT: &str = "http://127.0.0.1:9/cb";
 /// The provider's access-token lifetime, in seconds.
 const ACCESS_TTL: u64 = 4;
-
-/// The provider, killed when dropped.
-struct Provider {
-    child: Child,
-    issuer: String,
-}
-
-impl Provider {
-    fn start() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let peers = root.join("tests/peers");
-        assert!(
-            peers.join("node_modules/oidc-provider").exists(),
-            "oidc-provider is missing: run scripts/install-peers"
-        );
-        // oidc-provider wants Node 22: the conformance harness's, when installed.
-        let node22 = root.join("conformance/harness/node_modules/node/bin/node");
-        let node = if node22.exists() { node22 } else { "node".into() };
-        let mut child = Command::new(node)
-            .arg(peers.join("oidc_as.mjs"))
-            .env("ACCESS_TTL", ACCESS_TTL.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("node runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("issuer");
-        Self { child, issuer: line.trim().to_owned() }
-    }
-}
-
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The fixture's tool every run calls, and its answer.
 const TOOL: &str = "test_simple_text";
@@ -81,7 +44,7 @@ fn text(result: &zest_core::schema::CallToolResult) -> String {
 
 #[test]
 fn the_zest_client_logs_in_refreshes_and_uses_client_credentials_at_a_real_provider() {
-    let provider = Provider::start();
+    let provider = Provider::start(ACCESS_TTL);
     let runs = [
         thread::spawn({
             let issuer = provider.issuer.clone();

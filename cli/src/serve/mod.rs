@@ -30,6 +30,9 @@ pub(crate) struct Serve {
     pub(crate) allow_exec: bool,
     /// Over HTTP, the token every request must carry.
     pub(crate) bearer_token: Option<String>,
+    /// Over HTTP, the authorization server whose JWT access tokens every request must carry,
+    /// and the scopes they must grant.
+    pub(crate) oauth: Option<(String, Vec<String>)>,
 }
 
 /// The server's name, version and the instructions it gives the client's model.
@@ -166,6 +169,14 @@ pub(crate) fn http(serve: &Serve, addr: &str) -> std::io::Result<()> {
     let watched = watch::Watched::default();
     let mut http = HttpConfig::new();
     http.router.bearer_token.clone_from(&serve.bearer_token);
+    if let Some((issuer, scopes)) = &serve.oauth {
+        let validator =
+            zest_blocking::jwt_validator(issuer, None).map_err(std::io::Error::other)?;
+        let resource = format!("http://{addr}/mcp");
+        let protected = zest_blocking::ProtectedResource::new(resource, issuer.clone(), validator)
+            .require_scopes(scopes.iter().cloned());
+        http.router.oauth = Some(protected);
+    }
     let server = serve_http_with(addr, config(serve), http, registry(serve, &watched))?;
     watched.announce_on(server.handle());
     eprintln!("zest serve: {} on {}", serve.workspace.root().display(), server.url());

@@ -60,6 +60,8 @@ struct Discovered {
     resource: Option<ResourceMetadata>,
     issuer: String,
     server: ServerMetadata,
+    /// No metadata anywhere: the 2025-03-26 default endpoints, which may not exist.
+    defaults: bool,
 }
 
 /// A client identity at one issuer.
@@ -466,7 +468,8 @@ impl AuthFlow {
             }
             Step::ServerMetadata { issuer, legacy: true, .. } => {
                 let server = ServerMetadata::fallback(&issuer);
-                self.discovered = Some(Discovered { resource: None, issuer, server });
+                let defaults = true;
+                self.discovered = Some(Discovered { resource: None, issuer, server, defaults });
                 self.after_discovery();
             }
             Step::ServerMetadata { issuer, .. } => self.fail(AuthError::Discovery(format!(
@@ -515,7 +518,7 @@ impl AuthFlow {
         } else if server.issuer != issuer {
             return self.fail(AuthError::IssuerMismatch { expected: issuer, found: server.issuer });
         }
-        self.discovered = Some(Discovered { resource, issuer, server });
+        self.discovered = Some(Discovered { resource, issuer, server, defaults: false });
         self.after_discovery();
     }
 

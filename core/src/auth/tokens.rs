@@ -27,6 +27,11 @@ pub struct Tokens {
     /// Bound to the client's DPoP key (`token_type` DPoP): sent with a proof on every request.
     #[serde(default)]
     pub dpop: bool,
+    /// The public client they were issued to (a registered or metadata-document id), so that
+    /// tokens loaded from a cache can be refreshed without registering again. Never a
+    /// confidential client's: its secret is the application's to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }
 
 impl Tokens {
@@ -39,6 +44,7 @@ impl Tokens {
             scope: None,
             issuer: issuer.into(),
             dpop: false,
+            client_id: None,
         }
     }
 
@@ -57,6 +63,7 @@ impl fmt::Debug for Tokens {
             .field("scope", &self.scope)
             .field("issuer", &self.issuer)
             .field("dpop", &self.dpop)
+            .field("client_id", &self.client_id)
             .finish()
     }
 }
@@ -111,6 +118,7 @@ pub(crate) fn decode_token_response(
             .or_else(|| asked_scope.map(str::to_owned))
             .or_else(|| previous.and_then(|p| p.scope.clone())),
         issuer: issuer.to_owned(),
+        client_id: None,
     })
 }
 

@@ -348,7 +348,11 @@ impl AuthFlow {
         let unix = self.unix(now);
         let previous = self.tokens.as_ref().filter(|t| t.issuer == issuer);
         match decode_token_response(body, &issuer, unix, previous, self.scope.as_deref()) {
-            Ok(tokens) => {
+            Ok(mut tokens) => {
+                let identity = self.identities.get(&issuer);
+                tokens.client_id = identity
+                    .filter(|i| i.secret.is_none() && i.key.is_none() && !i.client_id.is_empty())
+                    .map(|i| i.client_id.clone());
                 self.proactive_failed = false;
                 self.obtained = Some(unix);
                 self.tokens = Some(tokens.clone());

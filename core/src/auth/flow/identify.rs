@@ -28,6 +28,12 @@ impl AuthFlow {
         {
             let method = Some("none".into());
             Identity { client_id: url.clone(), secret: None, method, key: None }
+        } else if let Some(id) = (self.tokens.as_ref())
+            .filter(|t| t.issuer == d.issuer)
+            .and_then(|t| t.client_id.clone())
+        {
+            // Tokens from a cache name the public client they were issued to.
+            Identity { client_id: id, secret: None, method: Some("none".into()), key: None }
         } else {
             return None;
         };
@@ -74,6 +80,15 @@ impl AuthFlow {
             error: Option<String>,
         }
         if !status.is_success() {
+            if status == StatusCode::NOT_FOUND
+                && self.discovered.as_ref().is_some_and(|d| d.defaults)
+            {
+                return self.fail(AuthError::Discovery(
+                    "the server refused with 401 but publishes no OAuth metadata (not even the \
+                     2025-03-26 defaults): it wants a token some other way"
+                        .into(),
+                ));
+            }
             let error = serde_json::from_slice::<Refusal>(body).ok().and_then(|r| r.error);
             return self.fail(AuthError::Registration { status: status.as_u16(), error });
         }

@@ -1,0 +1,45 @@
+//! `oidc-provider` (tests/peers/oidc_as.mjs) on loopback, as an OAuth authorization server for
+//! the tests: dynamic registration, PKCE, resource indicators (JWT access tokens), rotated
+//! refresh tokens, client credentials for `machine` / `machine-secret`, the public client
+//! `zest-app`, access tokens living `ttl` seconds. Killed when dropped.
+#![allow(dead_code, unreachable_pub)] // a module of each test binary that uses it
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+pub struct Provider {
+    child: Child,
+    pub issuer: String,
+}
+
+impl Provider {
+    pub fn start(ttl: u64) -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let peers = root.join("tests/peers");
+        assert!(
+            peers.join("node_modules/oidc-provider").exists(),
+            "oidc-provider is missing: run scripts/install-peers"
+        );
+        // oidc-provider wants Node 22: the conformance harness's, when installed.
+        let node22 = root.join("conformance/harness/node_modules/node/bin/node");
+        let node = if node22.exists() { node22 } else { "node".into() };
+        let mut child = Command::new(node)
+            .arg(peers.join("oidc_as.mjs"))
+            .env("ACCESS_TTL", ttl.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("issuer");
+        Self { child, issuer: line.trim().to_owned() }
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
