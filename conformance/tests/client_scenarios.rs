@@ -119,7 +119,7 @@ fn the_client_binary_fails_plainly_when_nothing_listens() {
     assert!(stderr.contains("cannot connect to http://127.0.0.1:9/mcp"), "{stderr}");
     let unknown = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_client"))
         .args(["--runtime", "tokio", "http://localhost:9/mcp"])
-        .env("MCP_CONFORMANCE_SCENARIO", "auth/metadata-default")
+        .env("MCP_CONFORMANCE_SCENARIO", "no-such-scenario")
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("is not one this client plays"));
