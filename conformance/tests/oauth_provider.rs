@@ -19,6 +19,7 @@ mod fixture_process;
 #[path = "../../tests/support/oidc_provider.rs"]
 mod oidc_provider;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -157,4 +158,35 @@ fn client_credentials(issuer: &str) {
     let call = zest_smol::ClientApi::call_tool(&client, TOOL, json!({}));
     assert_eq!(text(&smol::block_on(call).unwrap()), SIMPLE_TEXT);
     let _ = smol::block_on(client.close());
+}
+
+/// Runs a peer client script against `url`; its JSON line.
+fn peer_client(program: &Path, script: &str, url: &str, issuer: &str) -> serde_json::Value {
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers");
+    let output = std::process::Command::new(program)
+        .arg(peers.join(script))
+        .args([url, issuer])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("the peer client runs");
+    let line = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{script} against {url}: {line}");
+    serde_json::from_str(line.lines().last().unwrap_or_default()).expect("one JSON line")
+}
+
+#[test]
+fn the_typescript_and_python_sdk_clients_use_a_protected_zest_server_on_every_runtime() {
+    let provider = Provider::start(ACCESS_TTL);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let node22 = root.join("conformance/harness/node_modules/node/bin/node");
+    let node = if node22.exists() { node22 } else { "node".into() };
+    let python = root.join("tests/peers/.venv/bin/python");
+    for runtime in ["tokio", "smol", "blocking"] {
+        let fixture = FixtureProcess::serve_http(runtime, &["--oauth-issuer", &provider.issuer]);
+        for (program, script) in [(&node, "ts_oauth_client.mjs"), (&python, "py_oauth_client.py")] {
+            let seen = peer_client(program, script, &fixture.url, &provider.issuer);
+            assert_eq!(seen["text"], SIMPLE_TEXT, "{script} on {runtime}: {seen}");
+            assert!(seen["tools"].as_u64().unwrap_or(0) > 0, "{script} on {runtime}: {seen}");
+        }
+    }
 }
