@@ -177,10 +177,8 @@ fn peer_client(program: &Path, script: &str, url: &str, issuer: &str) -> serde_j
 #[test]
 fn the_typescript_and_python_sdk_clients_use_a_protected_zest_server_on_every_runtime() {
     let provider = Provider::start(ACCESS_TTL);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let node22 = root.join("conformance/harness/node_modules/node/bin/node");
-    let node = if node22.exists() { node22 } else { "node".into() };
-    let python = root.join("tests/peers/.venv/bin/python");
+    let node = oidc_provider::node22();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/.venv/bin/python");
     for runtime in ["tokio", "smol", "blocking"] {
         let fixture = FixtureProcess::serve_http(runtime, &["--oauth-issuer", &provider.issuer]);
         for (program, script) in [(&node, "ts_oauth_client.mjs"), (&python, "py_oauth_client.py")] {

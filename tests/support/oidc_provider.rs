@@ -21,10 +21,7 @@ impl Provider {
             peers.join("node_modules/oidc-provider").exists(),
             "oidc-provider is missing: run scripts/install-peers"
         );
-        // oidc-provider wants Node 22: the conformance harness's, when installed.
-        let node22 = root.join("conformance/harness/node_modules/node/bin/node");
-        let node = if node22.exists() { node22 } else { "node".into() };
-        let mut child = Command::new(node)
+        let mut child = Command::new(node22())
             .arg(peers.join("oidc_as.mjs"))
             .env("ACCESS_TTL", ttl.to_string())
             .stdout(Stdio::piped())
@@ -34,6 +31,17 @@ impl Provider {
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("issuer");
         Self { child, issuer: line.trim().to_owned() }
+    }
+}
+
+/// Node 22, which oidc-provider wants: the one tests/peers pins (the machine's otherwise).
+pub fn node22() -> std::path::PathBuf {
+    let pinned =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/node_modules/node/bin/node");
+    if pinned.exists() {
+        pinned
+    } else {
+        "node".into()
     }
 }
 
