@@ -19,8 +19,9 @@ use zest_tokio::{Client, ClientApi, ClientOptions};
 
 /// Far above what any step here takes; only there to turn a hang into a failure.
 const HANG: Duration = Duration::from_secs(30);
-/// The most connections the proxy serves before it stops (the test makes about ten).
-const MAX_CONNECTIONS: usize = 64;
+/// The most connections the proxy serves before it stops (the multi-round test makes about
+/// ten, the whole 2026-07-28 server suite some hundreds).
+const MAX_CONNECTIONS: usize = 5_000;
 const KEY: &str = "5a6573742073686172657320746869732073746174652d7365616c696e67206b";
 
 /// Starts the fixture on `runtime`, sealing with the shared key.
@@ -127,4 +128,38 @@ async fn a_multi_round_call_completes_across_two_processes_that_share_a_key() {
     assert!(rounds.contains(&0) && rounds.contains(&1), "rounds on both processes: {rounds:?}");
     let _ = client.close().await;
     assert!(started.elapsed() < HANG * 2);
+}
+
+/// The official 2026-07-28 server suite, every scenario, through the proxy: each request may
+/// land on either process, and nothing fails for it but the two list-change checks whose
+/// change and listen land on different processes (conformance/testdata/round-robin-baseline.json
+/// says why; a listen held by the process that made the change passes them).
+#[test]
+fn the_2026_server_suite_passes_through_two_processes_behind_a_round_robin_proxy() {
+    let harness = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/node_modules");
+    assert!(
+        harness.exists(),
+        "the conformance harness is missing: run scripts/conformance-install"
+    );
+    let processes = [fixture("tokio"), fixture("blocking")];
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = proxy(processes.iter().map(|p| authority(&p.url)).collect(), seen.clone());
+    let out = std::env::temp_dir().join(format!("zest-round-robin-{}", std::process::id()));
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_runner"))
+        .args(["--runtime", "tokio", "--mode", "server", "--suite", "0.2.0-alpha.12@2026-07-28"])
+        .args(["--url", &url, "--out"])
+        .arg(&out)
+        .arg("--baseline")
+        .arg(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("testdata/round-robin-baseline.json"),
+        )
+        .output()
+        .expect("the runner runs");
+    let report = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{report}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(report.contains(" passed, 0 failed"), "{report}");
+    let backends: Vec<usize> = seen.lock().unwrap().iter().map(|(b, _)| *b).collect();
+    assert!(backends.contains(&0) && backends.contains(&1), "both processes served");
+    let _ = std::fs::remove_dir_all(out);
 }

@@ -68,6 +68,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<(Plan, Harness), Stri
             .and_then(|p| p.parent().map(PathBuf::from))
             .ok_or("cannot tell where this binary is")?,
         baseline: Baseline::default(),
+        url: None,
     };
     let mut baseline = conformance.join("baseline.json");
     let mut harness = conformance.join("harness");
@@ -103,6 +104,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<(Plan, Harness), Stri
                 }
             }
             "--scenario" => plan.only.push(value()?),
+            "--url" => plan.url = Some(value()?),
             "--baseline" => baseline = PathBuf::from(value()?),
             "--harness" => harness = PathBuf::from(value()?),
             "--out" => plan.out = PathBuf::from(value()?),

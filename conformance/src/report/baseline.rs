@@ -33,6 +33,9 @@ pub struct Entry {
     pub runtime: Option<String>,
     /// Why it fails. Required, and not blank.
     pub reason: String,
+    /// It fails only sometimes (where requests land decides): passing is no stale entry.
+    #[serde(default)]
+    pub sometimes: bool,
 }
 
 /// Where a scenario ran: what a baseline entry is matched against.

@@ -59,6 +59,9 @@ pub struct Plan {
     pub timeout: Duration,
     /// Where the fixture binaries are.
     pub bin_dir: PathBuf,
+    /// Server mode against this MCP endpoint instead of a fixture the runner starts (a
+    /// fleet behind a proxy, say); rows are labelled with the plan's runtime.
+    pub url: Option<String>,
     /// The known failures.
     pub baseline: Baseline,
 }
@@ -83,20 +86,20 @@ fn server_mode(
     runtime: Runtime,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    let dir = plan.out.join(format!("fixture-{runtime}"));
-    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let port = process::free_port().map_err(|e| format!("no free port: {e}"))?;
-    let mut command = Command::new(plan.bin_dir.join("everything_server"));
-    command.args(["--runtime", runtime.name(), "--port", &port.to_string()]);
-    let started =
-        process::start_fixture(command, port, &dir.join("stderr.txt"), Duration::from_secs(20));
+    // The fixture (when the runner starts one) lives until this function returns.
+    let fixture = plan.url.is_none().then(|| start_fixture(plan, runtime));
+    let started = match (&plan.url, &fixture) {
+        (Some(url), _) => Ok(url.clone()),
+        (None, Some(Ok(f))) => Ok(format!("http://localhost:{}/mcp", f.port)),
+        (None, Some(Err(why))) => Err(why.clone()),
+        (None, None) => Err("no fixture".into()),
+    };
     for suite in &plan.suites {
         for listed in selected(plan, harness.list(*suite, Mode::Server)?, |_| true) {
             let output = match &started {
-                Ok(fixture) => {
+                Ok(url) => {
                     let mut command = harness.command(*suite);
-                    let url = format!("http://localhost:{}/mcp", fixture.port);
-                    command.args(["server", "--url", &url, "--scenario", &listed.name]);
+                    command.args(["server", "--url", url, "--scenario", &listed.name]);
                     if let Some(revision) = suite.spec_version {
                         command.args(["--spec-version", revision]);
                     }
@@ -108,6 +111,16 @@ fn server_mode(
         }
     }
     Ok(())
+}
+
+/// Starts the fixture on `runtime`, killed when dropped.
+fn start_fixture(plan: &Plan, runtime: Runtime) -> Result<process::Fixture, String> {
+    let dir = plan.out.join(format!("fixture-{runtime}"));
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let port = process::free_port().map_err(|e| format!("no free port: {e}"))?;
+    let mut command = Command::new(plan.bin_dir.join("everything_server"));
+    command.args(["--runtime", runtime.name(), "--port", &port.to_string()]);
+    process::start_fixture(command, port, &dir.join("stderr.txt"), Duration::from_secs(20))
 }
 
 fn client_mode(
