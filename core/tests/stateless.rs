@@ -478,6 +478,32 @@ mod rounds {
     }
 
     #[test]
+    fn state_sealed_for_one_principal_does_not_open_for_another() {
+        use zest_core::auth::Principal;
+        let mut h = Harness::new(config(VirtualClock::new().now()));
+        let now = h.now;
+        h.server.set_principal(std::sync::Arc::new(Principal::new("alice", ["mcp"])));
+        let (id, round) = call(&mut h, "1", "");
+        asked(round.ask(None, "elicitation/create", &elicit(), accepted));
+        h.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        h.drain();
+        let state = h.answer("1")["result"]["requestState"].as_str().unwrap().to_owned();
+        // Bob retries Alice's call with her state: it was sealed for another request.
+        h.server.set_principal(std::sync::Arc::new(Principal::new("bob", ["mcp"])));
+        h.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},"requestState":"{state}",{META}}}}}"#
+        ));
+        let error = &h.answer("b")["error"];
+        assert_eq!(error["code"], codes::INVALID_PARAMS, "{error}");
+        assert!(error["message"].as_str().unwrap().contains("another request"), "{error}");
+        assert!(h.events.is_empty(), "no handler ran: {:?}", h.events);
+        // Alice's own retry opens it.
+        h.server.set_principal(std::sync::Arc::new(Principal::new("alice", ["mcp"])));
+        let (_, round) = call(&mut h, "2", &format!(r#""requestState":"{state}","#));
+        assert!(round.resumed(), "the state opened for its principal");
+    }
+
+    #[test]
     fn a_run_that_fails_for_want_of_a_client_capability_gets_32021() {
         let mut h = Harness::new(config(VirtualClock::new().now()));
         let now = h.now;

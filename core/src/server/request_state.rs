@@ -173,7 +173,9 @@ pub(crate) struct Binding {
 }
 
 impl Binding {
-    pub(crate) fn new(method: &str, params: Option<&RawJson>) -> Self {
+    /// The request `method` with `params`, from `principal` (OAuth's subject, when the
+    /// router checks tokens): state sealed for one principal does not open for another.
+    pub(crate) fn new(method: &str, params: Option<&RawJson>, principal: Option<&str>) -> Self {
         let mut params = params.and_then(|p| p.parse::<Value>().ok()).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut params {
             for key in ["_meta", "inputResponses", "requestState"] {
@@ -182,7 +184,10 @@ impl Binding {
         }
         // serde_json's maps are sorted: the text is the same for the same params.
         let text = serde_json::to_string(&params).unwrap_or_default();
-        let digest = Sha256::new().chain_update(method).chain_update(b"\n").chain_update(text);
+        let mut digest = Sha256::new().chain_update(method).chain_update(b"\n").chain_update(text);
+        if let Some(subject) = principal {
+            digest = digest.chain_update(b"\nprincipal\n").chain_update(subject);
+        }
         let digest = URL_SAFE_NO_PAD.encode(digest.finalize());
         Self { method: method.to_owned(), digest }
     }

@@ -195,7 +195,8 @@ impl<H: Clone> Session<H> {
     ) -> Result<RoundEntry, Rejection> {
         let carried = r.params.as_ref().map(|p| p.parse::<Carried>()).transpose();
         let carried = carried.map_err(Rejection::InvalidParams)?.unwrap_or_default();
-        let binding = Binding::new(&r.method, r.params.as_ref());
+        let principal = self.principal.as_ref().map(|p| p.subject.as_str());
+        let binding = Binding::new(&r.method, r.params.as_ref(), principal);
         let invalid = |why: &str| Rejection::InvalidParams(why.to_owned());
         let opened = match carried.request_state {
             None | Some(Value::Null) => None,

@@ -13,7 +13,7 @@ fn config(now: Instant) -> RequestStateConfig {
 fn bound(name: &str) -> Binding {
     let params = RawJson::from(json!({"name": name, "arguments": {"x": 1},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}));
-    Binding::new("tools/call", Some(&params))
+    Binding::new("tools/call", Some(&params), None)
 }
 
 fn answers() -> BTreeMap<String, Value> {
@@ -38,7 +38,7 @@ fn a_sealed_state_opens_to_its_answers_on_a_retry_of_the_same_call() {
     // The retry's own _meta, inputResponses and requestState do not change the binding.
     let retry = RawJson::from(json!({"arguments": {"x": 1}, "name": "t",
         "inputResponses": {"k": {}}, "requestState": state}));
-    let opened = config.open(now, &Binding::new("tools/call", Some(&retry)), &state).unwrap();
+    let opened = config.open(now, &Binding::new("tools/call", Some(&retry), None), &state).unwrap();
     assert_eq!(opened.answers, answers());
     assert_eq!(opened.asked, [KEY], "the keys the retry may answer");
     // Another process with the same key and clock accepts it too.
