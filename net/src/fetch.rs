@@ -15,6 +15,11 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// GETs `url`: its status and body.
 pub(crate) fn get(url: &str) -> Result<(u16, Vec<u8>), String> {
+    parse(&get_raw(url, "application/json")?)
+}
+
+/// GETs `url` accepting `accept`, with `Connection: close`: the whole response as sent.
+pub(crate) fn get_raw(url: &str, accept: &str) -> Result<Vec<u8>, String> {
     let uri: http::Uri = url.parse().map_err(|e| format!("{url:?} is not a url: {e}"))?;
     let host = uri.host().ok_or("the url has no host")?.to_owned();
     let https = match uri.scheme_str() {
@@ -30,20 +35,19 @@ pub(crate) fn get(url: &str) -> Result<(u16, Vec<u8>), String> {
     tcp.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
     let authority = uri.authority().map_or(host.as_str(), |a| a.as_str());
     let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
     );
-    let raw = if https {
+    if https {
         let endpoint = HttpEndpoint::new(url);
         let tls = super::tls_client_config(&endpoint).map_err(|e| e.to_string())?;
         let name = rustls::pki_types::ServerName::try_from(bare.to_owned())
             .map_err(|e| format!("{host}: {e}"))?;
         let conn = rustls::ClientConnection::new(Arc::clone(&tls), name)
             .map_err(|e| format!("tls: {e}"))?;
-        exchange(rustls::StreamOwned::new(conn, tcp), &request)?
+        exchange(rustls::StreamOwned::new(conn, tcp), &request)
     } else {
-        exchange(tcp, &request)?
-    };
-    parse(&raw)
+        exchange(tcp, &request)
+    }
 }
 
 fn exchange(mut stream: impl Read + Write, request: &str) -> Result<Vec<u8>, String> {

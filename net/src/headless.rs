@@ -3,69 +3,13 @@
 //! client checks). For tests, CI and authorization servers that redirect at once; a person
 //! logs in through a browser instead.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::sync::Arc;
-use std::time::Duration;
-
-use zest_core::runtime::http_client::HttpEndpoint;
-
-/// The largest response head read.
-const MAX_HEAD: usize = 64 * 1024;
-const TIMEOUT: Duration = Duration::from_secs(10);
-
 /// GETs `url` (http or https) and returns its redirect target, resolved against `url`.
 /// `Err` says why there is none (not a redirect, unreachable, a TLS failure).
 pub fn authorize_headless(url: &str) -> Result<String, String> {
     let uri: http::Uri = url.parse().map_err(|e| format!("{url:?} is not a url: {e}"))?;
-    let host = uri.host().ok_or("the authorization url has no host")?.to_owned();
-    let https = match uri.scheme_str() {
-        Some("https") => true,
-        Some("http") => false,
-        _ => return Err(format!("{url:?} is not an http or https url")),
-    };
-    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let tcp = TcpStream::connect((bare, port)).map_err(|e| format!("{host}:{port}: {e}"))?;
-    tcp.set_read_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
-    tcp.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
-    let authority = uri.authority().map_or(host.as_str(), |a| a.as_str());
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/html\r\nConnection: close\r\n\r\n"
-    );
-    let head = if https {
-        let endpoint = HttpEndpoint::new(url);
-        let tls = super::tls_client_config(&endpoint).map_err(|e| e.to_string())?;
-        let name = rustls::pki_types::ServerName::try_from(bare.to_owned())
-            .map_err(|e| format!("{host}: {e}"))?;
-        let conn = rustls::ClientConnection::new(Arc::clone(&tls), name)
-            .map_err(|e| format!("tls: {e}"))?;
-        exchange(rustls::StreamOwned::new(conn, tcp), &request)?
-    } else {
-        exchange(tcp, &request)?
-    };
-    let location = redirect_target(&head)?;
+    let response = super::fetch::get_raw(url, "text/html")?;
+    let location = redirect_target(&response)?;
     resolve(&uri, &location)
-}
-
-/// Sends `request` and reads until the end of the response head.
-fn exchange(mut stream: impl Read + Write, request: &str) -> Result<Vec<u8>, String> {
-    stream.write_all(request.as_bytes()).map_err(|e| format!("sending: {e}"))?;
-    stream.flush().map_err(|e| format!("sending: {e}"))?;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf).map_err(|e| format!("reading: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-        if head.len() > MAX_HEAD {
-            return Err("the response head is too large".into());
-        }
-    }
-    Ok(head)
 }
 
 /// The `Location` of a 3xx head.

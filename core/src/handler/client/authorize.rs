@@ -24,42 +24,12 @@ impl AsyncClientHandlers {
         self
     }
 
-    /// Receives every new set of OAuth tokens, to store (called on the session's own task:
-    /// keep it short).
-    pub fn on_tokens_changed(mut self, f: impl Fn(&Tokens) + Send + Sync + 'static) -> Self {
-        self.tokens = Some(Arc::new(f));
-        self
-    }
-
     /// Runs the authorization handler for `url`.
     pub fn authorize(&self, url: String) -> BoxFuture<'static, Result<String, String>> {
         match &self.authorize {
             Some(f) => f(url),
             None => Box::pin(async { Err(NO_AUTHORIZER.to_owned()) }),
         }
-    }
-
-    /// Hands `tokens` to the sink, if one was set.
-    pub fn tokens_changed(&self, tokens: &Tokens) {
-        if let Some(f) = &self.tokens {
-            f(tokens);
-        }
-    }
-
-    /// Reads the shared token cache with `f` before each refresh (with
-    /// `OAuthConfig::shared_cache`; called on the session's own task or thread: keep it short
-    /// and do not call the client from it).
-    pub fn on_load_tokens(
-        mut self,
-        f: impl Fn() -> Option<Tokens> + Send + Sync + 'static,
-    ) -> Self {
-        self.load = Some(Arc::new(f));
-        self
-    }
-
-    /// What the shared cache holds, by the `on_load_tokens` reader (`None` without one).
-    pub fn load_tokens(&self) -> Option<Tokens> {
-        self.load.as_ref().and_then(|f| f())
     }
 }
 
@@ -75,12 +45,6 @@ impl SyncClientHandlers {
         self
     }
 
-    /// Receives every new set of OAuth tokens, to store (keep it short).
-    pub fn on_tokens_changed(mut self, f: impl Fn(&Tokens) + Send + Sync + 'static) -> Self {
-        self.tokens = Some(Arc::new(f));
-        self
-    }
-
     /// Runs the authorization handler for `url`.
     pub fn authorize(&self, url: String) -> Result<String, String> {
         match &self.authorize {
@@ -88,27 +52,47 @@ impl SyncClientHandlers {
             None => Err(NO_AUTHORIZER.to_owned()),
         }
     }
-
-    /// Hands `tokens` to the sink, if one was set.
-    pub fn tokens_changed(&self, tokens: &Tokens) {
-        if let Some(f) = &self.tokens {
-            f(tokens);
-        }
-    }
-
-    /// Reads the shared token cache with `f` before each refresh (with
-    /// `OAuthConfig::shared_cache`; called on the session's own task or thread: keep it short
-    /// and do not call the client from it).
-    pub fn on_load_tokens(
-        mut self,
-        f: impl Fn() -> Option<Tokens> + Send + Sync + 'static,
-    ) -> Self {
-        self.load = Some(Arc::new(f));
-        self
-    }
-
-    /// What the shared cache holds, by the `on_load_tokens` reader (`None` without one).
-    pub fn load_tokens(&self) -> Option<Tokens> {
-        self.load.as_ref().and_then(|f| f())
-    }
 }
+
+/// The token hooks both kinds of handlers offer, with the same names.
+macro_rules! token_hooks {
+    ($handlers:ty) => {
+        impl $handlers {
+            /// Receives every new set of OAuth tokens, to store (called on the session's own
+            /// task or thread: keep it short).
+            pub fn on_tokens_changed(
+                mut self,
+                f: impl Fn(&Tokens) + Send + Sync + 'static,
+            ) -> Self {
+                self.tokens = Some(Arc::new(f));
+                self
+            }
+
+            /// Hands `tokens` to the sink, if one was set.
+            pub fn tokens_changed(&self, tokens: &Tokens) {
+                if let Some(f) = &self.tokens {
+                    f(tokens);
+                }
+            }
+
+            /// Reads the shared token cache with `f` before each refresh (with
+            /// `OAuthConfig::shared_cache`; called on the session's own task or thread: keep
+            /// it short and do not call the client from it).
+            pub fn on_load_tokens(
+                mut self,
+                f: impl Fn() -> Option<Tokens> + Send + Sync + 'static,
+            ) -> Self {
+                self.load = Some(Arc::new(f));
+                self
+            }
+
+            /// What the shared cache holds, by the `on_load_tokens` reader (`None` without one).
+            pub fn load_tokens(&self) -> Option<Tokens> {
+                self.load.as_ref().and_then(|f| f())
+            }
+        }
+    };
+}
+
+token_hooks!(AsyncClientHandlers);
+token_hooks!(SyncClientHandlers);
