@@ -10,7 +10,10 @@
 //!   refreshing before expiry, and stores each rotation through the token hook;
 //! - zest-tokio starts from cached tokens the server no longer takes: the 401 is answered
 //!   by a refresh and the call replayed, with no new login;
-//! - zest-smol uses client credentials.
+//! - zest-smol uses client credentials;
+//! - the TypeScript SDK client (with its client-credentials provider, and with an
+//!   authorization-code provider that registers and logs in) and the Python SDK client
+//!   (client credentials) use the protected fixture on every runtime.
 
 #[path = "support/browser.rs"]
 mod browser;
