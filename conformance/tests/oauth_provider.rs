@@ -191,3 +191,70 @@ fn the_typescript_and_python_sdk_clients_use_a_protected_zest_server_on_every_ru
         }
     }
 }
+
+/// A client-credentials token for `machine`, asked with `params` (form-encoded).
+fn machine_token(issuer: &str, params: &str) -> String {
+    let basic = "Basic bWFjaGluZTptYWNoaW5lLXNlY3JldA=="; // machine:machine-secret
+    let form = format!("grant_type=client_credentials&{params}");
+    let headers = [("authorization", basic), ("content-type", "application/x-www-form-urlencoded")];
+    let (status, _, body) = browser::post(&format!("{issuer}/token"), &headers, &form).unwrap();
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str::<serde_json::Value>(&body).unwrap()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Missing, expired, foreign-audience and under-scoped tokens get the exact refusals, with
+/// the challenge that tells a client where to log in, on every runtime.
+#[test]
+fn bad_tokens_get_the_exact_401_and_403_on_every_runtime() {
+    let provider = Provider::start(ACCESS_TTL);
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let fixtures: Vec<FixtureProcess> = ["tokio", "smol", "blocking"]
+        .iter()
+        .map(|rt| FixtureProcess::serve_http(rt, &["--oauth-issuer", &provider.issuer]))
+        .collect();
+    let escape = |s: &str| s.replace(':', "%3A").replace('/', "%2F");
+    // Expired by the time they are used.
+    let expired: Vec<String> = (fixtures.iter())
+        .map(|f| {
+            let params = format!("scope=mcp%3Aread&resource={}", escape(&f.url));
+            machine_token(&provider.issuer, &params)
+        })
+        .collect();
+    thread::sleep(Duration::from_secs(ACCESS_TTL + 1));
+    for (fixture, expired) in fixtures.iter().zip(&expired) {
+        let other = "scope=mcp%3Aread&resource=http%3A%2F%2F127.0.0.1%3A1%2Fother";
+        let foreign = &machine_token(&provider.issuer, other);
+        let own = format!("resource={}", escape(&fixture.url));
+        let unscoped = &machine_token(&provider.issuer, &own);
+        let metadata = fixture.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let challenge = |error: Option<&str>| {
+            let mut c = format!(r#"Bearer resource_metadata="{metadata}", scope="mcp:read""#);
+            if let Some(e) = error {
+                c.push_str(&format!(r#", error="{e}""#));
+            }
+            c
+        };
+        let bearer = |t: &str| format!("Bearer {t}");
+        for (token, status, error) in [
+            (None, 401, None),
+            (Some(expired), 401, Some("invalid_token")),
+            (Some(foreign), 401, Some("invalid_token")),
+            (Some(unscoped), 403, Some("insufficient_scope")),
+        ] {
+            let authorization = token.map(|t| bearer(t));
+            let mut headers = vec![
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ];
+            if let Some(a) = &authorization {
+                headers.push(("authorization", a));
+            }
+            let (got, www, body) = browser::post(&fixture.url, &headers, ping).unwrap();
+            assert_eq!(got, status, "{}: {body}", fixture.url);
+            assert_eq!(www.as_deref(), Some(challenge(error).as_str()), "{}", fixture.url);
+        }
+    }
+}

@@ -65,3 +65,35 @@ fn get(url: &str, cookies: &[(String, String)]) -> Result<Head, String> {
     }
     Ok((response.code.unwrap_or(0), location, set))
 }
+
+/// A POST to a loopback `url` with `Connection: close`: the status, the `WWW-Authenticate`
+/// field and the body.
+pub(crate) fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<(u16, Option<String>, String), String> {
+    let rest = url.strip_prefix("http://").ok_or("loopback http only")?;
+    let (authority, path) =
+        rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    let mut stream = TcpStream::connect(authority).map_err(|e| format!("{authority}: {e}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
+    let fields: String = headers.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\n{fields}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    let mut fields = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut fields);
+    let httparse::Status::Complete(head) = response.parse(&raw).map_err(|e| e.to_string())? else {
+        return Err("a cut response".into());
+    };
+    let challenge = (response.headers.iter())
+        .find(|h| h.name.eq_ignore_ascii_case("www-authenticate"))
+        .map(|h| String::from_utf8_lossy(h.value).into_owned());
+    let body = String::from_utf8_lossy(&raw[head..]).into_owned();
+    Ok((response.code.unwrap_or(0), challenge, body))
+}
