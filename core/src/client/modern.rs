@@ -137,27 +137,37 @@ impl Client {
     /// `params` with the protocol members of a 2026-07-28 request in their `_meta` (kept
     /// where the caller set them already).
     pub(super) fn with_protocol_meta(&self, params: Option<RawJson>) -> RawJson {
-        let mut object = match params.as_ref().map(RawJson::to_value) {
-            Some(Ok(Value::Object(map))) => map,
-            Some(_) => return params.unwrap_or_else(RawJson::empty_object),
-            None => Map::new(),
+        let params = params.unwrap_or_else(RawJson::empty_object);
+        // Params without a `_meta` of their own (nearly all) get ours spliced into their text:
+        // a large argument is copied once, never rebuilt as a `Value`.
+        if !params.get().contains("\"_meta\"") {
+            return params
+                .with_members_if_absent(&[("_meta", Value::Object(self.protocol_meta()))]);
+        }
+        let mut object = match params.to_value() {
+            Ok(Value::Object(map)) => map,
+            _ => return params,
         };
         let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(meta) = meta {
-            let config = &self.config;
-            let members = [
-                (PROTOCOL_VERSION_KEY, Value::from(MODERN.as_str())),
-                (CLIENT_CAPABILITIES_KEY, json_of(&config.capabilities)),
-                (CLIENT_INFO_KEY, json_of(&config.client_info)),
-            ];
-            for (key, value) in members {
+            for (key, value) in self.protocol_meta() {
                 meta.entry(key).or_insert(value);
-            }
-            if let Some(level) = self.log_level {
-                meta.entry(LOG_LEVEL_KEY).or_insert(json_of(&level));
             }
         }
         RawJson::from(Value::Object(object))
+    }
+
+    /// The protocol members of every 2026-07-28 request's `_meta`.
+    fn protocol_meta(&self) -> Map<String, Value> {
+        let config = &self.config;
+        let mut meta = Map::new();
+        meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(MODERN.as_str()));
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), json_of(&config.capabilities));
+        meta.insert(CLIENT_INFO_KEY.into(), json_of(&config.client_info));
+        if let Some(level) = self.log_level {
+            meta.insert(LOG_LEVEL_KEY.into(), json_of(&level));
+        }
+        meta
     }
 }
 
