@@ -144,10 +144,7 @@ impl Client {
             return params
                 .with_members_if_absent(&[("_meta", Value::Object(self.protocol_meta()))]);
         }
-        let mut object = match params.to_value() {
-            Ok(Value::Object(map)) => map,
-            _ => return params,
-        };
+        let Ok(Value::Object(mut object)) = params.to_value() else { return params };
         let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(meta) = meta {
             for (key, value) in self.protocol_meta() {
