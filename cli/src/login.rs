@@ -1,5 +1,5 @@
 //! OAuth for the client commands: every HTTP target may ask for authorization, and then
-//! `zest` logs in through the browser (a loopback callback at [`REDIRECT_URI`]), or with
+//! `zest` logs in through the browser (a loopback callback on [`CALLBACK_PORTS`]), or with
 //! client credentials when given, and keeps the tokens in a cache file so the next command
 //! needs no login (refreshing them when they expire). `zest login` and `zest logout`
 //! manage that cache.
@@ -9,13 +9,23 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use zest_blocking::core::auth::Grant;
 use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::{ClientCredentials, OAuthConfig, Tokens};
 
 use crate::fail::Failure;
 
-/// Where the browser comes back to; the port is zest's own, registered with each server.
-pub(crate) const REDIRECT_URI: &str = "http://127.0.0.1:33418/callback";
+/// The loopback ports the browser may come back to, in order: the first one free is used,
+/// and registered as the redirect URI with servers that register clients dynamically.
+pub(crate) const CALLBACK_PORTS: std::ops::RangeInclusive<u16> = 33418..=33427;
+
+/// The redirect URI on the first free callback port (`None` when all are busy).
+fn redirect_uri() -> Option<String> {
+    CALLBACK_PORTS
+        .into_iter()
+        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .map(|port| format!("http://127.0.0.1:{port}/callback"))
+}
 
 /// The OAuth options of the client commands.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -106,26 +116,45 @@ impl LoginArgs {
             (true, Some(c)) => OAuthConfig::client_credentials(c),
             (true, None) => return Err(Failure::usage("--client-credentials needs --client-id")),
             (false, c) => {
-                let oauth = OAuthConfig::authorization_code(REDIRECT_URI).client_name("zest");
+                let redirect = redirect_uri().ok_or_else(|| {
+                    Failure::usage(format!(
+                        "every login callback port ({}-{}) is busy: another zest logging in?",
+                        CALLBACK_PORTS.start(),
+                        CALLBACK_PORTS.end()
+                    ))
+                })?;
+                let oauth = OAuthConfig::authorization_code(redirect).client_name("zest");
                 match c {
                     Some(c) => oauth.pre_registered(c),
                     None => oauth,
                 }
             }
         };
-        if let Some(tokens) = cache.load(url) {
+        if let Some(mut tokens) = cache.load(url) {
+            // A dynamically registered client knows one redirect URI: on another port it
+            // registers again rather than be refused.
+            if !matches!(&oauth.grant, Grant::AuthorizationCode { redirect_uri } if redirect_uri.contains(&format!(":{}/", CALLBACK_PORTS.start())))
+            {
+                tokens.client_id = None;
+            }
             oauth = oauth.tokens(tokens);
         }
         Ok(oauth.shared_cache())
     }
 
-    /// `handlers` that log a person in through the browser and keep tokens in `cache`.
+    /// `handlers` that log a person in through the browser (back on `oauth`'s redirect URI)
+    /// and keep tokens in `cache`.
     pub(crate) fn handlers(
         &self,
         handlers: SyncClientHandlers,
+        oauth: &OAuthConfig,
         url: &str,
         cache: &TokenCache,
     ) -> SyncClientHandlers {
+        let redirect = match &oauth.grant {
+            Grant::AuthorizationCode { redirect_uri } => redirect_uri.clone(),
+            _ => String::new(),
+        };
         let no_browser = self.no_browser;
         let (store, load) = (Arc::new(cache.clone()), Arc::new(cache.clone()));
         let (url_store, url_load) = (url.to_owned(), url.to_owned());
@@ -141,7 +170,7 @@ impl LoginArgs {
                 };
                 zest_blocking::authorize_in_browser(
                     &login,
-                    REDIRECT_URI,
+                    &redirect,
                     open,
                     zest_blocking::LOGIN_TIMEOUT,
                 )
@@ -158,6 +187,19 @@ impl LoginArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_busy_callback_port_gives_way_to_the_next() {
+        let first = redirect_uri().expect("a free callback port");
+        let port: u16 =
+            first.split(':').nth(2).unwrap().split('/').next().unwrap().parse().unwrap();
+        let _busy = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let next = redirect_uri().expect("another free callback port");
+        assert_ne!(next, first);
+        assert!(CALLBACK_PORTS.contains(
+            &next.split(':').nth(2).unwrap().split('/').next().unwrap().parse().unwrap()
+        ));
+    }
 
     #[test]
     fn the_cache_keeps_tokens_by_url_privately_and_forgets_them() {

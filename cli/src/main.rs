@@ -143,7 +143,8 @@ enum Command {
     /// Log in to an HTTP server that asks for OAuth, and keep the tokens for later commands.
     ///
     /// Opens the authorization URL in a browser (or prints it with --no-browser) and waits
-    /// for the redirect on http://127.0.0.1:33418/callback; with --client-credentials,
+    /// for the redirect on http://127.0.0.1:33418/callback (or the next free port up to
+    /// 33427); with --client-credentials,
     /// no person is needed. Tokens are kept in $ZEST_TOKEN_CACHE or
     /// ~/.config/zest/tokens.json (mode 600) and refreshed when they expire.
     Login {

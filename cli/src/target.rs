@@ -72,8 +72,9 @@ impl TargetArgs {
             Resolved::Http(endpoint) if self.bearer_token.is_none() => {
                 let cache = TokenCache::default_location();
                 let url = endpoint.url.clone();
-                let endpoint = endpoint.oauth(self.login.oauth(&url, &cache)?);
-                let handlers = self.login.handlers(handlers, &url, &cache);
+                let oauth = self.login.oauth(&url, &cache)?;
+                let handlers = self.login.handlers(handlers, &oauth, &url, &cache);
+                let endpoint = endpoint.oauth(oauth);
                 Client::connect_to(endpoint, options(handlers))
             }
             Resolved::Http(endpoint) => Client::connect_to(*endpoint, options(handlers)),
