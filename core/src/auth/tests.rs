@@ -124,6 +124,26 @@ impl Run {
         serve: &mut dyn FnMut(&HttpRequest) -> Reply,
         redirect: &mut dyn FnMut(&str) -> String,
     ) {
+        self.drive_with(serve, &mut |url| Some(redirect(url)));
+    }
+
+    /// Answers every request with `serve` and leaves the authorization asked for
+    /// unanswered; its URL.
+    fn drive_until_asked(&mut self, serve: &mut dyn FnMut(&HttpRequest) -> Reply) -> String {
+        let mut asked = None;
+        self.drive_with(serve, &mut |url| {
+            asked = Some(url.to_owned());
+            None
+        });
+        asked.expect("authorization was asked for")
+    }
+
+    /// [`drive`](Self::drive), with `redirect` answering `None` to leave an authorization be.
+    fn drive_with(
+        &mut self,
+        serve: &mut dyn FnMut(&HttpRequest) -> Reply,
+        redirect: &mut dyn FnMut(&str) -> Option<String>,
+    ) {
         let mut opened = VecDeque::new();
         self.drain(&mut opened, redirect);
         while let Some((stream, request)) = opened.pop_front() {
@@ -146,11 +166,12 @@ impl Run {
         }
     }
 
-    /// Takes every output: exchanges to `opened`, authorizations answered at once.
+    /// Takes every output: exchanges to `opened`, authorizations answered at once (unless
+    /// `redirect` says `None`).
     fn drain(
         &mut self,
         opened: &mut VecDeque<(StreamId, HttpRequest)>,
-        redirect: &mut dyn FnMut(&str) -> String,
+        redirect: &mut dyn FnMut(&str) -> Option<String>,
     ) {
         while let Some(out) = self.client.poll_output() {
             match out {
@@ -161,8 +182,10 @@ impl Run {
                 Output::Event(Event::AuthorizationRequired { url }) => {
                     let back = redirect(&url);
                     self.events.push(Event::AuthorizationRequired { url });
-                    let now = self.clock.advance(Duration::from_secs(30));
-                    self.client.authorize(now, &back).unwrap();
+                    if let Some(back) = back {
+                        let now = self.clock.advance(Duration::from_secs(30));
+                        self.client.authorize(now, &back).unwrap();
+                    }
                 }
                 Output::Event(Event::LoadTokens) => {
                     let cached = self.cache.as_ref().and_then(|c| c.borrow().clone());
@@ -514,42 +537,11 @@ fn time_a_user_spends_authorizing_does_not_count_against_requests() {
     let mut serve = code_flow_serve(server_metadata(), &mut answers);
     let clock_before = run.clock.now();
     // The user takes ten minutes, far past `initialize`'s deadline.
-    let slow_user = |url: &str| redirect_ok(url);
-    let mut opened = VecDeque::new();
-    run.drain(&mut opened, &mut |_| String::new());
-    // Serve until the authorization request, without answering it.
-    let mut asked = None;
-    while let Some((stream, request)) = opened.pop_front() {
-        let (status, fields, body) = serve(&request);
-        run.requests.push(request);
-        let mut headers = HeaderMap::new();
-        for (name, value) in fields {
-            headers.insert(name, HeaderValue::try_from(value).unwrap());
-        }
-        let head = ResponseHead { status: StatusCode::from_u16(status).unwrap(), headers };
-        let now = run.clock.now();
-        for event in [
-            StreamEvent::Head(Box::new(head)),
-            StreamEvent::Data(body.as_bytes()),
-            StreamEvent::End,
-        ] {
-            run.client.handle_input(Input::Receive(now, Receive { stream, event }));
-            while let Some(out) = run.client.poll_output() {
-                match out {
-                    Output::Transmit(Transmit::Http { stream, request }) => {
-                        opened.push_back((stream, *request));
-                    }
-                    Output::Event(Event::AuthorizationRequired { url }) => asked = Some(url),
-                    _ => {}
-                }
-            }
-        }
-    }
-    let url = asked.expect("authorization was asked for");
+    let url = run.drive_until_asked(&mut serve);
     assert_eq!(run.client.poll_timeout(), None, "no deadline runs while the user authorizes");
     let now = run.clock.advance(Duration::from_secs(600));
     run.client.handle_input(Input::Timeout(now));
-    run.client.authorize(now, &slow_user(&url)).unwrap();
+    run.client.authorize(now, &redirect_ok(&url)).unwrap();
     run.drive(&mut serve, &mut redirect_ok);
     assert!(run.ready(), "initialize survived the wait: {:?}", run.events);
     assert!(run.clock.now() - clock_before >= Duration::from_secs(600));

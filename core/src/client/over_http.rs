@@ -160,21 +160,28 @@ impl Client {
     /// sent back to (its `code`, `state`, `iss` or `error` are checked here). Then drain
     /// [`poll_output`](Self::poll_output). `Err` when no authorization is awaited.
     pub fn authorize(&mut self, now: Instant, redirect_url: &str) -> Result<(), UsageError> {
+        self.feed_flow(now, true, |http, up| http.authorize(redirect_url, up))
+    }
+
+    /// Gives the HTTP transport's OAuth flow an answer of the application's with `answer`
+    /// (after a user's, the time they took does not count against any request), then
+    /// handles what the flow planned. `Err` without OAuth, or from `answer`.
+    fn feed_flow(
+        &mut self,
+        now: Instant,
+        from_user: bool,
+        answer: impl FnOnce(&mut HttpTransport, &mut Vec<PlannerEvent>) -> Result<(), UsageError>,
+    ) -> Result<(), UsageError> {
         let Transport::Http(http) = &mut self.transport else {
             return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
         };
         let mut planned = Vec::new();
-        http.authorize(redirect_url, &mut planned)?;
-        self.user_answered(now);
-        self.handle_planned(now, planned);
-        Ok(())
-    }
-
-    /// The user answered: the time they took does not count against any request.
-    fn user_answered(&mut self, now: Instant) {
-        if let Some(since) = self.authorizing_since.take() {
+        answer(http, &mut planned)?;
+        if let Some(since) = self.authorizing_since.take_if(|_| from_user) {
             self.endpoint.postpone(now.saturating_duration_since(since));
         }
+        self.handle_planned(now, planned);
+        Ok(())
     }
 
     /// OAuth: the answer to [`Event::LoadTokens`], what the shared token cache holds now.
@@ -184,24 +191,17 @@ impl Client {
         now: Instant,
         tokens: Option<Tokens>,
     ) -> Result<(), UsageError> {
-        let Transport::Http(http) = &mut self.transport else {
-            return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
-        };
-        let mut planned = Vec::new();
-        http.cached_tokens(tokens, &mut planned)?;
-        self.handle_planned(now, planned);
-        Ok(())
+        self.feed_flow(now, false, |http, up| http.cached_tokens(tokens, up))
     }
 
     /// OAuth: nobody will answer [`Event::AuthorizationRequired`]; the requests that wait
     /// for it fail with [`AuthError::NeedsUser`](crate::auth::AuthError::NeedsUser).
     pub fn refuse_authorization(&mut self, now: Instant, why: impl Into<String>) {
-        if let Transport::Http(http) = &mut self.transport {
-            let mut planned = Vec::new();
-            http.refuse_authorization(why.into(), &mut planned);
-            self.user_answered(now);
-            self.handle_planned(now, planned);
-        }
+        // Err only without OAuth: nothing awaits an answer then.
+        let _ = self.feed_flow(now, true, |http, up| {
+            http.refuse_authorization(why.into(), up);
+            Ok(())
+        });
     }
 
     /// Our request `id` ended here (timed out, cancelled): the HTTP planner stops resuming a

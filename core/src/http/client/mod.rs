@@ -218,13 +218,7 @@ impl HttpTransport {
         redirect: &str,
         up: &mut Vec<PlannerEvent>,
     ) -> Result<(), UsageError> {
-        let Some(auth) = self.auth.as_mut() else {
-            return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
-        };
-        auth.authorize(redirect)
-            .map_err(|()| UsageError::InvalidConfig("no authorization is awaited".into()))?;
-        self.pump_auth(up);
-        Ok(())
+        self.answer_flow(up, "no authorization is awaited", |auth| auth.authorize(redirect))
     }
 
     /// The shared cache's tokens, asked for by `LoadTokens`.
@@ -233,11 +227,21 @@ impl HttpTransport {
         tokens: Option<Tokens>,
         up: &mut Vec<PlannerEvent>,
     ) -> Result<(), UsageError> {
+        self.answer_flow(up, "no cached tokens were asked for", |auth| auth.cached(tokens))
+    }
+
+    /// Hands the flow an answer of the application's (`Err` from `answer`: the flow awaited
+    /// none, which `unasked` says), then drives it on.
+    fn answer_flow(
+        &mut self,
+        up: &mut Vec<PlannerEvent>,
+        unasked: &str,
+        answer: impl FnOnce(&mut AuthFlow) -> Result<(), ()>,
+    ) -> Result<(), UsageError> {
         let Some(auth) = self.auth.as_mut() else {
             return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
         };
-        auth.cached(tokens)
-            .map_err(|()| UsageError::InvalidConfig("no cached tokens were asked for".into()))?;
+        answer(auth).map_err(|()| UsageError::InvalidConfig(unasked.into()))?;
         self.pump_auth(up);
         Ok(())
     }
