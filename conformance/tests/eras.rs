@@ -57,7 +57,7 @@ fn options(era: Era) -> ClientOptions {
         serde_json::from_value(json!({"uri": "file:///work", "name": "work"})).unwrap();
     let options = ClientOptions::new("eras-test", "0").handlers(handlers).roots(vec![root]);
     match era {
-        Era::Session => options,
+        Era::Session => options.with_config(|c| c.session_era()),
         Era::Modern => options.with_config(|c| c.prefer_modern()),
     }
 }

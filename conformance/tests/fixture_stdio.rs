@@ -41,7 +41,11 @@ async fn spawn(runtime: Runtime, elicited: Arc<Mutex<Vec<Value>>>) -> Client {
     let command = StdioCommand::new(env!("CARGO_BIN_EXE_everything_server"))
         .args(["--runtime", runtime.name(), "--stdio"])
         .shutdown_grace(Duration::from_millis(500));
-    let options = ClientOptions::new("fixture-test", "0.0.0").handlers(handlers(elicited));
+    // The session era: the checks read texts that session-era round trips produce (a form
+    // answer the client refuses reaches the tool as an error instead of ending the call).
+    let options = ClientOptions::new("fixture-test", "0.0.0")
+        .handlers(handlers(elicited))
+        .with_config(|c| c.session_era());
     Client::spawn(command, options).await.expect("the fixture starts")
 }
 

@@ -132,15 +132,20 @@
 //! through [`server::CallContext`]: the revision, the client's info and capabilities, the
 //! log level.
 //!
-//! # What comes next
+//! # Which era a client speaks
 //!
-//! - **The era ladder by default.** A client speaks 2026-07-28 when asked to
-//!   ([`client::ClientConfig::prefer_modern`]: `server/discover` first, `initialize` on
-//!   any other answer); its default is still the newest session-era revision until the ladder
-//!   has been tried against the other SDKs' servers.
-//! - **OAuth** is a separate machine in `auth/` with the same contract: it emits HTTP
-//!   requests as transmits and `AuthorizationRequired { url }` as an event, takes responses
-//!   and the redirect as inputs, and yields a bearer token the HTTP planner adds to requests.
+//! By default a client climbs the era ladder: `server/discover` first (over HTTP with the
+//! 2026-07-28 headers); a server that lists 2026-07-28 is spoken to in it, any other answer
+//! or a timeout steps down to `initialize` (and over HTTP, when detecting, on to legacy
+//! HTTP+SSE). [`client::ClientConfig::session_era`] skips the probe; a config whose
+//! `supported_versions` holds 2026-07-28 alone never steps down.
+//!
+//! # OAuth
+//!
+//! The OAuth client is a sub-machine of the HTTP client transport ([`auth`]): it sends its
+//! discovery, registration and token requests as the transport's own exchanges, raises
+//! [`client::Event::AuthorizationRequired`] when a person must approve, takes the redirect
+//! back through [`client::Client::authorize`], and puts the token on every MCP request.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -218,7 +218,7 @@ struct World {
 }
 
 fn config(resume_attempts: u32, legacy: bool) -> (ClientConfig, HttpClientConfig) {
-    let mut c = ClientConfig::new("c", "1");
+    let mut c = ClientConfig::new("c", "1").session_era();
     c.protocol_version = ProtocolVersion::V2025_11_25;
     c.capabilities = serde_json::from_value::<ClientCapabilities>(json!({"sampling":{}})).unwrap();
     let mut http = HttpClientConfig::new("http://127.0.0.1:8080/mcp".parse().unwrap());

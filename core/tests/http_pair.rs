@@ -37,7 +37,7 @@ fn http_config(path: &str) -> HttpClientConfig {
 }
 
 fn ready(version: ProtocolVersion) -> HttpPair<Handler> {
-    let mut c = ClientConfig::new("c", "1");
+    let mut c = ClientConfig::new("c", "1").session_era();
     c.protocol_version = version;
     c.capabilities = serde_json::from_value::<ClientCapabilities>(json!({"sampling":{}})).unwrap();
     let mut pair = pair_with(c, http_config("/mcp"), RouterConfig::new([9; 32]));
@@ -298,7 +298,7 @@ fn an_expired_session_fails_in_flight_calls_then_starts_afresh() {
 /// as a decode violation.
 #[test]
 fn an_empty_json_answer_to_a_cancelled_call_is_no_violation() {
-    let mut c = ClientConfig::new("c", "1");
+    let mut c = ClientConfig::new("c", "1").session_era();
     c.protocol_version = ProtocolVersion::V2025_11_25;
     let mut router = RouterConfig::new([5; 32]);
     router.json_response = true;
@@ -365,7 +365,7 @@ fn close_deletes_the_session() {
 fn legacy_client_against_legacy_server() {
     let mut http = http_config("/sse");
     http.mode = HttpMode::LegacySse;
-    let mut c = ClientConfig::new("c", "1");
+    let mut c = ClientConfig::new("c", "1").session_era();
     c.protocol_version = ProtocolVersion::V2024_11_05;
     let mut pair = pair_with(c, http, RouterConfig::new([1; 32]));
     let events = pair.take_client_events();
@@ -389,8 +389,11 @@ fn legacy_client_against_legacy_server() {
 
 #[test]
 fn detection_uses_streamable_http_when_it_works() {
-    let mut pair =
-        pair_with(ClientConfig::new("c", "1"), http_config("/mcp"), RouterConfig::new([2; 32]));
+    let mut pair = pair_with(
+        ClientConfig::new("c", "1").session_era(),
+        http_config("/mcp"),
+        RouterConfig::new([2; 32]),
+    );
     assert!(pair.take_client_events().iter().any(|e| matches!(e, ClientEvent::Ready(_))));
     assert_eq!(pair.transcript()[0], "POST /mcp → 200");
 }
@@ -398,7 +401,7 @@ fn detection_uses_streamable_http_when_it_works() {
 #[test]
 fn detection_falls_back_to_legacy_after_404() {
     // The URL is the legacy stream endpoint: a POST there gets 404, a GET the endpoint event.
-    let mut c = ClientConfig::new("c", "1");
+    let mut c = ClientConfig::new("c", "1").session_era();
     c.protocol_version = ProtocolVersion::V2024_11_05;
     let mut pair = pair_with(c, http_config("/sse"), RouterConfig::new([3; 32]));
     let events = pair.take_client_events();
@@ -414,7 +417,8 @@ fn detection_falls_back_to_legacy_after_404() {
 fn detection_never_falls_back_after_403() {
     let mut router = RouterConfig::new([4; 32]);
     router.allowed_hosts = vec!["mcp.example".into()];
-    let mut pair = pair_with(ClientConfig::new("c", "1"), http_config("/mcp"), router);
+    let mut pair =
+        pair_with(ClientConfig::new("c", "1").session_era(), http_config("/mcp"), router);
     let events = pair.take_client_events();
     assert!(
         events.iter().any(|e| matches!(e, ClientEvent::Closed(CloseReason::HttpStatus { status, .. }) if status.as_u16() == 403)),

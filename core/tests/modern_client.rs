@@ -107,10 +107,20 @@ fn a_modern_server_is_spoken_to_without_a_handshake() {
         matches!(e, Event::Notification(zest_core::client::ServerNotification::ToolListChanged))
     });
     assert!(heard, "a list change reaches the app through the listen");
-    // Methods the revision removed are refused before anything is sent.
+    // `ping`, which the revision removed, goes as `server/discover` and still shows the
+    // server alive.
     let now = pair.clock.now();
-    let ping = pair.client.request(now, "ping", None, RequestOptions::default());
-    assert!(matches!(ping, Err(UsageError::MethodNotInVersion { .. })), "{ping:?}");
+    let ping = pair.client.request(now, "ping", None, RequestOptions::default()).unwrap();
+    pair.serve(app);
+    let answered = pair
+        .take_client_events()
+        .into_iter()
+        .any(|e| matches!(e, Event::Response { id, result: Ok(_) } if id == ping));
+    assert!(answered, "the ping was answered");
+    assert_eq!(sent_methods(&pair).last().map(String::as_str), Some("server/discover"));
+    // Other methods the revision removed are refused before anything is sent.
+    let tasks = pair.client.request(now, "tasks/list", None, RequestOptions::default());
+    assert!(matches!(tasks, Err(UsageError::MethodNotInVersion { .. })), "{tasks:?}");
 }
 
 #[test]
@@ -505,4 +515,70 @@ fn a_listen_the_server_ends_is_opened_anew_and_its_end_is_not_the_apps() {
     pair.advance(std::time::Duration::from_millis(1));
     assert_ne!(listen_id(&pair, 1), Value::Null, "a second listen went out");
     assert_ne!(listen_id(&pair, 1), first);
+}
+
+#[test]
+fn a_server_that_never_stops_asking_is_refused_after_the_round_limit() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let app_id = call_echo(&mut pair);
+    let mut rounds = 0;
+    let outcome = loop {
+        assert!(rounds <= 40, "the client never gave up");
+        let now = pair.clock.now();
+        // A wizard with no end: every run asks one question more than the last.
+        let (id, round) = server_call(&mut pair);
+        let mut key = 0;
+        while round
+            .ask(Some(&format!("q{key}")), "elicitation/create", &elicit_params(), |_| true)
+            .is_ok()
+        {
+            key += 1;
+        }
+        pair.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+        pair.pump();
+        let events = pair.take_client_events();
+        match events.as_slice() {
+            [Event::Request { id: local, .. }] => {
+                let answer = RawJson::from(json!({"action": "accept", "content": {"name": "x"}}));
+                pair.client.respond(now, local.clone(), Ok(answer)).unwrap();
+                pair.pump();
+                rounds += 1;
+            }
+            [Event::Response { id, result }] if *id == app_id => break result.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(rounds, 32, "every round up to the limit was answered");
+    let Err(RequestError::InvalidResult(why)) = outcome else { panic!("{outcome:?}") };
+    assert!(why.contains("more than 32 times"), "{why}");
+}
+
+#[test]
+fn a_call_whose_app_never_answers_times_out_at_its_hard_cap_across_rounds() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let now = pair.clock.now();
+    let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
+    let opts = RequestOptions::default().max_total(std::time::Duration::from_secs(5));
+    let app_id = pair.client.request(now, "tools/call", Some(params), opts).unwrap();
+    pair.pump();
+    let (id, round) = server_call(&mut pair);
+    let _ = round.ask(None, "elicitation/create", &elicit_params(), |_| true);
+    pair.server.respond(now, id, Err(ErrorObject::new(-1, "ended"))).unwrap();
+    pair.pump();
+    let events = pair.take_client_events();
+    let [Event::Request { id: local, .. }] = events.as_slice() else { panic!("{events:?}") };
+    // The app takes its time; the call's 5 s cap counts from its first send.
+    assert_eq!(pair.client.poll_timeout(), Some(now + std::time::Duration::from_secs(5)));
+    pair.advance(std::time::Duration::from_secs(6));
+    let events = pair.take_client_events();
+    assert!(events.contains(&Event::Cancelled { id: local.clone() }), "{events:?}");
+    let outcome = events.iter().find_map(|e| match e {
+        Event::Response { id, result } if *id == app_id => Some(result.clone()),
+        _ => None,
+    });
+    assert_eq!(outcome, Some(Err(RequestError::TimedOut)), "{events:?}");
 }

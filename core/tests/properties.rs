@@ -289,7 +289,7 @@ fn drain(c: &mut Client) -> Vec<Output<ClientEvent>> {
 
 /// A client that finished its handshake on a canned result and has `PENDING` requests out.
 fn ready_client(now: Instant) -> Client {
-    let mut cfg = ClientConfig::new("prop", "1");
+    let mut cfg = ClientConfig::new("prop", "1").session_era();
     cfg.max_message = MAX_LINE;
     let mut c = Client::new(cfg, now);
     let _ = drain(&mut c);

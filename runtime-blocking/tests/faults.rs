@@ -258,7 +258,9 @@ fn answers_written_before_stdin_broke_still_arrive() {
         .args(["-c", LAST_WORDS])
         .shutdown_grace(Duration::from_secs(30))
         .on_stderr(|_| {});
-    let client = Client::spawn(command, ClientOptions::new("faults", "0")).expect("spawn");
+    // The script answers a session-era handshake.
+    let options = ClientOptions::new("faults", "0").with_config(|c| c.session_era());
+    let client = Client::spawn(command, options).expect("spawn");
     let params: CallToolParams =
         serde_json::from_value(json!({"name": "anything", "arguments": {}})).unwrap();
     let first = client.start::<CallTool>(params, RequestOptions::default());

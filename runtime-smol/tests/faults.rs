@@ -20,6 +20,11 @@ fn options() -> ClientOptions {
     ClientOptions::new("zest-smol-faults", "0.1.0")
 }
 
+/// For the scripted servers below, which answer a session-era handshake.
+fn session_era() -> ClientOptions {
+    options().with_config(|c| c.session_era())
+}
+
 /// Options whose violation sink counts the server's non-JSON lines.
 fn counting_non_json_lines() -> (ClientOptions, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -343,7 +348,7 @@ fn answers_written_before_stdin_broke_still_arrive() {
             .args(["-c", CLOSES_STDIN_THEN_ANSWERS])
             .shutdown_grace(Duration::from_secs(30))
             .on_stderr(stderr.sink());
-        let client = Client::spawn(cmd, options()).await.unwrap();
+        let client = Client::spawn(cmd, session_era()).await.unwrap();
         let mut first = client.ping();
         assert!(future::poll_once(&mut first).await.is_none(), "the first ping is in flight");
         stderr_says(&stderr, "stdin closed").await;
@@ -379,7 +384,7 @@ fn a_broken_stdin_fails_the_session_after_the_grace_period_even_if_stdout_stays_
             .args(["-c", CLOSES_STDIN_AND_HOLDS_STDOUT])
             .shutdown_grace(grace)
             .on_stderr(stderr.sink());
-        let client = Client::spawn(cmd, options()).await.unwrap();
+        let client = Client::spawn(cmd, session_era()).await.unwrap();
         stderr_says(&stderr, "stdin closed").await;
         let started = Instant::now();
         let ping = client.ping().await;

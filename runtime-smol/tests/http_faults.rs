@@ -16,7 +16,9 @@ use smol::net::{TcpListener, TcpStream};
 use zest_smol::{Client, ClientApi, ClientOptions, HttpEndpoint, HttpMode};
 
 fn options() -> ClientOptions {
-    let mut options = ClientOptions::new("zest-smol-http-faults", "1");
+    // The scripted servers here answer a session-era handshake.
+    let mut options =
+        ClientOptions::new("zest-smol-http-faults", "1").with_config(|c| c.session_era());
     options.config.init_timeout = Duration::from_secs(10);
     options
 }

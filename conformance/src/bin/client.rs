@@ -6,7 +6,8 @@
 //! ```
 //!
 //! It connects with the runtime's Streamable HTTP client (`Client::connect_to(endpoint,
-//! options)`) on tokio, smol or blocking threads. The scenario steps themselves
+//! options)`) on tokio, smol or blocking threads, with the client's default config: the era
+//! ladder, which a session-era suite's server steps down to `initialize`. The scenario steps themselves
 //! (`zest_conformance::client_scenarios`) are tested over stdio against `scenario_server`.
 
 use std::process::ExitCode;
@@ -65,8 +66,7 @@ fn connect(runtime: Runtime, endpoint: HttpEndpoint, scenario: Scenario) -> Resu
                 "zest-conformance-client",
                 env!("CARGO_PKG_VERSION"),
             )
-            .handlers(handlers)
-            .with_config(prefer_asked_revision);
+            .handlers(handlers);
             let client = rt
                 .block_on(zest_tokio::Client::connect_to(endpoint, options))
                 .map_err(|e| format!("cannot connect to {url}: {}", describe_connect(&e)))?;
@@ -80,8 +80,7 @@ fn connect(runtime: Runtime, endpoint: HttpEndpoint, scenario: Scenario) -> Resu
                 .on_elicitation(|p| async move { Ok(elicitation_answer(&p)) })
                 .on_authorize(|url| smol::unblock(move || zest_smol::authorize_headless(&url)));
             let options = zest_smol::ClientOptions::new("zest-conformance-client", "0.1.0")
-                .handlers(handlers)
-                .with_config(prefer_asked_revision);
+                .handlers(handlers);
             let client = smol::block_on(zest_smol::Client::connect_to(endpoint, options))
                 .map_err(|e| format!("cannot connect to {url}: {}", describe_connect(&e)))?;
             let played = play_with(scenario, &client, &context());
@@ -99,9 +98,8 @@ fn play_blocking(endpoint: HttpEndpoint, scenario: Scenario) -> Result<(), Strin
     let handlers = zest_core::handler::SyncClientHandlers::default()
         .on_elicitation(|params| Ok(elicitation_answer(&params)))
         .on_authorize(|url| zest_blocking::authorize_headless(&url));
-    let options = zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0")
-        .handlers(handlers)
-        .with_config(prefer_asked_revision);
+    let options =
+        zest_blocking::ClientOptions::new("zest-conformance-client", "0.1.0").handlers(handlers);
     let client = zest_blocking::Client::connect_to(endpoint, options)
         .map_err(|e| format!("cannot connect to {url}: {}", describe_connect(&e)))?;
     let played = play_with(scenario, &client, &context());
@@ -114,15 +112,4 @@ fn play_blocking(endpoint: HttpEndpoint, scenario: Scenario) -> Result<(), Strin
 fn context() -> serde_json::Value {
     let text = std::env::var("MCP_CONFORMANCE_CONTEXT").unwrap_or_default();
     serde_json::from_str(&text).unwrap_or_default()
-}
-
-/// At the revision the suite scores (`MCP_CONFORMANCE_PROTOCOL_VERSION`) 2026-07-28, the
-/// client prefers it (the era ladder); otherwise it starts with `initialize` as always.
-fn prefer_asked_revision(
-    config: zest_core::client::ClientConfig,
-) -> zest_core::client::ClientConfig {
-    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2026-07-28") => config.prefer_modern(),
-        _ => config,
-    }
 }

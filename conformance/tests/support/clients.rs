@@ -222,9 +222,7 @@ impl Peer for Tokio {
             .on_roots(|| async move { Ok(roots()) });
         let mut options = zest_tokio::ClientOptions::new("tokio-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
-        if modern {
-            options = options.with_config(|c| c.prefer_modern());
-        }
+        options = options.with_config(|c| if modern { c.prefer_modern() } else { c.session_era() });
         let client = rt
             .block_on(async {
                 tokio::time::timeout(LIMIT, zest_tokio::Client::connect_to(endpoint, options)).await
@@ -314,9 +312,7 @@ impl Peer for Smol {
             .on_roots(|| async move { Ok(roots()) });
         let mut options = zest_smol::ClientOptions::new("smol-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
-        if modern {
-            options = options.with_config(|c| c.prefer_modern());
-        }
+        options = options.with_config(|c| if modern { c.prefer_modern() } else { c.session_era() });
         let client = smol_wait(zest_smol::Client::connect_to(endpoint, options))?;
         let notes = client.notifications();
         Ok(Self { client, notes })
@@ -397,9 +393,7 @@ impl Peer for Blocking {
         let mut options =
             zest_blocking::ClientOptions::new("blocking-peer", "1").handlers(handlers);
         options.config.max_message = max_message;
-        if modern {
-            options = options.with_config(|c| c.prefer_modern());
-        }
+        options = options.with_config(|c| if modern { c.prefer_modern() } else { c.session_era() });
         zest_blocking::Client::connect_to(endpoint, options).map(Self)
     }
 

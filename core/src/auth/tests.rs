@@ -113,7 +113,8 @@ impl Run {
         http.open_get_stream = false;
         http.headers.insert("x-app", HeaderValue::from_static("custom"));
         let http = http.oauth(oauth.with_entropy([9; 32], clock.now(), UNIX));
-        let client = Client::new_http(ClientConfig::new("c", "1"), http, clock.now()).unwrap();
+        let client =
+            Client::new_http(ClientConfig::new("c", "1").session_era(), http, clock.now()).unwrap();
         Self { client, clock, requests: Vec::new(), events: Vec::new(), cache: None }
     }
 

@@ -14,16 +14,18 @@ pub struct ClientConfig {
     /// What we offer: declare `sampling`, `elicitation` or `roots` only if the app answers
     /// those requests.
     pub capabilities: ClientCapabilities,
-    /// The revision offered first. A session-era revision is offered in `initialize`;
-    /// 2026-07-28 starts the era ladder: `server/discover` first, and on any answer that
-    /// does not list it, `initialize` with the newest session-era revision in
-    /// `supported_versions`. See [`prefer_modern`](Self::prefer_modern).
+    /// The revision offered first. The default, 2026-07-28, starts the era ladder:
+    /// `server/discover` first, and on any answer that does not list it (an error, a
+    /// timeout of `init_timeout`), `initialize` with the newest session-era revision in
+    /// `supported_versions`. A session-era revision is offered in `initialize` at once
+    /// ([`session_era`](Self::session_era)).
     pub protocol_version: ProtocolVersion,
     /// Revisions accepted in the server's answer.
     pub supported_versions: Vec<ProtocolVersion>,
     /// Idle timeout of a request (restarted by progress when asked). Default 60 s.
     pub request_timeout: Duration,
-    /// Hard cap on any request, progress or not. Default 10 min.
+    /// Hard cap on any request, progress or not. Default 10 min. In 2026-07-28 it counts
+    /// from a call's first send across all its input rounds, the app's answering included.
     pub max_request_timeout: Duration,
     /// How long `initialize` may take. Default 30 s.
     pub init_timeout: Duration,
@@ -50,8 +52,8 @@ impl ClientConfig {
         Self {
             client_info: Implementation::new(name, version),
             capabilities: ClientCapabilities::default(),
-            protocol_version: ProtocolVersion::LATEST_SESSION,
-            supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
+            protocol_version: ProtocolVersion::V2026_07_28,
+            supported_versions: ProtocolVersion::ALL.to_vec(),
             request_timeout: Duration::from_secs(60),
             max_request_timeout: Duration::from_secs(600),
             init_timeout: Duration::from_secs(30),
@@ -63,13 +65,24 @@ impl ClientConfig {
 }
 
 impl ClientConfig {
-    /// Offers 2026-07-28 first and keeps every revision supported: the era ladder.
+    /// Offers 2026-07-28 first and keeps every revision supported: the era ladder (the
+    /// default; this undoes [`session_era`](Self::session_era)).
     #[must_use]
     pub fn prefer_modern(mut self) -> Self {
         self.protocol_version = ProtocolVersion::V2026_07_28;
         if !self.supported_versions.contains(&ProtocolVersion::V2026_07_28) {
             self.supported_versions.push(ProtocolVersion::V2026_07_28);
         }
+        self
+    }
+
+    /// Speaks the session era only: `initialize` with the newest session-era revision at
+    /// once, no `server/discover` probe (for servers known to predate 2026-07-28, or that
+    /// mishandle an unknown first request).
+    #[must_use]
+    pub fn session_era(mut self) -> Self {
+        self.protocol_version = ProtocolVersion::LATEST_SESSION;
+        self.supported_versions = ProtocolVersion::SESSION_ERA.to_vec();
         self
     }
 }

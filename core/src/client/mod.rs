@@ -217,7 +217,9 @@ impl Client {
     }
 
     /// Sends a request; its one outcome arrives later as [`Event::Response`] with the returned
-    /// id. Before [`Event::Ready`] only `ping` may be sent.
+    /// id. Before [`Event::Ready`] only `ping` may be sent. In 2026-07-28, which has no
+    /// `ping`, a `ping` is sent as `server/discover` (its result, read as an empty one, says
+    /// the server is alive).
     ///
     /// While the client re-initializes after an HTTP session expired (between
     /// [`Event::SessionExpired`] and the next [`Event::Ready`]) any other request is accepted
@@ -234,6 +236,8 @@ impl Client {
             return Ok(self.refuse_during_reinit());
         }
         self.check_may_send(method)?;
+        // 2026-07-28 has no `ping`: a `server/discover` round trip shows the server alive.
+        let method = if method == "ping" && self.is_modern() { "server/discover" } else { method };
         let params = match self.is_modern() {
             true if method == "logging/setLevel" => return self.keep_log_level(params.as_ref()),
             true if method == "resources/subscribe" => {
@@ -252,7 +256,8 @@ impl Client {
         let retried = self.is_modern().then(|| params.clone());
         let id = self.endpoint.request(now, method, params, &opts, true, None)?;
         if let Some(params) = retried {
-            self.rounds.sent(&id, method, &params, &opts);
+            let cap = opts.max_total.unwrap_or(self.config.max_request_timeout);
+            self.rounds.sent(&id, method, &params, &opts, now + cap);
         }
         if let Some(watch) = watch {
             self.tool_outputs.sent(&id, watch);
@@ -442,10 +447,10 @@ impl Client {
             Transport::Http(http) => http.poll_timeout(),
             Transport::Stdio(_) => None,
         };
-        match (self.endpoint.poll_timeout(), reconnect) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.endpoint.poll_timeout(), reconnect, self.rounds.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// What the handshake settled, once ready.
@@ -512,6 +517,7 @@ impl Client {
             self.forget_stream_of(&id);
             self.events.push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
         }
+        self.expire_rounds(now);
         if init_expired && discovering {
             // A server that says nothing to `server/discover` is not modern: step down.
             if let Phase::AwaitingInitResult { init, .. } = &self.phase {

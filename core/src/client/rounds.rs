@@ -6,6 +6,11 @@
 //! retries the call with a new JSON-RPC id, carrying the answers in `inputResponses` and the
 //! server's `requestState` byte for byte. The app's call keeps the id it was given: events
 //! of a retry are renamed back to it.
+//!
+//! Bounded: a call's hard cap (its `max_total`, else the config's `max_request_timeout`)
+//! counts from its first send across every round, the time the app takes to answer
+//! included; past it the call fails [`RequestError::TimedOut`] and its unanswered asks are
+//! cancelled. A server may ask for input [`MAX_ROUNDS`] times per call, no more.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -46,7 +51,14 @@ struct Sent {
     opts: RequestOptions,
     /// Times this call was sent again after its stream broke.
     reissued: u8,
+    /// Rounds of input this call has answered.
+    rounds: u8,
+    /// The call's hard cap, from its first send.
+    deadline: Instant,
 }
+
+/// How many rounds of input one call may ask for.
+pub(super) const MAX_ROUNDS: u8 = 32;
 
 /// How many times a 2026-07-28 request whose stream broke is sent again.
 const MAX_REISSUES: u8 = 2;
@@ -89,12 +101,15 @@ impl Rounds {
         method: &str,
         params: &Option<RawJson>,
         opts: &RequestOptions,
+        deadline: Instant,
     ) {
         let sent = Sent {
             method: method.to_owned(),
             params: params.clone(),
             opts: opts.clone(),
             reissued: 0,
+            rounds: 0,
+            deadline,
         };
         self.sent.insert(id.clone(), sent);
     }
@@ -148,6 +163,11 @@ impl Rounds {
         self.waiting.keys().cloned().collect()
     }
 
+    /// The earliest hard cap of a call waiting for the app's answers.
+    pub(super) fn poll_timeout(&self) -> Option<Instant> {
+        self.waiting.values().map(|w| w.sent.deadline).min()
+    }
+
     /// True for a local id of an ask, answerable or dropped (answering that does nothing).
     pub(super) fn is_ask(&self, id: &RequestId) -> bool {
         self.asks.contains_key(id) || self.dropped.contains(id)
@@ -170,14 +190,21 @@ impl Client {
         if asked.result_type.as_deref() != Some(RESULT_INPUT_REQUIRED) {
             return false;
         }
-        let sent = self.rounds.sent.remove(wire).expect("checked above");
+        let mut sent = self.rounds.sent.remove(wire).expect("checked above");
         let app = self.rounds.renamed.remove(wire).unwrap_or_else(|| wire.clone());
-        if asked.input_requests.is_empty() && asked.request_state.is_none() {
-            let why = "an input-required result with neither inputRequests nor requestState";
-            let result = Err(RequestError::InvalidResult(why.into()));
+        let refused = if asked.input_requests.is_empty() && asked.request_state.is_none() {
+            Some("an input-required result with neither inputRequests nor requestState".into())
+        } else if sent.rounds >= MAX_ROUNDS {
+            Some(format!("the server asked for input more than {MAX_ROUNDS} times for one call"))
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            let result = Err(RequestError::InvalidResult(why));
             self.events.push_back(Event::Response { id: app, result });
             return true;
         }
+        sent.rounds += 1;
         let mut requests = Vec::new();
         for (key, AskedFor { method, params }) in asked.input_requests {
             let params = params.map(RawJson::from_raw);
@@ -260,11 +287,31 @@ impl Client {
         true
     }
 
-    /// Sends `sent` under a new id, on behalf of the app's call `app`; if it cannot go, the
-    /// call fails with why.
+    /// Calls waiting for the app's answers past their hard cap fail `TimedOut`; their
+    /// unanswered asks are cancelled.
+    pub(super) fn expire_rounds(&mut self, now: Instant) {
+        let due: Vec<RequestId> = (self.rounds.waiting.iter())
+            .filter(|(_, w)| w.sent.deadline <= now)
+            .map(|(app, _)| app.clone())
+            .collect();
+        for app in due {
+            for ask in self.rounds.drop_waiting(&app).unwrap_or_default() {
+                self.events.push_back(Event::Cancelled { id: ask });
+            }
+            self.events.push_back(Event::Response { id: app, result: Err(RequestError::TimedOut) });
+        }
+    }
+
+    /// Sends `sent` under a new id, on behalf of the app's call `app`, with what is left of
+    /// its hard cap; if it cannot go, the call fails with why.
     fn send_for(&mut self, now: Instant, app: RequestId, sent: Sent) {
-        match self.endpoint.request(now, &sent.method, sent.params.clone(), &sent.opts, true, None)
-        {
+        let left = sent.deadline.saturating_duration_since(now);
+        if left.is_zero() {
+            self.events.push_back(Event::Response { id: app, result: Err(RequestError::TimedOut) });
+            return;
+        }
+        let opts = RequestOptions { max_total: Some(left), ..sent.opts.clone() };
+        match self.endpoint.request(now, &sent.method, sent.params.clone(), &opts, true, None) {
             Ok(wire) => {
                 self.rounds.renamed.insert(wire.clone(), app);
                 self.rounds.sent.insert(wire, sent);

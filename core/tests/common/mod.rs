@@ -86,7 +86,7 @@ pub(crate) fn app(handler: &Handler, call: &Call) -> Result<RawJson, ErrorObject
 }
 
 pub(crate) fn client_config() -> ClientConfig {
-    ClientConfig::new("test-client", "1.0.0")
+    ClientConfig::new("test-client", "1.0.0").session_era()
 }
 
 /// The test server: it announces list changes and offers subscriptions.

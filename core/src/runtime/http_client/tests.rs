@@ -268,7 +268,8 @@ fn an_http_client_machine_drains_to_exchanges_and_events() {
     use crate::http::client::HttpClientConfig;
     let now = crate::testkit::VirtualClock::new().now();
     let http = HttpClientConfig::new("http://127.0.0.1:9/mcp".parse().unwrap());
-    let mut client = Client::new_http(ClientConfig::new("c", "1"), http, now).unwrap();
+    let mut client =
+        Client::new_http(ClientConfig::new("c", "1").session_era(), http, now).unwrap();
     let mut outputs = HttpClientOutputs::new();
     let first = outputs.next(&mut client, now);
     let Some(HttpClientOutput::Open { stream, request }) = first else { panic!("{first:?}") };

@@ -37,7 +37,7 @@ struct Fake {
 
 impl Fake {
     fn new(http: HttpClientConfig) -> Self {
-        Self::with_config(ClientConfig::new("test-client", "1.0"), http)
+        Self::with_config(ClientConfig::new("test-client", "1.0").session_era(), http)
     }
 
     fn with_config(config: ClientConfig, http: HttpClientConfig) -> Self {

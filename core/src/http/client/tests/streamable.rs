@@ -132,11 +132,11 @@ fn custom_headers_and_bearer_go_on_every_request() {
 fn unusable_configs_are_refused() {
     let now = f_now();
     let relative = HttpClientConfig::new("/mcp".parse().unwrap());
-    let bad = Client::new_http(ClientConfig::new("c", "1"), relative, now);
+    let bad = Client::new_http(ClientConfig::new("c", "1").session_era(), relative, now);
     assert!(matches!(bad, Err(UsageError::InvalidConfig(_))));
     let mut token = config(HttpMode::Auto);
     token.bearer = Some("line\nbreak".into());
-    let bad = Client::new_http(ClientConfig::new("c", "1"), token, now);
+    let bad = Client::new_http(ClientConfig::new("c", "1").session_era(), token, now);
     assert!(matches!(bad, Err(UsageError::InvalidConfig(_))));
     let debug = format!("{:?}", {
         let mut c = config(HttpMode::Auto);
@@ -152,7 +152,7 @@ fn f_now() -> std::time::Instant {
 
 #[test]
 fn a_server_request_inside_a_post_stream_is_answered_by_a_new_post() {
-    let mut client = ClientConfig::new("c", "1");
+    let mut client = ClientConfig::new("c", "1").session_era();
     client.capabilities =
         ClientCapabilities { roots: Some(RootsCapability::default()), ..Default::default() };
     let mut f = Fake::with_config(client, config(HttpMode::StreamableHttp));
@@ -447,7 +447,10 @@ fn a_json_answer_without_the_response_fails_the_request() {
 #[test]
 fn an_oversized_json_answer_fails_the_request() {
     let http = config(HttpMode::StreamableHttp);
-    let mut f = Fake::with_config(ClientConfig::new("test-client", "1.0").max_message(512), http);
+    let mut f = Fake::with_config(
+        ClientConfig::new("test-client", "1.0").session_era().max_message(512),
+        http,
+    );
     f.ready("s");
     let id = f.request("tools/list");
     let (stream, _) = f.take_one();
@@ -462,7 +465,10 @@ fn an_oversized_json_answer_fails_the_request() {
 #[test]
 fn an_oversized_sse_event_fails_the_request_it_answers_and_the_stream_goes_on() {
     let http = config(HttpMode::StreamableHttp);
-    let mut f = Fake::with_config(ClientConfig::new("test-client", "1.0").max_message(512), http);
+    let mut f = Fake::with_config(
+        ClientConfig::new("test-client", "1.0").session_era().max_message(512),
+        http,
+    );
     f.ready("s");
     let first = f.request("tools/list");
     let (stream, _) = f.take_one();
@@ -512,7 +518,7 @@ fn an_invalid_session_id_is_ignored() {
 
 #[test]
 fn server_requests_of_an_expired_session_are_cancelled() {
-    let mut client = ClientConfig::new("c", "1");
+    let mut client = ClientConfig::new("c", "1").session_era();
     client.capabilities =
         ClientCapabilities { roots: Some(RootsCapability::default()), ..Default::default() };
     let mut f = Fake::with_config(client, config(HttpMode::StreamableHttp));
