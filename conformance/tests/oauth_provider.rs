@@ -13,7 +13,10 @@
 //! - zest-smol uses client credentials;
 //! - the TypeScript SDK client (with its client-credentials provider, and with an
 //!   authorization-code provider that registers and logs in) and the Python SDK client
-//!   (client credentials) use the protected fixture on every runtime.
+//!   (client credentials) use the protected fixture on every runtime;
+//! - with opaque access tokens, the fixture on every runtime introspects them at the
+//!   provider (`introspection_validator`): a zest client with client credentials calls a
+//!   tool, an unknown token gets 401.
 
 #[path = "support/browser.rs"]
 mod browser;
@@ -256,5 +259,31 @@ fn bad_tokens_get_the_exact_401_and_403_on_every_runtime() {
             assert_eq!(got, status, "{}: {body}", fixture.url);
             assert_eq!(www.as_deref(), Some(challenge(error).as_str()), "{}", fixture.url);
         }
+    }
+}
+
+#[test]
+fn opaque_tokens_are_introspected_at_the_provider_on_every_runtime() {
+    let provider = Provider::start_opaque(60);
+    for runtime in ["tokio", "smol", "blocking"] {
+        let args =
+            ["--oauth-issuer", &provider.issuer, "--oauth-introspect", "resource-server:rs-secret"];
+        let fixture = FixtureProcess::serve_http(runtime, &args);
+        let credentials = ClientCredentials::confidential("machine", "machine-secret");
+        let endpoint = HttpEndpoint::new(fixture.url.as_str())
+            .oauth(OAuthConfig::client_credentials(credentials));
+        let options = zest_blocking::ClientOptions::new("introspected", "1");
+        let client = zest_blocking::Client::connect_to(endpoint, options).expect("connected");
+        let called = zest_blocking::ClientApi::call_tool(&client, TOOL, json!({}));
+        assert_eq!(text(&called.expect("the call")), SIMPLE_TEXT, "on {runtime}");
+        let _ = client.close();
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let headers = [
+            ("authorization", "Bearer not-a-token-the-provider-issued"),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        let (status, _, _) = browser::post(&fixture.url, &headers, ping).unwrap();
+        assert_eq!(status, 401, "an unknown opaque token on {runtime}");
     }
 }

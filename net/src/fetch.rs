@@ -1,6 +1,7 @@
-//! One blocking GET over http or https (rustls, the endpoint's roots), for the few
-//! documents a runtime fetches outside any MCP session: an issuer's metadata and its JWKS.
-//! Bounded in time and size; redirects are not followed.
+//! One blocking request over http or https (rustls, the endpoint's roots), for the few
+//! exchanges a runtime makes outside any MCP session: an issuer's metadata and its JWKS
+//! (GET), a token's introspection (POST). Bounded in time and size; redirects are not
+//! followed.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -18,8 +19,31 @@ pub(crate) fn get(url: &str) -> Result<(u16, Vec<u8>), String> {
     parse(&get_raw(url, "application/json")?)
 }
 
+/// POSTs the form `body` to `url` with `authorization` (a whole header value) if given: its
+/// status and body.
+pub(crate) fn post_form(
+    url: &str,
+    authorization: Option<&str>,
+    body: &str,
+) -> Result<(u16, Vec<u8>), String> {
+    let mut head = format!(
+        "Accept: application/json\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(value) = authorization {
+        head.push_str(&format!("Authorization: {value}\r\n"));
+    }
+    parse(&send(url, "POST", &head, body)?)
+}
+
 /// GETs `url` accepting `accept`, with `Connection: close`: the whole response as sent.
 pub(crate) fn get_raw(url: &str, accept: &str) -> Result<Vec<u8>, String> {
+    send(url, "GET", &format!("Accept: {accept}\r\n"), "")
+}
+
+/// Sends one request (`head` holds its own header lines, each ending in CRLF) with
+/// `Connection: close`: the whole response as sent.
+fn send(url: &str, method: &str, head: &str, body: &str) -> Result<Vec<u8>, String> {
     let uri: http::Uri = url.parse().map_err(|e| format!("{url:?} is not a url: {e}"))?;
     let host = uri.host().ok_or("the url has no host")?.to_owned();
     let https = match uri.scheme_str() {
@@ -35,7 +59,7 @@ pub(crate) fn get_raw(url: &str, accept: &str) -> Result<Vec<u8>, String> {
     tcp.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
     let authority = uri.authority().map_or(host.as_str(), |a| a.as_str());
     let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\n{head}Connection: close\r\n\r\n{body}"
     );
     if https {
         let endpoint = HttpEndpoint::new(url);

@@ -43,6 +43,11 @@ pub fn jwt_validator(
 }
 
 fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
+    issuer_metadata_field(issuer, "jwks_uri")
+}
+
+/// A URL the issuer's metadata names under `field` (OpenID Connect, then RFC 8414).
+pub(crate) fn issuer_metadata_field(issuer: &str, field: &str) -> Result<String, String> {
     let base = issuer.trim_end_matches('/');
     for url in [
         format!("{base}/.well-known/openid-configuration"),
@@ -50,12 +55,12 @@ fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
     ] {
         if let Ok((200, body)) = super::fetch::get(&url) {
             let metadata: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-            if let Some(uri) = metadata["jwks_uri"].as_str() {
+            if let Some(uri) = metadata[field].as_str() {
                 return Ok(uri.to_owned());
             }
         }
     }
-    Err(format!("{issuer} publishes no jwks_uri"))
+    Err(format!("{issuer} publishes no {field}"))
 }
 
 fn fetch_keys(jwks_uri: &str) -> Result<JwkSet, String> {

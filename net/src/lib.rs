@@ -11,10 +11,12 @@
 mod browser;
 mod fetch;
 mod headless;
+mod introspect;
 mod jwks;
 
 pub use browser::{authorize_in_browser, open_in_browser, LOGIN_TIMEOUT};
 pub use headless::authorize_headless;
+pub use introspect::{introspection_validator, Introspection};
 pub use jwks::{jwt_validator, principal as jwt_principal};
 
 use std::io;

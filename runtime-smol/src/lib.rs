@@ -106,7 +106,8 @@ pub use zest_core::runtime::NOTIFICATION_QUEUE;
 pub use zest_core::server::ListKind;
 pub use zest_core::server::ServerConfig;
 pub use zest_net::{
-    authorize_headless, authorize_in_browser, jwt_validator, open_in_browser, LOGIN_TIMEOUT,
+    authorize_headless, authorize_in_browser, introspection_validator, jwt_validator,
+    open_in_browser, Introspection, LOGIN_TIMEOUT,
 };
 
 /// The request context under the shorter name typed handlers use: `|args: T, ctx: Context|`.

@@ -6,7 +6,8 @@
 // the resource asked for, scope `mcp:read`), refresh tokens rotated on every use, client
 // credentials for the pre-registered client `machine` / `machine-secret`, a pre-registered
 // public client `zest-app` (redirect URI http://127.0.0.1:9/cb), and short token
-// lifetimes (access tokens: ACCESS_TTL seconds, default 4). Logging in needs no person: the
+// lifetimes (access tokens: ACCESS_TTL seconds, default 4). With TOKEN_FORMAT=opaque the
+// access tokens are opaque, for the server to introspect as `resource-server` / `rs-secret`. Logging in needs no person: the
 // interaction page signs `alice` in and grants what was asked at once (cookies still apply,
 // as in a browser).
 import http from 'node:http';
@@ -25,6 +26,13 @@ const provider = new Provider(issuer, {
     grant_types: ['authorization_code', 'refresh_token'],
     redirect_uris: ['http://127.0.0.1:9/cb'],
   }, {
+    // The protected MCP server itself, when it introspects opaque tokens.
+    client_id: 'resource-server',
+    client_secret: 'rs-secret',
+    grant_types: [],
+    redirect_uris: [],
+    response_types: [],
+  }, {
     client_id: 'machine',
     client_secret: 'machine-secret',
     grant_types: ['client_credentials'],
@@ -36,6 +44,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: false },
     registration: { enabled: true },
     clientCredentials: { enabled: true },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
       useGrantedResource: () => true,
@@ -43,7 +52,7 @@ const provider = new Provider(issuer, {
         scope: 'mcp:read',
         audience: resource,
         accessTokenTTL: accessTtl,
-        accessTokenFormat: 'jwt',
+        accessTokenFormat: process.env.TOKEN_FORMAT || 'jwt',
         jwt: { sign: { alg: 'RS256' } },
       }),
     },

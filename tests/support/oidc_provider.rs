@@ -14,7 +14,18 @@ pub struct Provider {
 }
 
 impl Provider {
+    /// Issues JWT access tokens.
     pub fn start(ttl: u64) -> Self {
+        Self::start_with(ttl, "jwt")
+    }
+
+    /// Issues opaque access tokens, which the server introspects as `resource-server` /
+    /// `rs-secret`.
+    pub fn start_opaque(ttl: u64) -> Self {
+        Self::start_with(ttl, "opaque")
+    }
+
+    fn start_with(ttl: u64, token_format: &str) -> Self {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let peers = root.join("tests/peers");
         assert!(
@@ -24,6 +35,7 @@ impl Provider {
         let mut child = Command::new(node22())
             .arg(peers.join("oidc_as.mjs"))
             .env("ACCESS_TTL", ttl.to_string())
+            .env("TOKEN_FORMAT", token_format)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

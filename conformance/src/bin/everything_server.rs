@@ -5,6 +5,7 @@
 //! everything_server --runtime tokio|smol|blocking --port P    # Streamable HTTP on 127.0.0.1:P
 //!     [--state-key HEX]   # 32 bytes in hex: seal 2026-07-28 requestState with this key
 //!     [--oauth-issuer URL] # HTTP only: every request needs a token from this issuer
+//!     [--oauth-introspect ID:SECRET] # its tokens are opaque: introspect them as ID
 //! ```
 //!
 //! Processes given the same `--state-key` accept each other's `requestState`, so a
@@ -20,7 +21,7 @@ use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
 
 const USAGE: &str = "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P) \
-     [--state-key HEX] [--oauth-issuer URL]";
+     [--state-key HEX] [--oauth-issuer URL [--oauth-introspect ID:SECRET]]";
 
 enum Serve {
     Stdio,
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
             eprintln!("everything_server ({runtime}): session over: {reason}");
             ExitCode::SUCCESS
         }
-        Serve::Http(port) => match serve_http(runtime, port, key, issuer.as_deref()) {
+        Serve::Http(port) => match serve_http(runtime, port, key, issuer.as_ref()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("everything_server ({runtime}): {message}");
@@ -81,7 +82,7 @@ fn serve_http(
     runtime: Runtime,
     mut port: u16,
     key: Option<[u8; 32]>,
-    issuer: Option<&str>,
+    issuer: Option<&fixture::oauth::Issuer>,
 ) -> Result<(), String> {
     let config = config(runtime, key);
     let mut http = zest_tokio::HttpConfig::new();
@@ -157,10 +158,11 @@ fn parse_key(hex: &str) -> Result<[u8; 32], String> {
     Ok(key)
 }
 
-type Parsed = (Runtime, Serve, Option<[u8; 32]>, Option<String>);
+type Parsed = (Runtime, Serve, Option<[u8; 32]>, Option<fixture::oauth::Issuer>);
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
     let (mut runtime, mut serve, mut key, mut issuer) = (None, None, None, None);
+    let mut introspect = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runtime" => {
@@ -177,9 +179,16 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
                 key = Some(parse_key(&hex)?);
             }
             "--oauth-issuer" => issuer = Some(args.next().ok_or("--oauth-issuer needs a value")?),
+            "--oauth-introspect" => {
+                let pair = args.next().ok_or("--oauth-introspect needs ID:SECRET")?;
+                let (id, secret) =
+                    pair.split_once(':').ok_or("--oauth-introspect needs ID:SECRET")?;
+                introspect = Some((id.to_owned(), secret.to_owned()));
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     let runtime = runtime.ok_or("--runtime is required")?;
+    let issuer = issuer.map(|url| fixture::oauth::Issuer { url, introspect });
     Ok((runtime, serve.ok_or("--stdio or --port is required")?, key, issuer))
 }
