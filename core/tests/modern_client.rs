@@ -274,6 +274,29 @@ mod over_http {
     }
 
     #[test]
+    fn cancelling_a_call_closes_its_stream_and_the_router_stops_its_handler() {
+        let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
+        assert_eq!(ready_version(&mut pair), ProtocolVersion::V2026_07_28);
+        let now = pair.clock.now();
+        let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
+        let id = pair.client.request(now, "tools/call", Some(params), RequestOptions::default());
+        let id = id.unwrap();
+        pair.pump();
+        let posts_before = pair.transcript().len();
+        let events = pair.take_router_events();
+        assert!(events.iter().any(|e| matches!(e.event, server::Event::Call { .. })));
+        pair.client.cancel(now, &id, None).unwrap();
+        pair.pump();
+        let events = pair.take_router_events();
+        let stopped = events.iter().any(|e| matches!(e.event, server::Event::Cancelled { .. }));
+        assert!(stopped, "the router cancelled the handler: {events:?}");
+        // No `notifications/cancelled` POST: the closed stream said it.
+        assert_eq!(pair.transcript().len(), posts_before, "{:?}", pair.transcript());
+        let events = pair.take_client_events();
+        assert!(events.contains(&Event::Response { id, result: Err(RequestError::Cancelled) }));
+    }
+
+    #[test]
     fn a_modern_router_is_spoken_to_with_one_post_per_request_and_no_session() {
         let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
         assert_eq!(ready_version(&mut pair), ProtocolVersion::V2026_07_28);

@@ -251,6 +251,11 @@ impl Streamable {
     fn send_modern(&mut self, out: Outgoing, marks: &ParamMarks) {
         let request = match &out.kind {
             OutgoingKind::Request { id, .. } => Some(id.clone()),
+            // 2026-07-28 over HTTP cancels by closing the request's stream (`forget`); the
+            // server expects no notification.
+            OutgoingKind::Notification { method } if method == "notifications/cancelled" => {
+                return;
+            }
             _ => None,
         };
         let extra = modern::headers(&out, marks);
@@ -310,9 +315,19 @@ impl Streamable {
 
     /// Stops owing `id`'s response: a stream waiting to reconnect only for it is dropped. A
     /// connection still open stays (what else arrives on it is still delivered); the response,
-    /// if it comes, reaches the machine, which drops it as abandoned.
+    /// if it comes, reaches the machine, which drops it as abandoned. In 2026-07-28 the
+    /// request's exchange is aborted instead: that is how the server learns of a
+    /// cancellation.
     pub(super) fn forget(&mut self, id: &RequestId) {
         let Some(key) = self.owed.remove(id) else { return };
+        if self.modern {
+            // 2026-07-28: closing the request's stream is what cancels it at the server.
+            if self.exchanges.remove(&key).is_some() {
+                self.common.transmits.push_back(Transmit::Abort { stream: key });
+            }
+            self.sse.remove(&key);
+            return;
+        }
         let waiting = self.sse.get(&key).is_some_and(|s| s.reconnect_at.is_some());
         if waiting && !self.owed.values().any(|k| *k == key) {
             self.sse.remove(&key);
