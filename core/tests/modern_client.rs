@@ -10,7 +10,7 @@ use std::time::Instant;
 use common::*;
 use serde_json::{json, Value};
 use zest_core::api::CallError;
-use zest_core::client::{ClientConfig, Event, ServerRequest};
+use zest_core::client::{ClientConfig, Event, ServerNotification, ServerRequest};
 use zest_core::error::{CloseReason, RequestError, UsageError};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::schema::{ClientCapabilities, ProtocolVersion};
@@ -93,7 +93,11 @@ fn a_modern_server_is_spoken_to_without_a_handshake() {
     assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
     assert!(meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object());
     pair.serve(app);
-    let response = pair.take_client_events().into_iter().find_map(|e| match e {
+    let events = pair.take_client_events();
+    let acknowledged =
+        events.iter().any(|e| matches!(e, Event::Notification(ServerNotification::Other(_))));
+    assert!(!acknowledged, "the listen's acknowledgment is not the app's: {events:?}");
+    let response = events.into_iter().find_map(|e| match e {
         Event::Response { id: got, result } if got == id => Some(result),
         _ => None,
     });
@@ -103,9 +107,10 @@ fn a_modern_server_is_spoken_to_without_a_handshake() {
     assert_eq!(sent_methods(&pair), ["server/discover", "subscriptions/listen", "tools/call"]);
     pair.server.notify_list_changed(pair.clock.now(), server::ListKind::Tools);
     pair.pump();
-    let heard = pair.take_client_events().into_iter().any(|e| {
-        matches!(e, Event::Notification(zest_core::client::ServerNotification::ToolListChanged))
-    });
+    let heard = pair
+        .take_client_events()
+        .into_iter()
+        .any(|e| matches!(e, Event::Notification(ServerNotification::ToolListChanged)));
     assert!(heard, "a list change reaches the app through the listen");
     // `ping`, which the revision removed, goes as `server/discover` and still shows the
     // server alive.
@@ -125,7 +130,7 @@ fn a_modern_server_is_spoken_to_without_a_handshake() {
 
 #[test]
 fn the_ladder_steps_down_to_initialize_for_a_session_era_server() {
-    let mut pair = pair(modern_client(), |_| server_config());
+    let mut pair = pair(modern_client(), |_| server_config().session_era());
     let negotiated = pair.handshake();
     assert_eq!(negotiated.protocol_version, ProtocolVersion::LATEST_SESSION);
     assert_eq!(sent_methods(&pair), ["server/discover", "initialize", "notifications/initialized"]);
@@ -134,7 +139,7 @@ fn the_ladder_steps_down_to_initialize_for_a_session_era_server() {
 #[test]
 fn a_client_pinned_to_2026_closes_on_a_session_era_server() {
     let pinned = modern_client().supported_versions(vec![ProtocolVersion::V2026_07_28]);
-    let mut pair = pair(pinned, |_| server_config());
+    let mut pair = pair(pinned, |_| server_config().session_era());
     pair.pump();
     let closed = pair.take_client_events().into_iter().find_map(|e| match e {
         Event::Closed(reason) => Some(reason),
@@ -390,7 +395,8 @@ mod over_http {
 
     #[test]
     fn the_ladder_steps_down_to_a_session_over_http() {
-        let mut pair = http_pair(modern_client(), HttpMode::Auto, |_| server_config());
+        let mut pair =
+            http_pair(modern_client(), HttpMode::Auto, |_| server_config().session_era());
         assert_eq!(ready_version(&mut pair), ProtocolVersion::LATEST_SESSION);
         assert!(pair.router.session_count() == 1, "{:?}", pair.transcript());
     }

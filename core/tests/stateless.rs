@@ -242,7 +242,7 @@ fn an_unknown_resource_is_invalid_params_in_this_revision() {
 
 #[test]
 fn a_session_era_server_answers_modern_requests_as_before() {
-    let mut h = Harness::new(server_config());
+    let mut h = Harness::new(server_config().session_era());
     let error = h.request("l", "tools/list", META)["error"].clone();
     assert_eq!(error["code"], codes::INVALID_REQUEST, "not initialized: {error}");
     let answer = h.request("d", "server/discover", META);

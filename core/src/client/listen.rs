@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Client, Event};
+use super::{Client, Event, ServerNotification};
 use crate::error::UsageError;
 use crate::jsonrpc::{RawJson, RequestId};
 use crate::rpc::RequestOptions;
@@ -109,9 +109,14 @@ impl Client {
         Ok(id)
     }
 
-    /// True for the end of a listen (its result, or its failure): not the app's to see. The
-    /// current one, ended on its own, is opened anew at the next input.
+    /// True for the end of a listen (its result, or its failure) and for its acknowledgment:
+    /// not the app's to see. The current one, ended on its own, is opened anew at the next
+    /// input.
     pub(super) fn is_listen_end(&mut self, event: &Event) -> bool {
+        if let Event::Notification(ServerNotification::Other(note)) = event {
+            // The listen's acknowledgment is the client's business, not the app's.
+            return note.method == "notifications/subscriptions/acknowledged";
+        }
         let Event::Response { id, .. } = event else { return false };
         if self.listening.id.as_ref() == Some(id) {
             self.listening.id = None;

@@ -30,10 +30,11 @@ pub struct ServerConfig {
     /// subscriptions. The runtimes set it whenever the app holds a server handle (an HTTP
     /// server, a stdio server started with a handle).
     pub announce_changes: bool,
-    /// Revisions we speak; the best common one is chosen at `initialize`. Default: the
-    /// session era. With 2026-07-28 listed, a stdio session also answers that revision's
-    /// requests (`server/discover`, and any request whose `_meta` names it) until a client
-    /// sends `initialize`; each such request stands alone.
+    /// Revisions we speak; the best common one is chosen at `initialize`. Default: every
+    /// revision, 2026-07-28 included ([`session_era`](Self::session_era) drops it): a
+    /// session also answers that revision's requests (`server/discover`, and any request
+    /// whose `_meta` names it) until a client sends `initialize`; each such request stands
+    /// alone.
     pub supported_versions: Vec<ProtocolVersion>,
     /// 2026-07-28: how long a client may reuse a list, `resources/read` or `server/discover`
     /// result (`ttlMs`). Default 0: ask again every time.
@@ -85,7 +86,7 @@ impl ServerConfig {
             instructions: None,
             capabilities: None,
             announce_changes: false,
-            supported_versions: ProtocolVersion::SESSION_ERA.to_vec(),
+            supported_versions: ProtocolVersion::ALL.to_vec(),
             cache_ttl_ms: 0,
             cache_scope: CacheScope::Private,
             request_state: None,
@@ -118,6 +119,14 @@ impl ServerConfig {
     #[must_use]
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Speaks the session era only: 2026-07-28 requests (`server/discover` included) are
+    /// refused as coming before `initialize`, so dual-era clients step down to it.
+    #[must_use]
+    pub fn session_era(mut self) -> Self {
+        self.supported_versions = ProtocolVersion::SESSION_ERA.to_vec();
         self
     }
 }

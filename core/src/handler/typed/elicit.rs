@@ -6,14 +6,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::object_schema_for;
-use crate::api::CallError;
-use crate::client::decode_result;
+use crate::api::{CallError, PeerApi};
 use crate::error::RequestError;
 use crate::json_schema::validate;
-use crate::jsonrpc::RawJson;
-use crate::runtime::{Link, PeerCall, RequestContext};
-use crate::schema::methods::{Elicit, Method};
-use crate::schema::{ElicitAction, ElicitFormParams, ElicitParams};
+use crate::runtime::{Link, RequestContext};
+use crate::schema::{ElicitAction, ElicitFormParams, ElicitParams, ElicitResult};
 
 /// The user's answer to a typed elicitation. Non-exhaustive: a later revision may add
 /// actions, so a `match` needs a `_` arm.
@@ -61,9 +58,9 @@ impl<L: Link> RequestContext<L> {
         let form = ElicitFormParams::for_type::<T>(message).unwrap_or_else(|e| {
             panic!("{} cannot be an elicitation form: {e}", std::any::type_name::<T>())
         });
-        let params = RawJson::from_serialize(&ElicitParams::from(form));
-        let call = PeerCall { related: self.request_id().clone(), method: Elicit::NAME, params };
-        L::map(self.link().peer_request(call), answer::<T>)
+        // Through the era-aware ask, as every ask of the client: a related request in the
+        // session era, the call's own answers or an input-required result in 2026-07-28.
+        L::map(self.elicit(ElicitParams::from(form)), answer::<T>)
     }
 }
 
@@ -102,9 +99,9 @@ fn string_enum_items(members: &Map<String, Value>) -> bool {
 
 /// The client's raw answer as `T`.
 fn answer<T: DeserializeOwned + JsonSchema>(
-    outcome: Result<RawJson, CallError>,
+    outcome: Result<ElicitResult, CallError>,
 ) -> Result<Elicited<T>, CallError> {
-    let result = decode_result::<Elicit>(Ok(outcome?)).map_err(CallError::Request)?;
+    let result = outcome?;
     match result.action {
         ElicitAction::Accept => {}
         ElicitAction::Cancel => return Ok(Elicited::Cancel),
