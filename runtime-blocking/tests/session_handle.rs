@@ -50,8 +50,10 @@ fn registry() -> Registry {
     registry
 }
 
+/// The session era: the handle's logs outside a request and its list changes on open
+/// sessions are that era's (a 2026-07-28 client hears list changes on its listen only).
 fn config() -> ServerConfig {
-    ServerConfig::new("handle-test", "1.0")
+    ServerConfig::new("handle-test", "1.0").session_era()
 }
 
 /// The next notification `pick` accepts, skipping others; fails after [`HANG`].
