@@ -103,18 +103,22 @@ fn http_pair(handle_of: &zest_blocking::HttpServer) -> (ServerHandle, Client, Cl
 
 #[test]
 fn stdio_tool_added_and_removed_from_outside_is_announced_then_listed() {
-    let (client, server) = in_memory(config(), registry()).unwrap();
-    let rx = client.notifications();
-    let handle = server.handle();
-    handle.add_tool("late", "Added from outside", |Text { text }| text);
-    tools_changed(rx);
-    assert!(tool_names(&client).contains(&"late".to_owned()));
-    assert_eq!(text_of(&client, "late", json!({"text": "hi"})), "hi");
-    handle.remove_tool("late");
-    tools_changed(rx);
-    assert!(!tool_names(&client).contains(&"late".to_owned()));
-    client.close().unwrap();
-    server.stopped();
+    // In both eras: in 2026-07-28 the change, made the moment the client is ready, travels on
+    // the client's listen, which is acknowledged before the client is ready.
+    for config in [config(), ServerConfig::new("handle-test", "1.0")] {
+        let (client, server) = in_memory(config, registry()).unwrap();
+        let rx = client.notifications();
+        let handle = server.handle();
+        handle.add_tool("late", "Added from outside", |Text { text }| text);
+        tools_changed(rx);
+        assert!(tool_names(&client).contains(&"late".to_owned()));
+        assert_eq!(text_of(&client, "late", json!({"text": "hi"})), "hi");
+        handle.remove_tool("late");
+        tools_changed(rx);
+        assert!(!tool_names(&client).contains(&"late".to_owned()));
+        client.close().unwrap();
+        server.stopped();
+    }
 }
 
 #[test]

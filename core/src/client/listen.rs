@@ -8,6 +8,10 @@
 //! exchange breaks is sent again (as any 2026-07-28 request is); one that ends otherwise (the
 //! server ended it, or it ran for [`LISTEN_FOR`]) is opened anew at the client's next input,
 //! at most [`MAX_REOPENS`] times.
+//!
+//! [`Event::Ready`] waits for the first listen's acknowledgment (or its end, or
+//! `init_timeout`): a change the server makes once the app holds a ready client is never
+//! missed, as in the session era, where notifications flow from `initialize` on.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -15,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Client, Event, ServerNotification};
+use super::{Client, Event, Negotiated, ServerNotification};
 use crate::error::UsageError;
 use crate::jsonrpc::{RawJson, RequestId};
 use crate::rpc::RequestOptions;
@@ -41,6 +45,8 @@ pub(super) struct Listening {
     /// The listen ended on its own: open it anew at the next input.
     reopen: bool,
     reopened: u32,
+    /// `Ready`, held until the first listen is acknowledged or ends, or until the deadline.
+    held_ready: Option<(Box<Negotiated>, Instant)>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +55,43 @@ struct Uri {
 }
 
 impl Client {
+    /// The client is ready in 2026-07-28: `Ready` now, or once the listen it opens is
+    /// acknowledged (at the latest after `init_timeout`).
+    pub(super) fn ready_and_listen(&mut self, now: Instant, negotiated: Box<Negotiated>) {
+        self.listen(now);
+        match self.listening.id {
+            Some(_) => {
+                let until = now + self.config.init_timeout;
+                self.listening.held_ready = Some((negotiated, until));
+            }
+            None => self.events.push_back(Event::Ready(negotiated)),
+        }
+    }
+
+    /// Lets a held `Ready` out, ahead of what is queued.
+    fn release_ready(&mut self) {
+        if let Some((negotiated, _)) = self.listening.held_ready.take() {
+            self.events.push_front(Event::Ready(negotiated));
+        }
+    }
+
+    /// The session closed before it was ready for the app: `Ready` never goes out.
+    pub(super) fn drop_held_ready(&mut self) {
+        self.listening.held_ready = None;
+    }
+
+    /// When a held `Ready` goes out regardless.
+    pub(super) fn ready_deadline(&self) -> Option<Instant> {
+        self.listening.held_ready.as_ref().map(|(_, until)| *until)
+    }
+
+    /// A held `Ready` whose deadline passed goes out.
+    pub(super) fn release_ready_at(&mut self, now: Instant) {
+        if self.ready_deadline().is_some_and(|until| until <= now) {
+            self.release_ready();
+        }
+    }
+
     /// Opens (or opens anew) the listen for what the server announces and the resources
     /// subscribed to; nothing when there is nothing to hear of.
     pub(super) fn listen(&mut self, now: Instant) {
@@ -115,10 +158,15 @@ impl Client {
     pub(super) fn is_listen_end(&mut self, event: &Event) -> bool {
         if let Event::Notification(ServerNotification::Other(note)) = event {
             // The listen's acknowledgment is the client's business, not the app's.
-            return note.method == "notifications/subscriptions/acknowledged";
+            let acknowledged = note.method == "notifications/subscriptions/acknowledged";
+            if acknowledged {
+                self.release_ready();
+            }
+            return acknowledged;
         }
         let Event::Response { id, .. } = event else { return false };
         if self.listening.id.as_ref() == Some(id) {
+            self.release_ready();
             self.listening.id = None;
             self.listening.reopen = self.listening.reopened < MAX_REOPENS && !self.is_closed();
             return true;

@@ -447,7 +447,7 @@ impl Client {
             Transport::Http(http) => http.poll_timeout(),
             Transport::Stdio(_) => None,
         };
-        [self.endpoint.poll_timeout(), reconnect, self.rounds.poll_timeout()]
+        [self.endpoint.poll_timeout(), reconnect, self.rounds.poll_timeout(), self.ready_deadline()]
             .into_iter()
             .flatten()
             .min()
@@ -518,6 +518,7 @@ impl Client {
             self.events.push_back(Event::Response { id, result: Err(RequestError::TimedOut) });
         }
         self.expire_rounds(now);
+        self.release_ready_at(now);
         if init_expired && discovering {
             // A server that says nothing to `server/discover` is not modern: step down.
             if let Phase::AwaitingInitResult { init, .. } = &self.phase {
@@ -782,6 +783,7 @@ impl Client {
             _ => None,
         };
         self.phase = Phase::Closed;
+        self.drop_held_ready();
         if let Transport::Http(http) = &mut self.transport {
             // What was queued before the close still goes out, then the streams are dropped.
             while let Some(out) = self.endpoint.poll_outgoing() {

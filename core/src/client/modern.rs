@@ -92,8 +92,7 @@ impl Client {
                 instructions: result.instructions,
             });
             self.phase = Phase::Ready(negotiated.clone());
-            self.events.push_back(Event::Ready(negotiated));
-            self.listen(now);
+            self.ready_and_listen(now, negotiated);
             return;
         }
         if let Transport::Http(http) = &mut self.transport {
