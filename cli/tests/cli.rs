@@ -92,7 +92,8 @@ fn the_read_tools_over_stdio() {
     let root = workspace("read");
     let info = over_stdio(&root, &[], &["inspect", "--json"]).ok().json();
     assert_eq!(info["server"]["name"], "zest-workspace");
-    assert_eq!(info["era"], "session");
+    // The client's ladder finds a server that speaks 2026-07-28.
+    assert_eq!(info["era"], "stateless");
     assert_eq!(info["counts"]["tools"], 5, "{info}");
     let tools = over_stdio(&root, &[], &["tools", "--json"]).ok().json();
     let names: Vec<&str> =
@@ -575,7 +576,9 @@ fn bridge_passes_list_changes_and_logs_on() {
     use zest_blocking::core::client::ServerNotification;
     use zest_blocking::schema::{CallToolResult, LoggingLevel, Tool};
     use zest_blocking::{ClientApi, ListKind, Registry, ServerConfig};
-    let config = ServerConfig::new("upstream", "1");
+    // The session era on both sides: a log record outside any request has no way to a
+    // 2026-07-28 client.
+    let config = ServerConfig::new("upstream", "1").session_era();
     let http = zest_blocking::HttpConfig::new();
     let mut registry = Registry::new();
     registry.raw_tool(
@@ -585,7 +588,7 @@ fn bridge_passes_list_changes_and_logs_on() {
     let upstream = zest_blocking::serve_http_with("127.0.0.1:0", config, http, registry).unwrap();
     let client = zest_blocking::Client::spawn(
         zest_blocking::StdioCommand::new(ZEST).args(["bridge", upstream.url().as_str()]),
-        zest_blocking::ClientOptions::new("bridged", "1"),
+        zest_blocking::ClientOptions::new("bridged", "1").with_config(|c| c.session_era()),
     )
     .expect("the bridge serves");
     let names = |c: &zest_blocking::Client| -> Vec<String> {

@@ -99,8 +99,10 @@ macro_rules! runtime_contract {
             use super::{Add, Ask, Confirm, Count, Greet, Prefix, Sum};
 
             fn config() -> ServerConfig {
-                // The builder methods of the configs, defaults kept.
+                // The builder methods of the configs, defaults kept; the session era, whose
+                // `ping` to the client and logs the `context` tool uses.
                 ServerConfig::new("contract", "1.0")
+                    .session_era()
                     .instructions("A contract.")
                     .page_size(100)
                     .request_timeout(Duration::from_secs(60))
