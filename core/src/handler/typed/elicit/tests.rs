@@ -5,8 +5,8 @@ use serde_json::json;
 
 use super::*;
 use crate::error::UsageError;
-use crate::jsonrpc::RequestId;
-use crate::runtime::{CancelFlag, Report};
+use crate::jsonrpc::{RawJson, RequestId};
+use crate::runtime::{CancelFlag, PeerCall, Report};
 
 /// A blocking-style link that keeps the params of the last peer request and answers with a
 /// canned result.
