@@ -29,7 +29,7 @@ pub(crate) struct InboundEntry {
 #[derive(Debug, Clone)]
 pub(crate) struct RoundEntry {
     pub(crate) round: std::sync::Arc<crate::server::Round>,
-    pub(crate) binding: crate::server::Binding,
+    pub(crate) binding: crate::server::LazyBinding,
 }
 
 /// What a 2026-07-28 request carried and its answer needs.

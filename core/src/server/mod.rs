@@ -36,7 +36,7 @@ pub use config::{ServerConfig, SessionInfo};
 pub use events::{Call, CallContext, ClientNotification, Event};
 pub use handle::{BroadcastSink, ServerHandle};
 pub use registry::{ListKind, Registry};
-pub(crate) use request_state::Binding;
+pub(crate) use request_state::{Binding, LazyBinding};
 pub use request_state::{RequestStateConfig, RequestStateKey};
 pub use session::Session;
 pub(crate) use session::Shared;

@@ -193,5 +193,27 @@ impl Binding {
     }
 }
 
+/// A call's binding, worked out only when a state is sealed for it or opened: most calls
+/// never ask the client, and the digest reads every byte of the params.
+#[derive(Clone, Debug)]
+pub(crate) enum LazyBinding {
+    /// Worked out already.
+    Ready(Binding),
+    /// What it is worked out from.
+    Pending { method: String, params: Option<RawJson>, principal: Option<String> },
+}
+
+impl LazyBinding {
+    /// The binding, worked out now if it was not.
+    pub(crate) fn get(&self) -> Binding {
+        match self {
+            Self::Ready(binding) => binding.clone(),
+            Self::Pending { method, params, principal } => {
+                Binding::new(method, params.as_ref(), principal.as_deref())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

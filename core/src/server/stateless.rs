@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ask::RoundEnd;
-use super::{Binding, Round, Session, SessionInfo};
+use super::{Binding, LazyBinding, Round, Session, SessionInfo};
 use crate::error::Rejection;
 use crate::jsonrpc::{ErrorObject, RawJson, Request};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
@@ -196,14 +196,18 @@ impl<H: Clone> Session<H> {
         let carried = r.params.as_ref().map(|p| p.parse::<Carried>()).transpose();
         let carried = carried.map_err(Rejection::InvalidParams)?.unwrap_or_default();
         let principal = self.principal.as_ref().map(|p| p.subject.as_str());
-        let binding = Binding::new(&r.method, r.params.as_ref(), principal);
         let invalid = |why: &str| Rejection::InvalidParams(why.to_owned());
-        let opened = match carried.request_state {
-            None | Some(Value::Null) => None,
+        let (opened, binding) = match carried.request_state {
+            None | Some(Value::Null) => {
+                let method = r.method.clone();
+                let principal = principal.map(str::to_owned);
+                (None, LazyBinding::Pending { method, params: r.params.clone(), principal })
+            }
             Some(Value::String(state)) => {
                 let config = self.shared.config.request_state.as_ref();
                 let config = config.ok_or_else(|| invalid("requestState was not issued here"))?;
-                Some(config.open(now, &binding, &state)?)
+                let binding = Binding::new(&r.method, r.params.as_ref(), principal);
+                (Some(config.open(now, &binding, &state)?), LazyBinding::Ready(binding))
             }
             Some(_) => return Err(invalid("requestState must be a string")),
         };
@@ -249,7 +253,7 @@ impl<H: Clone> Session<H> {
                     wire(Rejection::Internal("ServerConfig::request_state is not set".into()))
                 })?;
                 let asked = requests.keys().collect();
-                let state = config.seal(now, &round.binding, &used, asked).map_err(wire)?;
+                let state = config.seal(now, &round.binding.get(), &used, asked).map_err(wire)?;
                 Ok(RawJson::from(serde_json::json!({
                     "resultType": RESULT_INPUT_REQUIRED,
                     "inputRequests": requests,
