@@ -186,6 +186,11 @@ impl Client {
         if !self.rounds.sent.get(wire).is_some_and(|s| may_ask(&s.method)) {
             return false;
         }
+        // Most results are complete: a search for the marker is far cheaper than a parse
+        // of a result that may be megabytes long.
+        if !result.get().contains(RESULT_INPUT_REQUIRED) {
+            return false;
+        }
         let Ok(asked) = result.parse::<InputRequired>() else { return false };
         if asked.result_type.as_deref() != Some(RESULT_INPUT_REQUIRED) {
             return false;

@@ -49,6 +49,9 @@ pub struct Session<H> {
     pub(super) stateless: Option<super::stateless::Stateless>,
     /// Who the requests of this session come from (OAuth), as the router found it.
     pub(crate) principal: Option<Arc<Principal>>,
+    /// The last 2026-07-28 `_meta` checked, as sent, and what it said: a stdio client sends
+    /// the same one with every request.
+    pub(super) last_meta: Option<(Box<str>, Arc<super::stateless::RequestMeta>)>,
 }
 
 impl<H: Clone> Session<H> {
@@ -77,6 +80,7 @@ impl<H: Clone> Session<H> {
             events: VecDeque::new(),
             stateless: None,
             principal: None,
+            last_meta: None,
         }
     }
 

@@ -36,6 +36,13 @@ struct MetaOnly {
     meta: Option<StatelessMeta>,
 }
 
+/// A request's `_meta` as sent.
+#[derive(Deserialize)]
+struct MetaText<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a serde_json::value::RawValue>,
+}
+
 #[derive(Deserialize)]
 struct StatelessMeta {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
@@ -274,13 +281,29 @@ impl<H: Clone> Session<H> {
         }
     }
 
-    /// The revision, capabilities, info and log level a request's `_meta` names, checked.
-    fn check_meta(&self, params: Option<&RawJson>, method: &str) -> Result<Stateless, Rejection> {
-        let meta = check_request_meta(&self.shared.config, params)?;
+    /// The revision, capabilities, info and log level a request's `_meta` names, checked
+    /// (read again only when it differs from the last one's).
+    fn check_meta(
+        &mut self,
+        params: Option<&RawJson>,
+        method: &str,
+    ) -> Result<Stateless, Rejection> {
+        let read = params.and_then(|p| serde_json::from_str::<MetaText<'_>>(p.get()).ok());
+        let text = read.and_then(|m| m.meta);
+        let meta = match (&self.last_meta, text) {
+            (Some((last, meta)), Some(text)) if **last == *text.get() => meta.clone(),
+            (_, text) => {
+                let meta = Arc::new(check_request_meta(&self.shared.config, params)?);
+                if let Some(text) = text {
+                    self.last_meta = Some((text.get().into(), meta.clone()));
+                }
+                meta
+            }
+        };
         let session = Arc::new(SessionInfo {
             protocol_version: meta.version,
-            client_info: meta.client_info,
-            client_capabilities: meta.capabilities,
+            client_info: meta.client_info.clone(),
+            client_capabilities: meta.capabilities.clone(),
             server_capabilities: self.capabilities(),
         });
         let entry = StatelessEntry { cacheable: cacheable(method), log_level: meta.log_level };
@@ -311,6 +334,7 @@ pub(crate) fn meta_version(params: Option<&RawJson>) -> Option<String> {
 }
 
 /// What a 2026-07-28 request's `_meta` says, checked.
+#[derive(Debug)]
 pub(crate) struct RequestMeta {
     pub(crate) version: ProtocolVersion,
     pub(crate) capabilities: ClientCapabilities,
@@ -368,6 +392,11 @@ struct ResultKind {
 }
 
 pub(super) fn result_is_complete(raw: &RawJson) -> bool {
+    // Nearly every result has no `resultType` of its own yet: a search beats a parse of
+    // what may be megabytes.
+    if !raw.get().contains("\"resultType\"") {
+        return true;
+    }
     raw.parse::<ResultKind>()
         .map(|k| k.result_type.is_none_or(|t| t == RESULT_COMPLETE))
         .unwrap_or(true)
