@@ -177,20 +177,24 @@ fn capabilities_declare_changes_only_with_a_handle() {
     client.close().unwrap();
     server.stopped();
 
-    // Plain `serve`: nobody outside can change anything, so nothing is promised.
-    let (server_reader, client_writer) = UnixStream::pair().unwrap();
-    let (client_reader, server_writer) = UnixStream::pair().unwrap();
-    let served =
-        std::thread::spawn(move || serve(config(), registry(), server_reader, server_writer));
-    let client =
-        Client::over(client_reader, client_writer, ClientOptions::new("plain", "1")).unwrap();
-    let caps = &client.negotiated().capabilities;
-    assert_eq!(caps.tools.as_ref().map(|t| t.list_changed), Some(None));
-    assert_eq!(caps.resources.as_ref().map(|r| (r.subscribe, r.list_changed)), Some((None, None)));
-    assert!(caps.prompts.is_none());
-    assert!(client.subscribe("file:///notes").is_err(), "subscribe is not offered");
-    client.close().unwrap();
-    served.join().unwrap();
+    // Plain `serve`: nobody outside can change anything, so nothing is promised, in either
+    // era (in 2026-07-28 the client itself refuses a subscription nothing would answer).
+    for config in [config(), ServerConfig::new("handle-test", "1.0")] {
+        let (server_reader, client_writer) = UnixStream::pair().unwrap();
+        let (client_reader, server_writer) = UnixStream::pair().unwrap();
+        let served =
+            std::thread::spawn(move || serve(config, registry(), server_reader, server_writer));
+        let client =
+            Client::over(client_reader, client_writer, ClientOptions::new("plain", "1")).unwrap();
+        let caps = &client.negotiated().capabilities;
+        assert_eq!(caps.tools.as_ref().map(|t| t.list_changed), Some(None));
+        let resources = caps.resources.as_ref().map(|r| (r.subscribe, r.list_changed));
+        assert_eq!(resources, Some((None, None)));
+        assert!(caps.prompts.is_none());
+        assert!(client.subscribe("file:///notes").is_err(), "subscribe is not offered");
+        client.close().unwrap();
+        served.join().unwrap();
+    }
 }
 
 #[test]

@@ -141,6 +141,12 @@ impl Client {
     ) -> Result<RequestId, UsageError> {
         let uri =
             params.and_then(|p| p.parse::<Uri>().ok()).ok_or(UsageError::ParamsNotAnObject)?;
+        // Nothing would ever come: the server does not offer updates of single resources.
+        let offered = self.negotiated().and_then(|n| n.capabilities.resources.as_ref());
+        if subscribe && offered.and_then(|r| r.subscribe) != Some(true) {
+            let method = "resources/subscribe".to_owned();
+            return Err(UsageError::CapabilityNotNegotiated { method, capability: "resources" });
+        }
         match subscribe {
             true => self.listening.uris.insert(uri.uri),
             false => self.listening.uris.remove(&uri.uri),
