@@ -278,8 +278,8 @@ mod over_http {
         ready.unwrap_or_else(|| panic!("no Ready: {events:?} {:?}", pair.transcript()))
     }
 
-    #[test]
-    fn cancelling_a_call_closes_its_stream_and_the_router_stops_its_handler() {
+    /// A modern pair with an `echo` call sent: the pair, the call's id, the time.
+    fn echo_under_way() -> (HttpPair<Handler>, RequestId, Instant) {
         let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
         assert_eq!(ready_version(&mut pair), ProtocolVersion::V2026_07_28);
         let now = pair.clock.now();
@@ -287,6 +287,12 @@ mod over_http {
         let id = pair.client.request(now, "tools/call", Some(params), RequestOptions::default());
         let id = id.unwrap();
         pair.pump();
+        (pair, id, now)
+    }
+
+    #[test]
+    fn cancelling_a_call_closes_its_stream_and_the_router_stops_its_handler() {
+        let (mut pair, id, now) = echo_under_way();
         let posts_before = pair.transcript().len();
         let events = pair.take_router_events();
         assert!(events.iter().any(|e| matches!(e.event, server::Event::Call { .. })));
@@ -303,13 +309,7 @@ mod over_http {
 
     #[test]
     fn a_modern_router_is_spoken_to_with_one_post_per_request_and_no_session() {
-        let mut pair = http_pair(modern_client(), HttpMode::Auto, modern_server);
-        assert_eq!(ready_version(&mut pair), ProtocolVersion::V2026_07_28);
-        let now = pair.clock.now();
-        let params = RawJson::from(json!({"name": "echo", "arguments": {"text": "hi"}}));
-        let id = pair.client.request(now, "tools/call", Some(params), RequestOptions::default());
-        let id = id.unwrap();
-        pair.pump();
+        let (mut pair, id, now) = echo_under_way();
         // Round 1: the handler asks; the client's app answers; the retry completes.
         let events = pair.take_router_events();
         let (session, call_id, round) = events
