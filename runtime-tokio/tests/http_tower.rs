@@ -40,7 +40,8 @@ struct App {
 
 impl App {
     async fn start(http: HttpConfig) -> Self {
-        let config = ServerConfig::new("zest-http-test", "1.0");
+        // The session era: these tests count sessions, DELETE them and log to them.
+        let config = ServerConfig::new("zest-http-test", "1.0").session_era();
         let mcp = McpService::new_with(config, http, registry());
         let app = axum::Router::new()
             .route_service("/mcp", mcp.clone())
