@@ -255,7 +255,7 @@ fn pick(ids: &[RequestId], k: u8) -> Option<RequestId> {
 
 fuzz_target!(|steps: Vec<Step>| {
     let t0 = Instant::now();
-    let mut cfg = ClientConfig::new("fuzz", "1");
+    let mut cfg = ClientConfig::new("fuzz", "1").session_era();
     cfg.max_message = 4096;
     cfg.capabilities = serde_json::from_value(
         json!({"roots":{"listChanged":true},"sampling":{},"elicitation":{}}),
