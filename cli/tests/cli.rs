@@ -570,15 +570,24 @@ fn bridge_in_front_of_server_everything_forwards_progress_and_prompts() {
 }
 
 /// A tool added upstream while a bridge runs: the bridge lists again, announces the change,
-/// and its client then sees and calls the new tool; a log record upstream reaches it too.
+/// and its client then sees and calls the new tool; in the session era a log record upstream
+/// reaches it too (a log outside any request has no way to a 2026-07-28 client). Both eras,
+/// on both sides of the bridge.
 #[test]
 fn bridge_passes_list_changes_and_logs_on() {
+    for session_era in [true, false] {
+        bridge_relays(session_era);
+    }
+}
+
+fn bridge_relays(session_era: bool) {
     use zest_blocking::core::client::ServerNotification;
     use zest_blocking::schema::{CallToolResult, LoggingLevel, Tool};
     use zest_blocking::{ClientApi, ListKind, Registry, ServerConfig};
-    // The session era on both sides: a log record outside any request has no way to a
-    // 2026-07-28 client.
-    let config = ServerConfig::new("upstream", "1").session_era();
+    let mut config = ServerConfig::new("upstream", "1");
+    if session_era {
+        config = config.session_era();
+    }
     let http = zest_blocking::HttpConfig::new();
     let mut registry = Registry::new();
     registry.raw_tool(
@@ -586,11 +595,14 @@ fn bridge_passes_list_changes_and_logs_on() {
         |_, _| Ok(CallToolResult::text("one")),
     );
     let upstream = zest_blocking::serve_http_with("127.0.0.1:0", config, http, registry).unwrap();
+    let options = zest_blocking::ClientOptions::new("bridged", "1");
+    let options = if session_era { options.with_config(|c| c.session_era()) } else { options };
     let client = zest_blocking::Client::spawn(
         zest_blocking::StdioCommand::new(ZEST).args(["bridge", upstream.url().as_str()]),
-        zest_blocking::ClientOptions::new("bridged", "1").with_config(|c| c.session_era()),
+        options,
     )
     .expect("the bridge serves");
+    assert_eq!(client.negotiated().protocol_version.is_session_era(), session_era);
     let names = |c: &zest_blocking::Client| -> Vec<String> {
         c.list_all_tools().unwrap().into_iter().map(|t| t.name).collect()
     };
@@ -601,24 +613,27 @@ fn bridge_passes_list_changes_and_logs_on() {
             |_, _| Ok(CallToolResult::text("two")),
         );
     });
-    let wait_for = |wanted: fn(&ServerNotification) -> bool| {
+    let wait_for = |wanted: fn(&ServerNotification) -> bool, what: &str| {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match client.notifications().recv_timeout(left) {
                 Some(n) if wanted(&n) => return,
                 Some(_) => {}
-                None => panic!("not announced within 10 s"),
+                None => panic!("{what} not announced within 10 s (session era: {session_era})"),
             }
         }
     };
-    wait_for(|n| matches!(n, ServerNotification::ToolListChanged));
+    wait_for(|n| matches!(n, ServerNotification::ToolListChanged), "the list change");
     assert_eq!(names(&client), ["first", "second"]);
     let two = client.call_tool("second", serde_json::json!({})).unwrap();
     assert_eq!(two.content[0].as_text(), Some("two"));
-    client.set_logging_level(LoggingLevel::Debug).unwrap();
-    upstream.handle().log(LoggingLevel::Warning, serde_json::json!("from upstream"));
-    wait_for(|n| matches!(n, ServerNotification::LoggingMessage(m) if m.data == "from upstream"));
+    if session_era {
+        client.set_logging_level(LoggingLevel::Debug).unwrap();
+        upstream.handle().log(LoggingLevel::Warning, serde_json::json!("from upstream"));
+        let log = |n: &ServerNotification| matches!(n, ServerNotification::LoggingMessage(m) if m.data == "from upstream");
+        wait_for(log, "the log record");
+    }
     client.close().unwrap();
     upstream.shutdown();
 }
