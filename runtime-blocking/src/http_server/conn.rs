@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
 use zest_core::io::{StreamId, Transmit};
-use zest_core::runtime::http_server::{Inbound, ServerConn, Start, StreamIds};
+use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 use zest_core::runtime::{backlog_exceeds, transmit_bytes};
 
 use super::hub::{Hub, HubExt};
@@ -305,12 +305,8 @@ impl Conn {
                 return Served::Open;
             }
             let mut starts = self.hub.feed_taking(&inputs, self);
-            // In 2026-07-28 a closed connection cancels the call, so its socket must be read
-            // while the handler runs: such handlers never run on the reader.
-            let session_era = |start: &Start<_>| {
-                start.context.session.as_ref().is_none_or(|s| s.protocol_version.is_session_era())
-            };
-            let single = starts.len() == 1 && session_era(&starts[0]);
+            // A call its connection's close cancels needs that socket read while it runs.
+            let single = starts.len() == 1 && !starts[0].ends_with_its_connection();
             let inline = reader.filter(|_| single).filter(|retired| {
                 // Checked and published under the IO lock: an end of the exchange applied
                 // after this sees the handler running and gives the socket a new reader.

@@ -99,6 +99,15 @@ pub struct Start<H> {
     pub context: CallContext,
 }
 
+impl<H> Start<H> {
+    /// True when closing the connection that carries this call cancels it (2026-07-28, where
+    /// a closed stream is the client's cancellation): a runtime must keep reading that
+    /// connection while the handler runs, so it cannot run the handler on its reader.
+    pub fn ends_with_its_connection(&self) -> bool {
+        self.context.session.as_ref().is_some_and(|s| !s.protocol_version.is_session_era())
+    }
+}
+
 /// The shared state of one HTTP server.
 ///
 /// The one [`Router`] every connection of an HTTP server feeds, behind a mutex, with its
