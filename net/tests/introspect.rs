@@ -43,7 +43,11 @@ fn endpoint() -> Endpoint {
                 if let Some(v) = lower.strip_prefix("content-length:") {
                     length = v.trim().parse().unwrap();
                 }
-                authorized |= line.trim_end() == format!("Authorization: {CREDENTIALS}");
+                // Field names are case-insensitive (RFC 9110); the value is compared exactly.
+                if let Some((name, value)) = line.split_once(':') {
+                    let basic = name.eq_ignore_ascii_case("authorization");
+                    authorized |= basic && value.trim() == CREDENTIALS;
+                }
             }
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
