@@ -19,7 +19,7 @@ use zest_blocking::schema::{
     BlobResourceContents, ReadResourceResult, ResourceContents, ResourceTemplate,
 };
 use zest_blocking::{
-    serve_http_with, HttpConfig, Registry, ServerConfig, State, StdioServer, ToolError,
+    serve_http_with, HttpConfig, HttpServer, Registry, ServerConfig, State, StdioServer, ToolError,
 };
 
 pub(crate) use workspace::Workspace;
@@ -169,15 +169,23 @@ pub(crate) fn http(serve: &Serve, addr: &str) -> std::io::Result<()> {
     let watched = watch::Watched::default();
     let mut http = HttpConfig::new();
     http.router.bearer_token.clone_from(&serve.bearer_token);
-    if let Some((issuer, scopes)) = &serve.oauth {
-        let validator =
-            zest_blocking::jwt_validator(issuer, None).map_err(std::io::Error::other)?;
-        let resource = format!("http://{addr}/mcp");
-        let protected = zest_blocking::ProtectedResource::new(resource, issuer.clone(), validator)
-            .require_scopes(scopes.iter().cloned());
-        http.router.oauth = Some(protected);
-    }
-    let server = serve_http_with(addr, config(serve), http, registry(serve, &watched))?;
+    let registry = registry(serve, &watched);
+    let server = match &serve.oauth {
+        None => serve_http_with(addr, config(serve), http, registry)?,
+        Some((issuer, scopes)) => {
+            // Bound first: the resource URL tokens must name has the port really bound
+            // (`--http 127.0.0.1:0` included).
+            let listener = std::net::TcpListener::bind(addr)?;
+            let resource = format!("http://{}/mcp", listener.local_addr()?);
+            let validator =
+                zest_blocking::jwt_validator(issuer, None).map_err(std::io::Error::other)?;
+            let protected =
+                zest_blocking::ProtectedResource::new(resource, issuer.clone(), validator)
+                    .require_scopes(scopes.iter().cloned());
+            http.router.oauth = Some(protected);
+            HttpServer::start(listener, config(serve), http, registry)?
+        }
+    };
     watched.announce_on(server.handle());
     eprintln!("zest serve: {} on {}", serve.workspace.root().display(), server.url());
     loop {
