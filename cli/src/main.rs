@@ -146,7 +146,8 @@ enum Command {
     /// for the redirect on http://127.0.0.1:33418/callback (or the next free port up to
     /// 33427); with --client-credentials,
     /// no person is needed. Tokens are kept in $ZEST_TOKEN_CACHE or
-    /// ~/.config/zest/tokens.json (mode 600) and refreshed when they expire.
+    /// ~/.config/zest/tokens.json (mode 600) and refreshed when they expire. JSON: {url,
+    /// tokens: {issuer, scope, expiresAt, refreshable} or null}.
     Login {
         #[command(flatten)]
         target: TargetArgs,

@@ -282,6 +282,10 @@ fn login_keeps_tokens_that_later_commands_use_and_logout_forgets_them() {
     // No credentials now: the kept token does it.
     let tools = with_cache(&["tools", url, "--json"]).ok();
     assert!(tools.json().as_array().is_some_and(|t| !t.is_empty()), "{}", tools.stdout);
+    let summary = with_cache(&["login", url, "--json"]).ok().json();
+    assert_eq!(summary["url"], url, "{summary}");
+    assert_eq!(summary["tokens"]["issuer"], provider.issuer.as_str(), "{summary}");
+    assert!(summary["tokens"]["expiresAt"].is_u64(), "{summary}");
     let logout = with_cache(&["logout", url]).ok();
     assert_eq!(logout.stdout.trim(), format!("logged out of {url}"));
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();

@@ -11,6 +11,7 @@ mod everything;
 
 use common::*;
 use everything::Everything;
+use serde_json::Value;
 
 #[test]
 fn the_read_tools_over_stdio() {
@@ -350,4 +351,48 @@ fn serve_over_http_with_a_bearer_token() {
     zest(&["ping", &server.url, "--bearer-token", "s3cret"]).ok();
     let stdio = zest(&["serve", root.to_str().unwrap(), "--bearer-token", "x"]);
     assert_eq!(stdio.code, 2, "a token needs --http: {}", stdio.stderr);
+}
+
+/// Every read command's `--json` is one JSON document in the shape its `--help` states.
+#[test]
+fn every_json_output_has_the_shape_its_help_states() {
+    let root = workspace("shapes");
+    let json = |args: &[&str]| over_stdio(&root, &[], &[args, &["--json"]].concat()).ok().json();
+    let keys = |v: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = v.as_object().expect("an object").keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let info = json(&["inspect"]);
+    let expected = ["capabilities", "counts", "era", "instructions", "protocolVersion", "server"];
+    assert_eq!(keys(&info), expected, "{info}");
+    let counts = ["prompts", "resourceTemplates", "resources", "tools"];
+    assert_eq!(keys(&info["counts"]), counts, "{info}");
+    assert!(json(&["tools"]).as_array().is_some_and(|t| t.len() == 5));
+    let call = json(&["call", "read_file", "-a", "path=notes.txt", "-a", "limit=1"]);
+    assert_eq!(call["content"][0]["text"], "alpha\n", "a CallToolResult: {call}");
+    let resources = json(&["resources"]);
+    assert_eq!(keys(&resources), ["resourceTemplates", "resources"], "{resources}");
+    let uri = format!("file://{}", root.canonicalize().unwrap().join("notes.txt").display());
+    let read = json(&["read", &uri]);
+    assert_eq!(read["contents"][0]["text"], "alpha\nbeta\ngamma\n", "a ReadResourceResult: {read}");
+    let prompts = json(&["prompts"]);
+    assert_eq!(prompts[0]["name"], "review_file", "{prompts}");
+    let prompt = json(&["prompt", "review_file", "-a", "path=notes.txt"]);
+    assert_eq!(prompt["messages"][0]["role"], "user", "a GetPromptResult: {prompt}");
+    assert_eq!(keys(&json(&["ping"])), ["ms", "ok"]);
+    let bench =
+        json(&["bench", "--tool", "file_info", "--args-json", r#"{"path":"."}"#, "-n", "20"]);
+    let expected = [
+        "calls",
+        "callsPerSecond",
+        "concurrency",
+        "errors",
+        "maxMs",
+        "p50Ms",
+        "p99Ms",
+        "seconds",
+        "tool",
+    ];
+    assert_eq!(keys(&bench), expected, "{bench}");
 }
