@@ -25,19 +25,20 @@ use zest_blocking::schema::{
 };
 use zest_blocking::RequestOptions;
 use zest_blocking::{
-    serve_http_with, CallError, Client, ClientApi, HttpConfig, ListKind, PeerApi, Registry,
-    RequestContext, ServerConfig, ServerHandle, StdioServer,
+    CallError, Client, ClientApi, ListKind, PeerApi, Registry, RequestContext, ServerConfig,
+    ServerHandle, StdioServer,
 };
 
 use crate::fail::Failure;
+use crate::guard::Guard;
 use crate::target::TargetArgs;
 
 /// Where the bridge offers the upstream server.
 pub(crate) enum Front {
     /// Over stdio, to the process that started the bridge.
     Stdio,
-    /// Over HTTP at this address.
-    Http(String),
+    /// Over HTTP at this address, to the clients this guard lets through.
+    Http(String, Guard),
 }
 
 /// Connects to the upstream server and serves it on `front` until the upstream session or
@@ -60,8 +61,9 @@ pub(crate) fn bridge(target: &TargetArgs, front: &Front) -> Result<(), Failure> 
             relay_notifications(&upstream, lists, in_flight.clone(), server.handle());
             let _ = server.stopped();
         }
-        Front::Http(addr) => {
-            let server = serve_http_with(addr.as_str(), config, HttpConfig::new(), registry)
+        Front::Http(addr, guard) => {
+            let server = guard
+                .serve(addr, config, registry)
                 .map_err(|e| Failure::usage(format!("cannot listen on {addr}: {e}")))?;
             eprintln!("zest bridge: {} on {}", target.describe(), server.url());
             relay_notifications(&upstream, lists, in_flight.clone(), server.handle());
@@ -75,7 +77,7 @@ pub(crate) fn bridge(target: &TargetArgs, front: &Front) -> Result<(), Failure> 
     let reason = upstream.close_reason();
     let _ = upstream.close();
     match (front, reason) {
-        (Front::Http(_), Some(reason)) => {
+        (Front::Http(..), Some(reason)) => {
             Err(Failure::broke(format!("the upstream session ended: {reason}")))
         }
         _ => Ok(()),

@@ -5,6 +5,7 @@ mod bench;
 mod bridge;
 mod commands;
 mod fail;
+mod guard;
 mod login;
 mod serve;
 mod target;
@@ -169,6 +170,16 @@ enum Command {
         /// Serve over HTTP at ADDR (a port alone binds 127.0.0.1) instead of stdio.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// With --http, serve only requests that carry `Authorization: Bearer TOKEN` (all
+        /// but /health; others get 401). `--bearer-token` is the one sent upstream.
+        #[arg(long, value_name = "TOKEN", requires = "http")]
+        require_token: Option<String>,
+        /// With --http, serve only requests with a JWT access token from this OAuth issuer.
+        #[arg(long, value_name = "ISSUER", requires = "http")]
+        oauth_issuer: Option<String>,
+        /// A scope every token must grant (repeatable; with --oauth-issuer).
+        #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+        oauth_scope: Vec<String>,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -218,7 +229,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let workspace = serve::Workspace::open(&dir, allow_write)
                 .map_err(|e| Failure::usage(format!("{}: {e}", dir.display())))?;
             let oauth = oauth_issuer.map(|issuer| (issuer, oauth_scope));
-            let serving = serve::Serve { workspace, allow_exec, bearer_token, oauth };
+            let guard = guard::Guard { bearer_token, oauth };
+            let serving = serve::Serve { workspace, allow_exec, guard };
             match http {
                 Some(addr) => {
                     let addr = if addr.parse::<u16>().is_ok() {
@@ -245,9 +257,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Read { uri, target } => commands::read(&target, &uri, json),
         Command::Prompts { target } => commands::prompts(&target, json),
         Command::Prompt { name, args, target } => commands::prompt(&target, &name, &args, json),
-        Command::Bridge { http, target } => {
+        Command::Bridge { http, require_token, oauth_issuer, oauth_scope, target } => {
+            let oauth = oauth_issuer.map(|issuer| (issuer, oauth_scope));
+            let guard = guard::Guard { bearer_token: require_token, oauth };
             let front = match http {
-                Some(addr) => bridge::Front::Http(loopback_if_port(addr)),
+                Some(addr) => bridge::Front::Http(loopback_if_port(addr), guard),
                 None => bridge::Front::Stdio,
             };
             bridge::bridge(&target, &front)

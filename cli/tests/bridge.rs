@@ -408,3 +408,55 @@ fn a_bridge_behind_oauth_logs_in_once_and_outlives_its_tokens() {
     assert_ne!(refresh_token().unwrap(), first, "refreshed, with the refresh token rotated");
     client.close().unwrap();
 }
+
+/// `zest bridge --http` behind a guard: `--require-token` lets only that bearer token
+/// through; `--oauth-issuer` only that issuer's access tokens (here by client credentials).
+#[test]
+fn an_http_bridge_serves_only_what_its_guard_lets_through() {
+    let root = workspace("guarded");
+    let upstream = ["--", ZEST, "serve", root.to_str().unwrap()];
+    let front = ["bridge", "--http", "127.0.0.1:0"];
+    let guarded = listening(&[&front[..], &["--require-token", "s3cret"], &upstream[..]].concat());
+    let without = zest(&["ping", &guarded.url]);
+    assert_eq!(without.code, 3, "{}", without.stderr);
+    assert!(without.stderr.contains("401"), "{}", without.stderr);
+    let tools = zest(&["tools", &guarded.url, "--bearer-token", "s3cret", "--json"]).ok().json();
+    assert_eq!(tools.as_array().map(Vec::len), Some(5), "{tools}");
+
+    let provider = oidc_provider::Provider::start(60);
+    let oauth = ["--oauth-issuer", provider.issuer.as_str(), "--oauth-scope", "mcp:read"];
+    let guarded = listening(&[&front[..], &oauth[..], &upstream[..]].concat());
+    let refused = unauthorized_post(&guarded.url);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.contains("resource_metadata="), "says where to log in: {refused}");
+    let mut command = Command::new(ZEST);
+    let machine = ["--client-id", "machine", "--client-secret", "machine-secret"];
+    command
+        .args([&["tools", &guarded.url, "--json", "--client-credentials"], &machine[..]].concat());
+    command.env("ZEST_TOKEN_CACHE", root.join("tokens.json")).stdin(Stdio::null());
+    let out = command.output().expect("zest runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools.as_array().map(Vec::len), Some(5), "{tools}");
+    let bare = zest(&["bridge", "--require-token", "x", "--", ZEST, "serve", "."]);
+    assert_eq!(bare.code, 2, "a guard needs --http: {}", bare.stderr);
+}
+
+/// The head of the answer to a `ping` POSTed to `url` with no `Authorization`.
+fn unauthorized_post(url: &str) -> String {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let head = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.split("\r\n\r\n").next().unwrap_or_default().to_owned()
+}

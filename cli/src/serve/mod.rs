@@ -18,21 +18,18 @@ use zest_blocking::core::jsonrpc::{codes, ErrorObject};
 use zest_blocking::schema::{
     BlobResourceContents, ReadResourceResult, ResourceContents, ResourceTemplate,
 };
-use zest_blocking::{
-    serve_http_with, HttpConfig, HttpServer, Registry, ServerConfig, State, StdioServer, ToolError,
-};
+use zest_blocking::{Registry, ServerConfig, State, StdioServer, ToolError};
 
 pub(crate) use workspace::Workspace;
+
+use crate::guard::Guard;
 
 /// What `zest serve` was asked for.
 pub(crate) struct Serve {
     pub(crate) workspace: Workspace,
     pub(crate) allow_exec: bool,
-    /// Over HTTP, the token every request must carry.
-    pub(crate) bearer_token: Option<String>,
-    /// Over HTTP, the authorization server whose JWT access tokens every request must carry,
-    /// and the scopes they must grant.
-    pub(crate) oauth: Option<(String, Vec<String>)>,
+    /// Over HTTP, who may use the server.
+    pub(crate) guard: Guard,
 }
 
 /// The server's name, version and the instructions it gives the client's model.
@@ -167,25 +164,7 @@ pub(crate) fn stdio(serve: &Serve) {
 /// until the process is stopped.
 pub(crate) fn http(serve: &Serve, addr: &str) -> std::io::Result<()> {
     let watched = watch::Watched::default();
-    let mut http = HttpConfig::new();
-    http.router.bearer_token.clone_from(&serve.bearer_token);
-    let registry = registry(serve, &watched);
-    let server = match &serve.oauth {
-        None => serve_http_with(addr, config(serve), http, registry)?,
-        Some((issuer, scopes)) => {
-            // Bound first: the resource URL tokens must name has the port really bound
-            // (`--http 127.0.0.1:0` included).
-            let listener = std::net::TcpListener::bind(addr)?;
-            let resource = format!("http://{}/mcp", listener.local_addr()?);
-            let validator =
-                zest_blocking::jwt_validator(issuer, None).map_err(std::io::Error::other)?;
-            let protected =
-                zest_blocking::ProtectedResource::new(resource, issuer.clone(), validator)
-                    .require_scopes(scopes.iter().cloned());
-            http.router.oauth = Some(protected);
-            HttpServer::start(listener, config(serve), http, registry)?
-        }
-    };
+    let server = serve.guard.serve(addr, config(serve), registry(serve, &watched))?;
     watched.announce_on(server.handle());
     eprintln!("zest serve: {} on {}", serve.workspace.root().display(), server.url());
     loop {
