@@ -4,10 +4,13 @@
 //! - its **reader** reads the socket, feeds the requests to the hub, runs the handler a
 //!   request asks for (the exchange waits for it anyway) and writes what the router sends the
 //!   connection meanwhile: a quick call is read, served and answered on this one thread;
-//! - its **writer** writes what other threads send the connection (a handler on a thread of
-//!   its own, the timer deciding an answer, another connection's request), so a handler
-//!   running on the reader never holds those back. It also keeps the head-read deadline that
-//!   an exchange it ended starts, and closes the connection at shutdown.
+//! - a handler this connection asked for that runs on a worker thread (a call its
+//!   connection's close cancels, a batch, a legacy POST's call) serves the connection while
+//!   it runs: it writes its own progress and answer, without waking another thread;
+//! - its **writer** writes what other threads send the connection (the timer deciding an
+//!   answer, another connection's request, a broadcast), so a handler running on the reader
+//!   never holds those back. It also keeps the head-read deadline that an exchange it ended
+//!   starts, and closes the connection at shutdown.
 //!
 //! The router's transmits wait in a queue filled under the hub lock (so in the router's
 //! order); whichever of the two threads holds the connection's IO lock writes them. A thread
@@ -136,6 +139,21 @@ pub(super) fn spawn(
         return Err(e);
     }
     Ok(conn)
+}
+
+/// Runs `f` with this thread serving `conn` (a handler that connection asked for, on a
+/// worker): what the router queues for `conn` meanwhile this thread writes after its hub
+/// operation.
+pub(super) fn serving_as<R>(conn: ToConn, f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            SERVING.with(|s| s.borrow_mut().take());
+        }
+    }
+    SERVING.with(|s| *s.borrow_mut() = Some((conn, None)));
+    let _leave = Leave;
+    f()
 }
 
 /// Called after every hub operation: on a thread serving a connection, writes what the
@@ -331,8 +349,10 @@ impl Conn {
                 }
             } else {
                 // Answered already (a legacy POST's 202: the client may send its next request
-                // on this connection), a batch, or on the writer: threads of their own.
-                self.hub.spawn(starts);
+                // on this connection), a batch, a call the connection's close cancels (its
+                // reader reads on), or on the writer: threads of their own, which write
+                // what they answer here themselves.
+                self.hub.spawn_serving(self, starts);
             }
         }
     }

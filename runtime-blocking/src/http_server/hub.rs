@@ -108,14 +108,7 @@ impl HubHost for Threads {
     }
 
     fn start(hub: &Arc<Hub>, starts: Vec<Started>) {
-        for start in starts {
-            let (session, id) = (start.session.clone(), start.id.clone());
-            let task_hub = hub.clone();
-            if let Err(e) = hub.host().workers.run(move || call(&task_hub, start)) {
-                let why = format!("cannot start a handler thread: {e}");
-                hub.answer(session, id, Err(internal(&why)));
-            }
-        }
+        start_on_workers(hub, starts, None);
     }
 
     fn stop(&self, _tasks: Vec<()>) {}
@@ -134,6 +127,9 @@ impl HubHost for Threads {
 pub(super) trait HubExt {
     /// Runs handlers on threads of their own.
     fn spawn(&self, starts: Vec<Started>);
+    /// Runs handlers `conn` asked for on threads of their own, which write to `conn`
+    /// themselves while they run.
+    fn spawn_serving(&self, conn: &Arc<Conn>, starts: Vec<Started>);
     /// Runs one handler on this thread (a connection's reader, whose exchange waits for
     /// the answer anyway); `returned` runs once it has returned, before its answer is fed.
     fn run_here(&self, start: Started, returned: impl FnOnce());
@@ -150,6 +146,10 @@ pub(super) trait HubExt {
 impl HubExt for Arc<Hub> {
     fn spawn(&self, starts: Vec<Started>) {
         Threads::start(self, starts);
+    }
+
+    fn spawn_serving(&self, conn: &Arc<Conn>, starts: Vec<Started>) {
+        start_on_workers(self, starts, Some(conn));
     }
 
     fn run_here(&self, start: Started, returned: impl FnOnce()) {
@@ -206,6 +206,25 @@ impl HubExt for Arc<Hub> {
     fn handle(&self) -> ServerHandle {
         let me: Arc<dyn Broadcaster> = self.clone();
         handle_on(Arc::downgrade(&me))
+    }
+}
+
+/// Runs each handler on a worker thread; with `conn`, the worker serves that connection
+/// while the handler runs: what the router sends it then (progress, the answer) the worker
+/// writes itself instead of waking the connection's writer.
+fn start_on_workers(hub: &Arc<Hub>, starts: Vec<Started>, conn: Option<&Arc<Conn>>) {
+    for start in starts {
+        let (session, id) = (start.session.clone(), start.id.clone());
+        let task_hub = hub.clone();
+        let conn = conn.cloned();
+        let job = move || match conn {
+            Some(conn) => conn::serving_as(conn, || call(&task_hub, start)),
+            None => call(&task_hub, start),
+        };
+        if let Err(e) = hub.host().workers.run(job) {
+            let why = format!("cannot start a handler thread: {e}");
+            hub.answer(session, id, Err(internal(&why)));
+        }
     }
 }
 
