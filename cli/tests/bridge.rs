@@ -357,11 +357,13 @@ fn deliver(url: &str) {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
 
-/// `zest bridge URL` in front of a server that wants OAuth (oidc-provider's access tokens
-/// live 3 s): the person logs in once, through the browser the bridge points at, and calls
-/// keep working across three expiries, on refreshed (and rotated) tokens kept in the cache.
+/// Two `zest bridge URL`s in front of a server that wants OAuth (oidc-provider's access
+/// tokens live 3 s), sharing one token cache: the person logs in once, through the browser
+/// the first bridge points at; the second starts on the kept tokens; calls through both keep
+/// working across three expiries, on tokens refreshed (and rotated) by one bridge and taken
+/// up by the other from the cache instead of a second refresh of a spent token.
 #[test]
-fn a_bridge_behind_oauth_logs_in_once_and_outlives_its_tokens() {
+fn bridges_behind_oauth_log_in_once_share_tokens_and_outlive_them() {
     use std::sync::{Arc, Mutex};
     const TTL: u64 = 3;
     let provider = oidc_provider::Provider::start(TTL);
@@ -370,43 +372,51 @@ fn a_bridge_behind_oauth_logs_in_once_and_outlives_its_tokens() {
     let server = serve_http_with(&root, &["--oauth-issuer", issuer, "--oauth-scope", "mcp:read"]);
     let cache = root.join("tokens.json");
     let logins = Arc::new(Mutex::new(Vec::<String>::new()));
-    let seen = logins.clone();
-    let bridge = zest_blocking::StdioCommand::new(ZEST)
-        .args(["bridge", server.url.as_str(), "--no-browser"])
-        .env("ZEST_TOKEN_CACHE", &cache)
-        .on_stderr(move |line| {
-            eprintln!("bridge: {line}");
-            let Some(url) = line.strip_prefix("zest: log in at ") else { return };
-            seen.lock().unwrap().push(url.to_owned());
-            let url = url.to_owned();
-            thread::spawn(move || {
-                let redirect = url.split(['?', '&']).find_map(|p| p.strip_prefix("redirect_uri="));
-                let redirect = redirect.expect("a redirect URI").replace("%3A", ":");
-                let redirect = redirect.replace("%2F", "/");
-                let callback = browser::log_in(&url, &redirect).expect("logged in");
-                deliver(&callback);
+    let spawn_bridge = |name: &'static str| {
+        let seen = logins.clone();
+        let bridge = zest_blocking::StdioCommand::new(ZEST)
+            .args(["bridge", server.url.as_str(), "--no-browser"])
+            .env("ZEST_TOKEN_CACHE", &cache)
+            .on_stderr(move |line| {
+                eprintln!("{name}: {line}");
+                let Some(url) = line.strip_prefix("zest: log in at ") else { return };
+                seen.lock().unwrap().push(url.to_owned());
+                let url = url.to_owned();
+                thread::spawn(move || {
+                    let redirect =
+                        url.split(['?', '&']).find_map(|p| p.strip_prefix("redirect_uri="));
+                    let redirect = redirect.expect("a redirect URI").replace("%3A", ":");
+                    let redirect = redirect.replace("%2F", "/");
+                    let callback = browser::log_in(&url, &redirect).expect("logged in");
+                    deliver(&callback);
+                });
             });
-        });
-    let options = zest_blocking::ClientOptions::new("bridged", "1");
-    let client = zest_blocking::Client::spawn(bridge, options).expect("the bridge serves");
+        let options = zest_blocking::ClientOptions::new(name, "1");
+        zest_blocking::Client::spawn(bridge, options).expect("the bridge serves")
+    };
     let refresh_token = || {
         let kept: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
         kept[server.url.as_str()]["refresh_token"].as_str().map(str::to_owned)
     };
-    let read = || {
+    let read = |client: &zest_blocking::Client| {
         let args = serde_json::json!({"path": "notes.txt", "limit": 1});
-        let result = zest_blocking::ClientApi::call_tool(&client, "read_file", args).unwrap();
+        let result = zest_blocking::ClientApi::call_tool(client, "read_file", args).unwrap();
         assert_eq!(result.content[0].as_text(), Some("alpha\n"), "{result:?}");
     };
-    read();
-    let first = refresh_token().expect("the bridge kept a refresh token");
+    let first = spawn_bridge("first");
+    read(&first);
+    let kept = refresh_token().expect("the bridge kept a refresh token");
+    let second = spawn_bridge("second");
+    read(&second);
     for _ in 0..3 {
         thread::sleep(Duration::from_secs(TTL + 1));
-        read();
+        read(&first);
+        read(&second);
     }
     assert_eq!(logins.lock().unwrap().len(), 1, "one login: {:?}", logins.lock().unwrap());
-    assert_ne!(refresh_token().unwrap(), first, "refreshed, with the refresh token rotated");
-    client.close().unwrap();
+    assert_ne!(refresh_token().unwrap(), kept, "refreshed, with the refresh token rotated");
+    first.close().unwrap();
+    second.close().unwrap();
 }
 
 /// `zest bridge --http` behind a guard: `--require-token` lets only that bearer token
