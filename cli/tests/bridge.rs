@@ -301,16 +301,8 @@ fn inspector_cli(args: &[&str]) -> Value {
     assert!(launcher.exists(), "the MCP Inspector is missing: run scripts/install-peers");
     let catalog = std::env::temp_dir().join(format!("zest-inspector-{}.json", std::process::id()));
     let mut command = Command::new(oidc_provider::node22());
-    command.arg(launcher).arg("--cli").args(args).stdin(Stdio::null());
-    command.env("MCP_CATALOG_PATH", catalog);
-    let (tx, rx) = std::sync::mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(command.output());
-    });
-    let out = rx.recv_timeout(LIMIT).expect("the Inspector ends within 60 s");
-    let out = out.expect("node runs the Inspector");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    command.arg(launcher).arg("--cli").args(args).env("MCP_CATALOG_PATH", catalog);
+    let stdout = succeeds_within_limit(command, "the MCP Inspector");
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
 }
 

@@ -141,13 +141,21 @@ pub fn python_client(args: &[&str]) {
 pub fn sdk_client(program: &str, script: &str, args: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/peers").join(script);
     let mut command = Command::new(program);
-    command.arg(script).args(args).stdin(Stdio::null());
+    command.arg(script).args(args);
+    succeeds_within_limit(command, "the SDK client");
+}
+
+/// Runs a peer program (stdin empty), which must exit 0 within [`LIMIT`]; its stdout.
+pub fn succeeds_within_limit(mut command: Command, what: &str) -> String {
+    command.stdin(Stdio::null());
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let _ = tx.send(command.output());
     });
-    let out = rx.recv_timeout(LIMIT).expect("the SDK client ends within 60 s");
-    let out = out.expect("the SDK client runs (scripts/install-peers installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out = rx.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("{what} ran over 60 s"));
+    let out =
+        out.unwrap_or_else(|e| panic!("{what} does not run ({e}): run scripts/install-peers"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
 }
