@@ -6,7 +6,6 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-#[allow(dead_code)] // `post` is not used here
 #[path = "../../conformance/tests/support/browser.rs"]
 mod browser;
 mod common;
@@ -336,19 +335,6 @@ fn the_mcp_inspector_and_the_typescript_sdk_use_a_bridge() {
     sdk_client("node", "ts_everything.mjs", &bridge);
 }
 
-/// GETs `url` (the login's loopback callback) as the browser would after the redirect.
-fn deliver(url: &str) {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").expect("a loopback callback");
-    let (authority, path) = rest.split_once('/').expect("a path");
-    let mut stream = std::net::TcpStream::connect(authority).expect("the callback listens");
-    let request = format!("GET /{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-}
-
 /// Two `zest bridge URL`s in front of a server that wants OAuth (oidc-provider's access
 /// tokens live 3 s), sharing one token cache: the person logs in once, through the browser
 /// the first bridge points at; the second starts on the kept tokens; calls through both keep
@@ -380,7 +366,8 @@ fn bridges_behind_oauth_log_in_once_share_tokens_and_outlive_them() {
                     let redirect = redirect.expect("a redirect URI").replace("%3A", ":");
                     let redirect = redirect.replace("%2F", "/");
                     let callback = browser::log_in(&url, &redirect).expect("logged in");
-                    deliver(&callback);
+                    let (status, ..) = browser::get(&callback, &[]).expect("the callback");
+                    assert_eq!(status, 200, "the login completes");
                 });
             });
         let options = zest_blocking::ClientOptions::new(name, "1");
@@ -428,9 +415,13 @@ fn an_http_bridge_serves_only_what_its_guard_lets_through() {
     let provider = oidc_provider::Provider::start(60);
     let oauth = ["--oauth-issuer", provider.issuer.as_str(), "--oauth-scope", "mcp:read"];
     let guarded = listening(&[&front[..], &oauth[..], &upstream[..]].concat());
-    let refused = unauthorized_post(&guarded.url);
-    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
-    assert!(refused.contains("resource_metadata="), "says where to log in: {refused}");
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let accept = ("Accept", "application/json, text/event-stream");
+    let headers = [("Content-Type", "application/json"), accept];
+    let (status, challenge, _) = browser::post(&guarded.url, &headers, ping).unwrap();
+    assert_eq!(status, 401, "{challenge:?}");
+    let challenge = challenge.unwrap_or_default();
+    assert!(challenge.contains("resource_metadata="), "says where to log in: {challenge}");
     let mut command = Command::new(ZEST);
     let machine = ["--client-id", "machine", "--client-secret", "machine-secret"];
     command
@@ -442,23 +433,4 @@ fn an_http_bridge_serves_only_what_its_guard_lets_through() {
     assert_eq!(tools.as_array().map(Vec::len), Some(5), "{tools}");
     let bare = zest(&["bridge", "--require-token", "x", "--", ZEST, "serve", "."]);
     assert_eq!(bare.code, 2, "a guard needs --http: {}", bare.stderr);
-}
-
-/// The head of the answer to a `ping` POSTed to `url` with no `Authorization`.
-fn unauthorized_post(url: &str) -> String {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_once('/').unwrap();
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    let head = format!(
-        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer.split("\r\n\r\n").next().unwrap_or_default().to_owned()
 }

@@ -32,9 +32,10 @@ pub(crate) fn log_in(url: &str, redirect_uri: &str) -> Result<String, String> {
     Err("too many redirects".into())
 }
 
-type Head = (u16, Option<String>, Vec<(String, String)>);
+pub(crate) type Head = (u16, Option<String>, Vec<(String, String)>);
 
-fn get(url: &str, cookies: &[(String, String)]) -> Result<Head, String> {
+/// A GET of a loopback `url` with `cookies`: the status, `Location` and the cookies set.
+pub(crate) fn get(url: &str, cookies: &[(String, String)]) -> Result<Head, String> {
     let rest = url.strip_prefix("http://").ok_or("loopback http only")?;
     let (authority, path) =
         rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
