@@ -394,6 +394,9 @@ pub enum Rejection {
     StreamConflict,
     /// HTTP: the server holds as many sessions as it may.
     TooManySessions,
+    /// HTTP: the store a fleet of servers shares sessions through did not answer (the
+    /// detail says why). Nothing was done; the request may be sent again.
+    StoreUnavailable(String),
     /// HTTP: the `Accept` header does not list the media types the transport needs.
     NotAcceptable,
     /// HTTP: the body is not `application/json`.
@@ -485,6 +488,7 @@ impl Rejection {
     /// | `StreamConflict` | -32600 | 409 |
     /// | `PayloadTooLarge` | -32600 | 413 |
     /// | `TooManySessions` | -32603 | 503 |
+    /// | `StoreUnavailable` | -32603 | 503 |
     /// | `NotAcceptable` | -32600 | 406 |
     /// | `UnsupportedMediaType` | -32600 | 415 |
     /// | `HttpMethodNotAllowed` | -32600 | 405 |
@@ -547,7 +551,7 @@ impl Rejection {
             Self::Unauthorized { .. } => Answer::Refused(401),
             Self::StreamConflict => Answer::Refused(409),
             Self::PayloadTooLarge { .. } => Answer::Refused(413),
-            Self::TooManySessions => Answer::Refused(503),
+            Self::TooManySessions | Self::StoreUnavailable(_) => Answer::Refused(503),
             Self::UnknownSession => Answer::Refused(404),
             Self::HttpMethodNotAllowed => Answer::Refused(405),
             Self::NotAcceptable => Answer::Refused(406),
@@ -628,6 +632,10 @@ impl Rejection {
                 (INVALID_REQUEST, "the session already has a standalone stream".to_owned())
             }
             Self::TooManySessions => (INTERNAL_ERROR, "too many sessions".to_owned()),
+            Self::StoreUnavailable(detail) => (
+                INTERNAL_ERROR,
+                format!("the shared session store is unavailable ({detail}); retry"),
+            ),
             Self::NotAcceptable => (
                 INVALID_REQUEST,
                 "not acceptable: accept application/json and text/event-stream".to_owned(),

@@ -52,6 +52,11 @@ impl Outstanding {
         }
     }
 
+    /// Ids from `base` on (a fleet member's range), unless some were given already.
+    pub(crate) fn start_ids_at(&mut self, base: i64) {
+        self.next_id = self.next_id.max(base);
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.pending.len()
     }

@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::{ListKind, Registry, Session};
-use crate::http::server::Router;
+use crate::http::server::{FleetMessage, Router};
 use crate::schema::LoggingLevel;
 
 /// How many logs and resource updates a server handle lets wait for a session loop that has
@@ -92,6 +92,9 @@ pub enum Broadcast<H> {
         /// The resource that changed.
         uri: String,
     },
+    /// What another process of a fleet sent this one (HTTP servers in a fleet only; see
+    /// [`Fleet`](crate::http::server::Fleet)); a stdio session ignores it.
+    Fleet(FleetMessage),
 }
 
 impl<H> Broadcast<H> {
@@ -99,7 +102,7 @@ impl<H> Broadcast<H> {
     /// change.
     pub fn may_be_dropped(&self) -> bool {
         match self {
-            Self::ChangeRegistry { .. } => false,
+            Self::ChangeRegistry { .. } | Self::Fleet(_) => false,
             Self::Log { .. } | Self::ResourceUpdated { .. } => true,
         }
     }
@@ -123,6 +126,7 @@ impl<H: Clone> Broadcast<H> {
                 let _ = session.log(now, None, level, logger.as_deref(), data);
             }
             Self::ResourceUpdated { uri } => session.resource_updated(now, &uri),
+            Self::Fleet(_) => {}
         }
     }
 
@@ -134,13 +138,14 @@ impl<H: Clone> Broadcast<H> {
                 let Some(next) = changed_copy(router.registry(), change) else { return };
                 router.change_registry(now, &changed, |registry| *registry = next);
             }
-            Self::Log { level, logger, data } => router.each_session(|session| {
+            Self::Log { level, logger, data } => router.each_session(now, |session| {
                 // Err when the session is not open, or logging is not declared.
                 let _ = session.log(now, None, level, logger.as_deref(), data.clone());
             }),
             Self::ResourceUpdated { uri } => {
-                router.each_session(|session| session.resource_updated(now, &uri))
+                router.each_session(now, |session| session.resource_updated(now, &uri))
             }
+            Self::Fleet(message) => router.handle_fleet(now, message),
         }
     }
 }
@@ -172,6 +177,7 @@ impl<H> fmt::Debug for Broadcast<H> {
             Self::ResourceUpdated { uri } => {
                 f.debug_struct("ResourceUpdated").field("uri", uri).finish()
             }
+            Self::Fleet(message) => f.debug_tuple("Fleet").field(message).finish(),
         }
     }
 }

@@ -147,7 +147,7 @@ crate::builder::setters!(ServerConfig {
 });
 
 /// What the client said about itself, and the revision chosen.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfo {
     /// The revision both sides now speak.

@@ -165,6 +165,7 @@ impl<H: Clone> Session<H> {
         });
         self.session = Some(Arc::new(SessionInfo::clone(&info)));
         self.phase = ServerPhase::AwaitingInitialized;
+        self.revision += 1;
         self.events.push_back(Event::Initialized(info));
     }
 
@@ -267,6 +268,7 @@ impl<H: Clone> Session<H> {
         } else {
             self.subscriptions.remove(&params.uri);
         }
+        self.revision += 1;
         Ok(Some(RawJson::empty_object()))
     }
 
@@ -274,6 +276,7 @@ impl<H: Clone> Session<H> {
         let params: SetLevelParams =
             parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
         self.log_level = Some(params.level);
+        self.revision += 1;
         Ok(Some(RawJson::empty_object()))
     }
 

@@ -114,6 +114,12 @@ impl<H: Clone + Send + 'static> ServerHandle<H> {
         self.sink.send(Broadcast::Log { level, logger: None, data });
     }
 
+    /// Hands the server what another process of its fleet sent it (a fleet store's
+    /// receiving side calls this; see [`Fleet`](crate::http::server::Fleet)).
+    pub fn deliver_fleet(&self, message: crate::http::server::FleetMessage) {
+        self.sink.send(Broadcast::Fleet(message));
+    }
+
     /// [`log`](Self::log), naming the logger the record comes from.
     pub fn log_as(&self, logger: &str, level: LoggingLevel, data: Value) {
         self.sink.send(Broadcast::Log { level, logger: Some(logger.to_owned()), data });

@@ -22,6 +22,7 @@ mod handle;
 mod listen;
 mod registry;
 mod request_state;
+mod saved;
 mod session;
 mod stateless;
 mod uri_template;

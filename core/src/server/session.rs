@@ -52,6 +52,8 @@ pub struct Session<H> {
     /// The last 2026-07-28 `_meta` checked, as sent, and what it said: a stdio client sends
     /// the same one with every request.
     pub(super) last_meta: Option<(Box<str>, Arc<super::stateless::RequestMeta>)>,
+    /// Counts the client's changes to what a fleet shares of this session (see `saved.rs`).
+    pub(crate) revision: u64,
 }
 
 impl<H: Clone> Session<H> {
@@ -81,6 +83,7 @@ impl<H: Clone> Session<H> {
             stateless: None,
             principal: None,
             last_meta: None,
+            revision: 0,
         }
     }
 
@@ -416,6 +419,11 @@ impl<H: Clone> Session<H> {
         self.log_level
     }
 
+    /// Whether the client subscribed to updates of `uri` (`resources/subscribe`).
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions.contains(uri)
+    }
+
     /// Opens the session without a handshake, as the stateless mode of Streamable HTTP needs:
     /// the revision comes from the request's `MCP-Protocol-Version` header, the client is
     /// taken to offer nothing. No event is reported.
@@ -539,6 +547,7 @@ impl<H: Clone> Session<H> {
         match (n.method.as_str(), self.phase) {
             ("notifications/initialized", ServerPhase::AwaitingInitialized) => {
                 self.phase = ServerPhase::Ready;
+                self.revision += 1;
                 self.events.push_back(Event::Ready);
             }
             ("notifications/initialized", ServerPhase::Ready) => {}

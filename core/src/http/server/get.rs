@@ -5,7 +5,7 @@ use std::time::Instant;
 use http::{HeaderMap, StatusCode};
 
 use super::streams::SseStream;
-use super::{checks, session_header, Exchange, Router, SessionId};
+use super::{checks, session_header, Exchange, Router, SessionId, STANDALONE_STREAM};
 use crate::error::Rejection;
 use crate::io::{RequestHead, StreamId};
 
@@ -18,7 +18,7 @@ impl<H: Clone> Router<H> {
             return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
         }
         let id = match session_header(&head.headers) {
-            Some(h) => match self.known(h) {
+            Some(h) => match self.find(now, h) {
                 Ok(id) => id,
                 Err(rejection) => return self.refuse(stream, None, &rejection),
             },
@@ -26,7 +26,20 @@ impl<H: Clone> Router<H> {
         };
         let Some(slot) = self.sessions.get_mut(&id) else { return };
         slot.last_active = now;
-        if let Some(last) = head.headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+        let last = head.headers.get("last-event-id").and_then(|v| v.to_str().ok());
+        let resumed = last.and_then(SseStream::parse_event_id);
+        if slot.fleet.is_some() {
+            // A fleet session's standalone stream is the fleet's: opened or resumed here,
+            // from the store. Answer streams are resumed as below.
+            match resumed {
+                None if last.is_none() => return self.carry_standalone(&id, stream, None),
+                Some((STANDALONE_STREAM, seq)) => {
+                    return self.carry_standalone(&id, stream, Some(seq));
+                }
+                _ => {}
+            }
+        }
+        if let Some(last) = last {
             return self.resume(&id, stream, last);
         }
         if slot.standalone.as_ref().is_some_and(|l| l.carried_by.is_some()) {
@@ -77,12 +90,15 @@ impl<H: Clone> Router<H> {
             return self.refuse(stream, None, &Rejection::HttpMethodNotAllowed);
         }
         let id = match session_header(&head.headers) {
-            Some(h) => match self.known(h) {
+            Some(h) => match self.find(now, h) {
                 Ok(id) => id,
                 Err(rejection) => return self.refuse(stream, None, &rejection),
             },
             None => return self.refuse(stream, None, &Rejection::MissingSession),
         };
+        if let Err(rejection) = self.leave_fleet(&id) {
+            return self.refuse(stream, None, &rejection);
+        }
         self.close_session(now, &id);
         self.wire.respond(stream, StatusCode::OK, HeaderMap::new());
         self.wire.close(stream);

@@ -32,6 +32,7 @@
 
 mod checks;
 mod decide;
+mod fleet;
 mod get;
 mod legacy;
 mod oauth;
@@ -52,6 +53,10 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
+pub use fleet::{
+    Fleet, FleetError, FleetEvents, FleetKey, FleetMessage, MemoryFleet, SavedSession,
+    STANDALONE_STREAM,
+};
 pub use store::{EventStore, MemoryEventStore};
 
 use self::checks::LOOPBACK;
@@ -142,6 +147,9 @@ pub struct RouterConfig {
     /// The wall clock, as a reading (`unix_secs` at an `Instant`), for token expiry; runtimes
     /// fill it in.
     pub wall_clock: Option<(Instant, u64)>,
+    /// The store this router shares sessions, streams and messages through with the other
+    /// processes of a fleet (see [`Fleet`]); `None` (the default): sessions live here only.
+    pub fleet: Option<Arc<dyn Fleet>>,
 }
 
 impl RouterConfig {
@@ -166,7 +174,14 @@ impl RouterConfig {
             rng_seed,
             oauth: None,
             wall_clock: None,
+            fleet: None,
         }
+    }
+
+    /// Shares sessions with the other processes of a fleet through `fleet` (see [`Fleet`]).
+    pub fn fleet(mut self, fleet: Arc<dyn Fleet>) -> Self {
+        self.fleet = Some(fleet);
+        self
     }
 }
 
@@ -225,6 +240,8 @@ pub struct Router<H> {
     undecided: Vec<Undecided>,
     /// Handler calls the sessions asked for so far (tells a POST that started one).
     calls_asked: u64,
+    /// The fleet sessions held here, by their key in the fleet's store.
+    fleet_keys: HashMap<FleetKey, SessionId>,
 }
 
 /// What an accepted exchange is doing.
@@ -245,19 +262,24 @@ enum Exchange {
 impl<H: Clone> Router<H> {
     /// A router with no sessions yet, sharing one registry among all it will hold.
     pub fn new(server: ServerConfig, config: RouterConfig, registry: Registry<H>) -> Self {
+        let store: Box<dyn EventStore> = match &config.fleet {
+            Some(fleet) => Box::new(FleetEvents(fleet.clone())),
+            None => Box::new(MemoryEventStore::default()),
+        };
         Self {
             shared: Arc::new(Shared { config: server, registry }),
             rng: ChaCha20Rng::from_seed(config.rng_seed),
             config,
             sessions: HashMap::new(),
             exchanges: HashMap::new(),
-            wire: Wire { transmits: VecDeque::new(), store: Box::new(MemoryEventStore::default()) },
+            wire: Wire { transmits: VecDeque::new(), store },
             events: VecDeque::new(),
             touched: Vec::new(),
             timers: Timers::default(),
             next_sweep: None,
             undecided: Vec::new(),
             calls_asked: 0,
+            fleet_keys: HashMap::new(),
         }
     }
 
@@ -291,7 +313,8 @@ impl<H: Clone> Router<H> {
     }
 
     /// Changes the registry every session shares (copied once), and tells each session that
-    /// the lists named in `changed` changed.
+    /// the lists named in `changed` changed (in a fleet: every session of the fleet; the
+    /// registry changes here).
     pub fn change_registry(
         &mut self,
         now: Instant,
@@ -299,21 +322,28 @@ impl<H: Clone> Router<H> {
         change: impl FnOnce(&mut Registry<H>),
     ) {
         change(&mut Arc::make_mut(&mut self.shared).registry);
-        for (id, slot) in &mut self.sessions {
+        for slot in self.sessions.values_mut() {
             slot.machine.shared = self.shared.clone();
-            for kind in changed {
-                slot.machine.notify_list_changed(now, *kind);
-            }
-            self.touched.push(id.clone());
         }
+        self.each_session(now, |session| {
+            for kind in changed {
+                session.notify_list_changed(now, *kind);
+            }
+        });
     }
 
     /// Runs `f` on every session held (to send each a message outside any request), then
-    /// routes what they queued at the next [`poll_output`](Self::poll_output).
-    pub fn each_session(&mut self, mut f: impl FnMut(&mut Session<H>)) {
+    /// routes what they queued at the next [`poll_output`](Self::poll_output). In a fleet,
+    /// on every session of the fleet, held here or not (see [`Fleet`]).
+    pub fn each_session(&mut self, now: Instant, mut f: impl FnMut(&mut Session<H>)) {
         for (id, slot) in &mut self.sessions {
-            f(&mut slot.machine);
-            self.touched.push(id.clone());
+            if slot.fleet.is_none() {
+                f(&mut slot.machine);
+                self.touched.push(id.clone());
+            }
+        }
+        if let Some(fleet) = self.config.fleet.clone() {
+            self.each_fleet_session(now, &*fleet, &mut f);
         }
     }
 
@@ -541,7 +571,22 @@ impl<H: Clone> Router<H> {
         }
         slot.answers.insert(stream, Answer::new(SseStream::unnumbered(stream), ids));
         self.exchanges.insert(stream, Exchange::Carrying(id.clone()));
-        slot.machine.handle_decoded(now, stream, incoming);
+        let saved = self.carry_to_members(&id, incoming).and_then(|rest| {
+            if let (Some(rest), Some(slot)) = (rest, self.sessions.get_mut(&id)) {
+                slot.machine.handle_decoded(now, stream, rest);
+            }
+            self.save_changed(&id)
+        });
+        if let Err(rejection) = saved {
+            // The fleet could not be told: this process forgets the session too (the client
+            // may retry), and the POST is refused, not half done.
+            if let Some(slot) = self.sessions.get_mut(&id) {
+                slot.answers.remove(&stream);
+            }
+            self.exchanges.remove(&stream);
+            self.end_session(&id);
+            return self.refuse(stream, None, &rejection);
+        }
         let asked = self.calls_asked;
         self.flush(&id);
         let announce = initialize && !self.config.sessionless;
@@ -628,7 +673,7 @@ impl<H: Clone> Router<H> {
         match session_header(&head.headers) {
             None if initialize => self.open_session(now, SlotKind::Stateful),
             None => Err(Rejection::MissingSession),
-            Some(h) => self.known(h),
+            Some(h) => self.find(now, h),
         }
     }
 
@@ -660,9 +705,16 @@ impl<H: Clone> Router<H> {
                 _ => standalone.push(out.json),
             }
         }
-        for json in standalone {
-            slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
+        if slot.fleet.is_some() {
+            if !standalone.is_empty() {
+                self.append_standalone(id, standalone);
+            }
+        } else {
+            for json in standalone {
+                slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
+            }
         }
+        let Some(slot) = self.sessions.get_mut(id) else { return };
         while let Some(event) = slot.machine.poll_event() {
             if matches!(event, Event::Call { .. }) {
                 self.calls_asked += 1;
@@ -755,6 +807,7 @@ impl<H: Clone> Router<H> {
         let id = SessionId(raw.iter().map(|b| format!("{b:02x}")).collect());
         let machine = Session::with_shared(self.shared.clone(), now);
         self.sessions.insert(id.clone(), Box::new(Slot::new(machine, kind, now)));
+        self.join_fleet(&id);
         if self.next_sweep.is_none() {
             self.next_sweep = Some(now + self.sweep_every());
         }
@@ -793,8 +846,11 @@ impl<H: Clone> Router<H> {
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
+            // In a fleet this forgets the copy held here; the session lives on in the store
+            // until it expires there too.
             self.close_session(now, &id);
         }
+        self.refresh_carried();
         for (id, slot) in &mut self.sessions {
             slot.age_written(id, self.wire.store.as_mut());
         }
@@ -809,6 +865,9 @@ impl<H: Clone> Router<H> {
         // An answer still undecided gets its head first: its stream ends, it is not refused.
         self.decide_all_of(id);
         let Some(slot) = self.sessions.remove(id) else { return };
+        if let Some(f) = &slot.fleet {
+            self.fleet_keys.remove(&f.key);
+        }
         for carried_by in slot.carried_by() {
             if self.exchanges.remove(&carried_by).is_some() {
                 self.wire.close(carried_by);

@@ -94,6 +94,8 @@ pub(super) struct Slot<H> {
     /// connection can break after the router wrote them), and the client then resumes. They
     /// are forgotten at the second sweep after, one to two sweep intervals later.
     written: [Vec<u64>; 2],
+    /// Its place in a fleet, when the router is one of several sharing a store.
+    pub(super) fleet: Option<super::fleet::router::FleetSlot>,
 }
 
 /// The answer to one POST.
@@ -144,6 +146,7 @@ impl<H: Clone> Slot<H> {
             standalone: None,
             backlog: VecDeque::new(),
             written: [Vec::new(), Vec::new()],
+            fleet: None,
         }
     }
 
@@ -350,11 +353,32 @@ impl SseStream {
         }
     }
 
-    /// The priming event: an id (sequence 0) and empty data, so the client can resume from
-    /// the start, with the reconnection delay.
+    /// A stream carried on by `carried_by` after event `seq` (a fleet's standalone stream).
+    pub(super) fn resumed(number: u64, seq: u64, carried_by: StreamId) -> Self {
+        Self { number, seq, carried_by: Some(carried_by) }
+    }
+
+    /// The number of the last event sent.
+    pub(super) fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Sends event `seq`, numbered (and kept) elsewhere: a fleet's standalone stream.
+    pub(super) fn send_numbered(&mut self, seq: u64, json: &[u8], wire: &mut Wire) {
+        self.seq = seq;
+        let id = format!("{}-{}", self.number, seq);
+        let data = String::from_utf8_lossy(json);
+        let Ok(event) = sse::encode_event(Some(&id), None, &data) else { return };
+        if let Some(carried_by) = self.carried_by {
+            wire.write(carried_by, event);
+        }
+    }
+
+    /// The priming event: an id (the last event sent, 0 on a new stream) and empty data, so
+    /// the client can resume from there, with the reconnection delay.
     pub(super) fn prime(&mut self, wire: &mut Wire, retry: Option<Duration>) {
         let Some(carried_by) = self.carried_by else { return };
-        if let Ok(event) = sse::encode_priming(&format!("{}-0", self.number), retry) {
+        if let Ok(event) = sse::encode_priming(&format!("{}-{}", self.number, self.seq), retry) {
             wire.write(carried_by, event);
         }
     }
