@@ -6,7 +6,11 @@
 //!     [--state-key HEX]   # 32 bytes in hex: seal 2026-07-28 requestState with this key
 //!     [--oauth-issuer URL] # HTTP only: every request needs a token from this issuer
 //!     [--oauth-introspect ID:SECRET] # its tokens are opaque: introspect them as ID
+//!     [--fleet redis://HOST:PORT/] # HTTP only: share session-era sessions in this Redis
 //! ```
+//!
+//! Processes given the same `--fleet` serve each other's session-era sessions: any request of
+//! a session may land on any of them.
 //!
 //! Processes given the same `--state-key` accept each other's `requestState`, so a
 //! 2026-07-28 call's rounds may land on any of them.
@@ -21,7 +25,7 @@ use zest_conformance::fixture::{self, asynchronous, blocking};
 use zest_conformance::Runtime;
 
 const USAGE: &str = "usage: everything_server --runtime tokio|smol|blocking (--stdio | --port P) \
-     [--state-key HEX] [--oauth-issuer URL [--oauth-introspect ID:SECRET]]";
+     [--state-key HEX] [--oauth-issuer URL [--oauth-introspect ID:SECRET]] [--fleet REDIS_URL]";
 
 enum Serve {
     Stdio,
@@ -29,7 +33,7 @@ enum Serve {
 }
 
 fn main() -> ExitCode {
-    let (runtime, serve, key, issuer) = match parse(std::env::args().skip(1)) {
+    let (runtime, serve, key, issuer, fleet) = match parse(std::env::args().skip(1)) {
         Ok(parsed) => parsed,
         Err(message) => {
             eprintln!("everything_server: {message}\n{USAGE}");
@@ -42,7 +46,7 @@ fn main() -> ExitCode {
             eprintln!("everything_server ({runtime}): session over: {reason}");
             ExitCode::SUCCESS
         }
-        Serve::Http(port) => match serve_http(runtime, port, key, issuer.as_ref()) {
+        Serve::Http(port) => match serve_http(runtime, port, key, issuer.as_ref(), fleet) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("everything_server ({runtime}): {message}");
@@ -83,9 +87,18 @@ fn serve_http(
     mut port: u16,
     key: Option<[u8; 32]>,
     issuer: Option<&fixture::oauth::Issuer>,
+    fleet: Option<String>,
 ) -> Result<(), String> {
     let config = config(runtime, key);
     let mut http = zest_tokio::HttpConfig::new();
+    let fleet = match fleet {
+        Some(url) => Some(zest_redis::RedisFleet::connect(&url).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    if let Some(fleet) = &fleet {
+        http.router.fleet = Some(fleet.clone());
+    }
+
     if let Some(issuer) = issuer {
         // The resource names its port: pick a free one now rather than after binding.
         if port == 0 {
@@ -107,6 +120,7 @@ fn serve_http(
                     zest_tokio::serve_http_with(("127.0.0.1", port), config, http, registry)
                         .await
                         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+                let _listening = listen(fleet.as_ref(), server.handle())?;
                 eprintln!("everything_server (tokio): serving {}", server.url());
                 server.stopped().await;
                 Ok(())
@@ -119,6 +133,7 @@ fn serve_http(
                     zest_smol::serve_http_with(("127.0.0.1", port), config, http, registry)
                         .await
                         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+                let _listening = listen(fleet.as_ref(), server.handle())?;
                 eprintln!("everything_server (smol): serving {}", server.url());
                 server.stopped().await;
                 Ok(())
@@ -129,11 +144,20 @@ fn serve_http(
             let server =
                 zest_blocking::serve_http_with(("127.0.0.1", port), config, http, registry)
                     .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+            let _listening = listen(fleet.as_ref(), server.handle())?;
             eprintln!("everything_server (blocking): serving {}", server.url());
             server.stopped();
             Ok(())
         }
     }
+}
+
+/// Hands what the other processes of the fleet send to `server`, while the result lives.
+fn listen<H: Clone + Send + 'static>(
+    fleet: Option<&std::sync::Arc<zest_redis::RedisFleet>>,
+    server: zest_core::server::ServerHandle<H>,
+) -> Result<Option<zest_redis::Listening>, String> {
+    fleet.map(|fleet| fleet.listen(server)).transpose().map_err(|e| e.to_string())
 }
 
 /// The fixture's config, sealing `requestState` with `key` when one is given.
@@ -158,11 +182,11 @@ fn parse_key(hex: &str) -> Result<[u8; 32], String> {
     Ok(key)
 }
 
-type Parsed = (Runtime, Serve, Option<[u8; 32]>, Option<fixture::oauth::Issuer>);
+type Parsed = (Runtime, Serve, Option<[u8; 32]>, Option<fixture::oauth::Issuer>, Option<String>);
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
     let (mut runtime, mut serve, mut key, mut issuer) = (None, None, None, None);
-    let mut introspect = None;
+    let (mut introspect, mut fleet) = (None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runtime" => {
@@ -185,10 +209,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> {
                     pair.split_once(':').ok_or("--oauth-introspect needs ID:SECRET")?;
                 introspect = Some((id.to_owned(), secret.to_owned()));
             }
+            "--fleet" => fleet = Some(args.next().ok_or("--fleet needs a Redis URL")?),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     let runtime = runtime.ok_or("--runtime is required")?;
     let issuer = issuer.map(|url| fixture::oauth::Issuer { url, introspect });
-    Ok((runtime, serve.ok_or("--stdio or --port is required")?, key, issuer))
+    Ok((runtime, serve.ok_or("--stdio or --port is required")?, key, issuer, fleet))
 }
