@@ -16,6 +16,11 @@ impl RedisServer {
     /// Starts one on a free loopback port, keeping nothing on disk; returns once it answers.
     pub fn start() -> Self {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::start_on(port)
+    }
+
+    /// Starts one on `port` (a server's successor, say).
+    pub fn start_on(port: u16) -> Self {
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "yes"])
