@@ -9,6 +9,10 @@
 mod http_common;
 #[path = "../../tests/support/load.rs"]
 mod load;
+#[path = "../../conformance/tests/support/proxy.rs"]
+mod proxy;
+#[path = "../../conformance/tests/support/redis_server.rs"]
+mod redis_server;
 
 use std::future::IntoFuture;
 use std::net::SocketAddr;
@@ -360,4 +364,49 @@ async fn a_large_answer_beside_small_messages_is_not_cut() {
     .await
     .unwrap();
     app.shutdown().await;
+}
+
+/// Two services in one fleet (zest-redis, a Redis of the test's own) behind a round-robin
+/// proxy: the session opened through one is served by both, and a log broadcast from either
+/// reaches the client's GET stream.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_services_sharing_redis_serve_one_session() {
+    let redis = redis_server::RedisServer::start();
+    let mut apps = Vec::new();
+    let mut listening = Vec::new();
+    for _ in 0..2 {
+        let fleet = zest_redis::RedisFleet::connect(&redis.url()).expect("redis answers");
+        let mut http = HttpConfig::new();
+        http.router.fleet = Some(fleet.clone());
+        let app = App::start(http).await;
+        listening.push(fleet.listen(app.mcp.handle()).expect("subscribed"));
+        apps.push(app);
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let backends = apps.iter().map(|a| a.addr.to_string()).collect();
+    let url = proxy::proxy(backends, seen.clone());
+    let options = options().with_config(|c| c.session_era());
+    let client = Client::connect(&url, options).await.expect("connect");
+    for n in 0..4 {
+        let result = client.call_tool("echo", json!({"text": format!("n{n}")})).await.unwrap();
+        assert_eq!(text(&result), format!("n{n}"));
+    }
+    let served: Vec<usize> = seen.lock().unwrap().iter().map(|(b, _)| *b).collect();
+    assert!(served.contains(&0) && served.contains(&1), "{served:?}");
+    apps[1].mcp.handle().log(LoggingLevel::Warning, json!("from the second service"));
+    let heard = tokio::time::timeout(WAIT, async {
+        loop {
+            match client.notifications().recv().await {
+                Ok(ServerNotification::LoggingMessage(m)) => return m.data,
+                Ok(_) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+    });
+    assert_eq!(heard.await.expect("the log arrives"), json!("from the second service"));
+    let _ = client.close().await;
+    drop(listening);
+    for app in apps {
+        app.shutdown().await;
+    }
 }
