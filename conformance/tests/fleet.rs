@@ -4,6 +4,8 @@
 
 #[path = "support/fixture_process.rs"]
 mod fixture_process;
+#[path = "support/proxied_suite.rs"]
+mod proxied_suite;
 #[path = "support/proxy.rs"]
 mod proxy;
 #[path = "support/raw_client.rs"]
@@ -16,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fixture_process::FixtureProcess;
+use proxied_suite::server_suite_passes;
 use proxy::{authority, proxy};
 use raw_client::{events, request, Event, Reply};
 use redis_server::RedisServer;
@@ -38,28 +41,13 @@ fn fleet(redis: &RedisServer) -> Vec<FixtureProcess> {
 /// session may land on any of the three processes.
 #[test]
 fn the_2025_11_25_server_suite_passes_through_three_processes_sharing_redis() {
-    let harness = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/node_modules");
-    assert!(
-        harness.exists(),
-        "the conformance harness is missing: run scripts/conformance-install"
-    );
     let redis = RedisServer::start();
     let processes = fleet(&redis);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let url = proxy(processes.iter().map(|p| authority(&p.url)).collect(), seen.clone());
-    let out = std::env::temp_dir().join(format!("zest-fleet-{}", std::process::id()));
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_runner"))
-        .args(["--runtime", "tokio", "--mode", "server", "--suite", "0.2.0-alpha.12"])
-        .args(["--url", &url, "--out"])
-        .arg(&out)
-        .output()
-        .expect("the runner runs");
-    let report = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{report}{}", String::from_utf8_lossy(&run.stderr));
-    assert!(report.contains(" passed, 0 failed"), "{report}");
+    server_suite_passes(&url, "0.2.0-alpha.12", None);
     let backends: Vec<usize> = seen.lock().unwrap().iter().map(|(b, _)| *b).collect();
     assert!((0..3).all(|b| backends.contains(&b)), "every process served");
-    let _ = std::fs::remove_dir_all(out);
 }
 
 /// POSTs `message` to `url` (a process's own endpoint) as a 2025-11-25 client does.

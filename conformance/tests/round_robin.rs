@@ -4,6 +4,8 @@
 
 #[path = "support/fixture_process.rs"]
 mod fixture_process;
+#[path = "support/proxied_suite.rs"]
+mod proxied_suite;
 #[path = "support/proxy.rs"]
 mod proxy;
 
@@ -11,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fixture_process::FixtureProcess;
+use proxied_suite::server_suite_passes;
 use proxy::{authority, proxy};
 use serde_json::json;
 use zest_tokio::core::handler::AsyncClientHandlers;
@@ -69,30 +72,10 @@ async fn a_multi_round_call_completes_across_two_processes_that_share_a_key() {
 /// says why; a listen held by the process that made the change passes them).
 #[test]
 fn the_2026_server_suite_passes_through_two_processes_behind_a_round_robin_proxy() {
-    let harness = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/node_modules");
-    assert!(
-        harness.exists(),
-        "the conformance harness is missing: run scripts/conformance-install"
-    );
     let processes = [fixture("tokio"), fixture("blocking")];
     let seen = Arc::new(Mutex::new(Vec::new()));
     let url = proxy(processes.iter().map(|p| authority(&p.url)).collect(), seen.clone());
-    let out = std::env::temp_dir().join(format!("zest-round-robin-{}", std::process::id()));
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_conformance_runner"))
-        .args(["--runtime", "tokio", "--mode", "server", "--suite", "0.2.0-alpha.12@2026-07-28"])
-        .args(["--url", &url, "--out"])
-        .arg(&out)
-        .arg("--baseline")
-        .arg(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("testdata/round-robin-baseline.json"),
-        )
-        .output()
-        .expect("the runner runs");
-    let report = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{report}{}", String::from_utf8_lossy(&run.stderr));
-    assert!(report.contains(" passed, 0 failed"), "{report}");
+    server_suite_passes(&url, "0.2.0-alpha.12@2026-07-28", Some("round-robin-baseline.json"));
     let backends: Vec<usize> = seen.lock().unwrap().iter().map(|(b, _)| *b).collect();
     assert!(backends.contains(&0) && backends.contains(&1), "both processes served");
-    let _ = std::fs::remove_dir_all(out);
 }
