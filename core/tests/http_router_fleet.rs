@@ -12,10 +12,12 @@ use common::Handler;
 use http::{Method, StatusCode};
 use router_harness::*;
 use serde_json::{json, Value};
+use zest_core::auth::{Principal, ProtectedResource};
 use zest_core::http::server::{MemoryFleet, RouterConfig};
 use zest_core::jsonrpc::RawJson;
 use zest_core::schema::LoggingLevel;
 use zest_core::server::{Broadcast, Event};
+use zest_core::testkit::VirtualClock;
 use zest_core::RequestOptions;
 
 /// Three routers sharing one store; each `Http` is one process's router.
@@ -25,12 +27,17 @@ struct Fleet {
 
 impl Fleet {
     fn new(size: u8) -> Self {
+        Self::with(size, |config| config)
+    }
+
+    /// `size` members, each router's config made by `configure` (from a fleet one).
+    fn with(size: u8, configure: impl Fn(RouterConfig) -> RouterConfig) -> Self {
         let store = MemoryFleet::new();
         let members = (0..size)
             .map(|n| {
                 let handle = if n == 0 { store.clone() } else { store.join() };
                 let config = RouterConfig::new([n + 1; 32]).fleet(Arc::new(handle.clone()));
-                (Http::new(config), handle)
+                (Http::new(configure(config)), handle)
             })
             .collect();
         Self { members }
@@ -234,4 +241,64 @@ fn a_store_that_fails_refuses_with_503_and_half_does_nothing() {
     fleet.members[0].1.set_down(false);
     let p = fleet.at(1).post(Some(&session), ping(2));
     assert_eq!(fleet.at(1).answer(p).status, Some(StatusCode::OK));
+}
+
+/// Tokens for two subjects.
+fn validate(token: &str) -> Result<Principal, String> {
+    let mut principal = match token {
+        "alice" => Principal::new("alice", Vec::<String>::new()),
+        "bob" => Principal::new("bob", Vec::<String>::new()),
+        _ => return Err("unknown token".into()),
+    };
+    principal.expires_at = Some(2_000);
+    Ok(principal)
+}
+
+#[test]
+fn a_fleet_session_answers_only_its_principal_on_every_member() {
+    let mut fleet = Fleet::with(2, |mut config| {
+        config.oauth = Some(ProtectedResource::new("http://localhost/mcp", "https://as", validate));
+        config.wall_clock = Some((VirtualClock::new().now(), 1_000));
+        config
+    });
+    fleet.at(0).authorization = Some("Bearer alice");
+    let session = fleet.at(0).handshake(json!({}));
+    // Member 1 holds no copy: it asks the store whose session it is.
+    fleet.at(1).authorization = Some("Bearer bob");
+    let post = fleet.at(1).post(Some(&session), ping(1));
+    assert_eq!(fleet.at(1).answer(post).status, Some(StatusCode::FORBIDDEN));
+    let get = fleet.at(1).get(&session, None);
+    assert_eq!(fleet.at(1).answer(get).status, Some(StatusCode::FORBIDDEN));
+    let delete = fleet.at(1).send(Method::DELETE, "/mcp", &[("mcp-session-id", &session)], b"");
+    assert_eq!(fleet.at(1).answer(delete).status, Some(StatusCode::FORBIDDEN));
+    fleet.at(1).authorization = Some("Bearer alice");
+    let post = fleet.at(1).post(Some(&session), ping(2));
+    assert_eq!(fleet.at(1).answer(post).status, Some(StatusCode::OK));
+    // Bob cannot take it over afterwards either, on a member that now holds a copy.
+    fleet.at(1).authorization = Some("Bearer bob");
+    let post = fleet.at(1).post(Some(&session), ping(3));
+    assert_eq!(fleet.at(1).answer(post).status, Some(StatusCode::FORBIDDEN));
+}
+
+#[test]
+fn with_json_answers_a_calls_related_messages_reach_the_fleets_standalone_stream() {
+    let mut fleet = Fleet::with(2, |config| config.json_response(true));
+    // Answers are decided when clear, as on a runtime whose handlers run on threads.
+    fleet.at(0).decide = false;
+    let session = fleet.at(0).handshake(json!({}));
+    let get = fleet.at(1).get(&session, None);
+    let call = fleet.at(0).post(Some(&session), echo_x(1));
+    let (sid, id, _) = fleet.at(0).take_calls()[0].clone();
+    let now = fleet.at(0).now();
+    let machine = fleet.at(0).router.session_mut(&sid).unwrap();
+    machine.log(now, Some(&id), LoggingLevel::Info, None, json!("working")).unwrap();
+    fleet.at(0).pump();
+    let machine = fleet.at(0).router.session_mut(&sid).unwrap();
+    machine.respond(now, id, Ok(RawJson::from(json!({"content":[]})))).unwrap();
+    fleet.at(0).pump();
+    fleet.carry();
+    assert_eq!(fleet.at(0).answer(call).json()["id"], 1);
+    let events = fleet.at(1).answer(get).events();
+    let log = events.iter().find(|(_, data)| data.contains("working"));
+    assert_eq!(log.and_then(|(id, _)| id.as_deref()), Some("1-1"), "{events:?}");
 }

@@ -11,6 +11,7 @@ use crate::RedisFleet;
 pub(crate) struct Scripts {
     append: redis::Script,
     after: redis::Script,
+    delivered: redis::Script,
 }
 
 /// KEYS: stream, counter, delivered. ARGV: json, kept, ttl, channel, wake message.
@@ -33,9 +34,21 @@ table.insert(found, 1, after)
 return found
 ";
 
+/// KEYS: delivered. ARGV: number, ttl. The mark only moves forward (two carriers for a
+/// moment must not move it back).
+const DELIVERED: &str = r"
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > current then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
+return 0
+";
+
 impl Scripts {
     pub(crate) fn new() -> Self {
-        Self { append: redis::Script::new(APPEND), after: redis::Script::new(AFTER) }
+        Self {
+            append: redis::Script::new(APPEND),
+            after: redis::Script::new(AFTER),
+            delivered: redis::Script::new(DELIVERED),
+        }
     }
 }
 
@@ -89,8 +102,20 @@ impl Fleet for RedisFleet {
 
     fn load(&self, key: &FleetKey) -> Result<Option<SavedSession>, FleetError> {
         let state = self.key(format_args!("s:{key}"));
-        let stored = self.with("cannot load a session", |c| {
-            redis::cmd("GETEX").arg(&state).arg("EX").arg(self.ttl()).query::<Option<Vec<u8>>>(c)
+        // The standalone stream's keys live as long as the session: a session in use keeps
+        // its numbering even when nothing is sent on it for a whole time to live.
+        let standalone = [
+            self.key(format_args!("g:{key}")),
+            self.key(format_args!("g:{key}:n")),
+            self.key(format_args!("g:{key}:d")),
+        ];
+        let (stored,): (Option<Vec<u8>>,) = self.with("cannot load a session", |c| {
+            let mut pipe = redis::pipe();
+            pipe.cmd("GETEX").arg(&state).arg("EX").arg(self.ttl());
+            for key in &standalone {
+                pipe.cmd("EXPIRE").arg(key).arg(self.ttl()).ignore();
+            }
+            pipe.query(c)
         })?;
         decode(stored)
     }
@@ -241,9 +266,8 @@ impl Fleet for RedisFleet {
     }
 
     fn delivered(&self, key: &FleetKey, seq: u64) -> Result<(), FleetError> {
-        let delivered = self.key(format_args!("g:{key}:d"));
-        self.with("cannot mark delivery", |c| {
-            redis::cmd("SET").arg(&delivered).arg(seq).arg("EX").arg(self.ttl()).query::<()>(c)
-        })
+        let mut invocation = self.scripts.delivered.prepare_invoke();
+        invocation.key(self.key(format_args!("g:{key}:d"))).arg(seq).arg(self.ttl());
+        self.with("cannot mark delivery", |c| invocation.invoke::<()>(c))
     }
 }

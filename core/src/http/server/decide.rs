@@ -127,8 +127,14 @@ impl<H: Clone> Router<H> {
             let (replies, related): (Vec<_>, Vec<_>) = held.into_iter().partition(|(_, r)| *r);
             answer.mode = Mode::Json { held: replies.into_iter().map(|(j, _)| j).collect() };
             answer.pending_head = Some(headers);
-            for (json, _) in related {
-                slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
+            let related: Vec<Vec<u8>> = related.into_iter().map(|(json, _)| json).collect();
+            if slot.fleet.is_some() {
+                // A fleet session's standalone stream is numbered in the store.
+                self.append_standalone(id, related);
+            } else {
+                for json in related {
+                    slot.standalone(id, json, &mut self.wire, self.config.max_backlog);
+                }
             }
         } else {
             answer.logical.number = next_stream;

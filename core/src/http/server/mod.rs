@@ -578,13 +578,18 @@ impl<H: Clone> Router<H> {
             self.save_changed(&id)
         });
         if let Err(rejection) = saved {
-            // The fleet could not be told: this process forgets the session too (the client
-            // may retry), and the POST is refused, not half done.
+            // The fleet could not be told: the POST is refused, not half done. Its replies
+            // go nowhere; a session it opened is forgotten here too; an older one is taken
+            // up again from the store by its next request (which undoes what this changed).
             if let Some(slot) = self.sessions.get_mut(&id) {
                 slot.answers.remove(&stream);
             }
             self.exchanges.remove(&stream);
-            self.end_session(&id);
+            if initialize {
+                self.end_session(&id);
+            } else {
+                self.flush(&id);
+            }
             return self.refuse(stream, None, &rejection);
         }
         let asked = self.calls_asked;

@@ -38,10 +38,9 @@ impl<H: Clone> Router<H> {
         let refusal = match resource.check(&head.headers, unix) {
             Ok(principal) => {
                 let owner = session_header(&head.headers)
-                    .and_then(|id| self.sessions.get(&SessionId(id.to_owned())))
-                    .and_then(|slot| slot.machine.principal());
+                    .and_then(|id| self.owner_of(&SessionId(id.to_owned())));
                 match owner {
-                    Some(owner) if owner.subject != principal.subject => resource.other_principal(),
+                    Some(owner) if owner != principal.subject => resource.other_principal(),
                     _ => return Ok(Some(principal)),
                 }
             }

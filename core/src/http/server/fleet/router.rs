@@ -102,6 +102,17 @@ impl<H: Clone> Router<H> {
         Ok(id)
     }
 
+    /// The OAuth subject a session answers: its copy's here, or in a fleet what the store
+    /// says of a session this process holds no copy of (`None`: nobody yet, or no session).
+    pub(in crate::http::server) fn owner_of(&self, id: &SessionId) -> Option<String> {
+        if let Some(slot) = self.sessions.get(id) {
+            return slot.machine.principal().map(|p| p.subject.clone());
+        }
+        let fleet = self.fleet()?;
+        // A store that fails here fails the request a moment later, when it is looked up.
+        fleet.load(&FleetKey::of(id)).ok().flatten()?.subject
+    }
+
     /// Saves a fleet session whose client changed what the fleet shares of it.
     pub(in crate::http::server) fn save_changed(
         &mut self,
