@@ -81,10 +81,18 @@ fn a_call_runs_and_its_named_header_is_checked() {
     };
     assert_eq!(body["result"]["content"][0]["text"], "x");
     assert_eq!(body["result"]["resultType"], "complete");
-    // The name in base64 form is the same name.
-    let encoded = [("mcp-method", "tools/call"), ("mcp-name", "=?base64?ZWNobw==?=")];
-    let (status, _) = post(&mut http, &call, &encoded);
-    assert_ne!(status, Some(StatusCode::BAD_REQUEST));
+    // The name in base64 form is the same name: the call runs (a request that stands alone
+    // gets its head with its reply).
+    let h = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "=?base64?ZWNobw==?="),
+    ];
+    let stream = http.send(Method::POST, "/mcp", &h, &serde_json::to_vec(&call).unwrap());
+    http.answer_first_call();
+    assert_eq!(http.answer(stream).status, Some(StatusCode::OK));
 }
 
 #[test]
@@ -248,4 +256,41 @@ fn a_listen_streams_its_acknowledgment_even_where_answers_are_json() {
     let first = &answer.messages()[0];
     assert_eq!(first["method"], "notifications/subscriptions/acknowledged", "{first}");
     assert!(!answer.closed, "the listen stays open");
+}
+
+/// A handler that fails with a missing client capability long after the POST arrived (a
+/// handler on a busy thread, or one that awaited first) still gets its 400: a request that
+/// stands alone is answered when its reply is in, neither after `json_wait` nor at the
+/// handler's first poll, which would send a 200 SSE head before the error.
+#[test]
+fn a_late_missing_capability_error_still_gets_400() {
+    for first_poll in [false, true] {
+        let mut http = modern();
+        http.decide = first_poll;
+        let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"text":"x"},"_meta": meta()}});
+        let h = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+        ];
+        let stream = http.send(Method::POST, "/mcp", &h, &serde_json::to_vec(&call).unwrap());
+        let (sid, id, _) = http.take_calls()[0].clone();
+        http.clock.advance(std::time::Duration::from_secs(1));
+        let now = http.now();
+        http.router.handle_input(zest_core::io::Input::Timeout(now));
+        http.pump();
+        assert!(!http.answers.contains_key(&stream), "no head before the reply ({first_poll})");
+        let error = zest_core::jsonrpc::ErrorObject::new(
+            codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "the client did not declare sampling",
+        );
+        http.router.session_mut(&sid).unwrap().respond(now, id, Err(error)).unwrap();
+        http.pump();
+        let answer = http.answer(stream);
+        assert_eq!(answer.status, Some(StatusCode::BAD_REQUEST), "{first_poll}: {answer:?}");
+        assert_eq!(answer.json()["error"]["code"], codes::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    }
 }

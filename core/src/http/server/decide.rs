@@ -20,8 +20,11 @@ pub(super) struct Undecided {
     origin: StreamId,
     /// The head announces the session id (an `initialize` POST).
     announce: bool,
-    /// Decided as an SSE stream at this time if nothing decided it before.
-    until: Instant,
+    /// Decided as an SSE stream at this time if nothing decided it before; `None` for a POST
+    /// that stands alone (2026-07-28, sessionless), decided only when its answer is clear:
+    /// its HTTP status depends on its reply (an error is 400 or 404), which an SSE head sent
+    /// before the reply would hide.
+    until: Option<Instant>,
 }
 
 impl<H: Clone> Router<H> {
@@ -30,11 +33,12 @@ impl<H: Clone> Router<H> {
     /// answered by then, with nothing else to send, gets one JSON body; the others an SSE
     /// stream. A runtime whose handlers run elsewhere (threads) does not call it: each POST
     /// is decided when its answer is clear or after
-    /// [`json_wait`](super::RouterConfig::json_wait). Drain
+    /// [`json_wait`](super::RouterConfig::json_wait). A POST that stands alone (2026-07-28,
+    /// sessionless) is decided only when its answer is clear, whatever the runtime. Drain
     /// [`poll_output`](Self::poll_output) after.
     pub fn decide_answers(&mut self) {
-        let all = std::mem::take(&mut self.undecided);
-        self.settle_all(all);
+        let waiting = take_where(&mut self.undecided, |u| u.until.is_some());
+        self.settle_all(waiting);
     }
 
     fn settle_all(&mut self, picked: Vec<Undecided>) {
@@ -51,7 +55,8 @@ impl<H: Clone> Router<H> {
         origin: StreamId,
         announce: bool,
     ) {
-        let until = now + self.config.json_wait;
+        let alone = self.sessions.get(&session).is_some_and(|s| s.kind == SlotKind::Ephemeral);
+        let until = (!alone).then(|| now + self.config.json_wait);
         self.undecided.push(Undecided { session, origin, announce, until });
     }
 
@@ -67,7 +72,7 @@ impl<H: Clone> Router<H> {
 
     /// Decides the answers that have waited until `now`.
     pub(super) fn decide_due(&mut self, now: Instant) {
-        let due = take_where(&mut self.undecided, |u| u.until <= now);
+        let due = take_where(&mut self.undecided, |u| u.until.is_some_and(|t| t <= now));
         self.settle_all(due);
     }
 
@@ -84,7 +89,7 @@ impl<H: Clone> Router<H> {
 
     /// When the first undecided answer stops waiting.
     pub(super) fn next_decision(&self) -> Option<Instant> {
-        self.undecided.iter().map(|u| u.until).min()
+        self.undecided.iter().filter_map(|u| u.until).min()
     }
 
     /// Decides how the answer to the POST on `origin` goes out, now that the session has
