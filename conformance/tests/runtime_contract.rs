@@ -315,6 +315,8 @@ macro_rules! runtime_contract {
                 assert!(client.list_tools(None) $($aw)* .expect("a page").next_cursor.is_none());
                 let sum = client.call_tool("add", json!({"a": 1, "b": 2})) $($aw)* .expect("add");
                 assert_eq!(sum.structured_content, Some(json!({"total": 3.0})));
+                let wrong = client.call_tool("add", json!({"a": "one"})) $($aw)* .expect("answered");
+                assert!(wrong.is_error(), "arguments of the wrong type: {wrong:?}");
                 let seen = Arc::new(Mutex::new(Vec::new()));
                 let record = seen.clone();
                 let counted = client
@@ -355,10 +357,18 @@ macro_rules! runtime_contract {
                 assert!(client.close() $($aw)* .expect("close").success());
                 assert_eq!(client.close_reason(), Some(CloseReason::Local));
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
+                // After close: calls are refused as usage, and closing again says the same.
+                let late = client.call_tool("add", json!({"a": 1, "b": 2})) $($aw)*;
+                assert!(matches!(late, Err(CallError::Usage(_))), "{late:?}");
+                assert!(client.close() $($aw)* .expect("closed again").success());
                 let (client, server) = in_memory(config(), registry()) $($aw)* .expect("pair");
                 let _: ServerHandle = server.handle();
                 notifications_are_one_bounded_queue(&client) $($aw)*;
+                // The session lives while any clone of the client does.
+                let clone = client.clone();
                 drop(client);
+                assert!(!server.is_stopped(), "a clone still holds the session");
+                drop(clone);
                 assert_eq!(server.stopped() $($aw)*, CloseReason::TransportEnded);
 
                 // Over HTTP on loopback, the same client API.

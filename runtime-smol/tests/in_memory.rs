@@ -1,34 +1,16 @@
-//! A server tested without a process: typed tools called through an in-memory pair, with
-//! progress, a sampling request answered by the client's handler and listing; closing or
-//! dropping the client ends the server's session too.
+//! What only zest-smol's in-memory pair has to show (the pair's contract, written once for
+//! every runtime, is `conformance/tests/runtime_contract.rs`): it runs under async-std's
+//! executor too, with calls from its tasks.
 
-use std::future::Future;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
 use smol::Timer;
 use zest_smol::core::error::CloseReason;
-use zest_smol::core::handler::AsyncClientHandlers;
-use zest_smol::schema::{
-    CreateMessageParams, CreateMessageResult, Role, SamplingContent, SamplingMessage,
-};
-use zest_smol::{
-    in_memory, in_memory_with, CallError, Client, ClientApi, ClientOptions, ConnectError, Context,
-    Json, PeerApi, Registry, ServerConfig, ToolError,
-};
+use zest_smol::{in_memory, ClientApi, Json, Registry, ServerConfig};
 
 /// Far above what any step here takes; only there to turn a hang into a failure.
 const HANG: Duration = Duration::from_secs(30);
-
-/// `fut`'s output, or a panic if it takes longer than [`HANG`].
-async fn within<T>(fut: impl Future<Output = T>) -> T {
-    smol::future::or(fut, async {
-        Timer::after(HANG).await;
-        panic!("still waiting after {HANG:?}")
-    })
-    .await
-}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Add {
@@ -41,142 +23,13 @@ struct Sum {
     total: f64,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Count {
-    n: u32,
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Ask {
-    prompt: String,
-}
-
-fn registry() -> Registry {
-    Registry::new()
-        .tool("add", "Adds two numbers", |Add { a, b }| async move { Json(Sum { total: a + b }) })
-        .tool("count", "Reports progress n times", |Count { n }, ctx: Context| async move {
-            for i in 1..=n {
-                ctx.progress(f64::from(i), Some(f64::from(n)), None).await?;
-            }
-            Ok::<_, ToolError>(format!("counted {n}"))
-        })
-        .tool("ask", "Asks the client's model", |Ask { prompt }, ctx: Context| async move {
-            let message = SamplingMessage::new(Role::User, SamplingContent::text(prompt));
-            let params = CreateMessageParams {
-                messages: vec![message],
-                max_tokens: 10,
-                ..Default::default()
-            };
-            let result = ctx.create_message(params).await?;
-            Ok::<_, ToolError>(
-                result.content.as_slice().iter().filter_map(|c| c.as_text()).collect::<String>(),
-            )
-        })
-}
-
-fn config() -> ServerConfig {
-    ServerConfig::new("in-memory-test", "1.0")
-}
-
-/// Sampling answered with `model says: <the prompt>`.
-fn options() -> ClientOptions {
-    let handlers = AsyncClientHandlers::default().on_sampling(|params| async move {
-        let asked: String = params
-            .messages
-            .iter()
-            .flat_map(|m| m.content.as_slice())
-            .filter_map(|c| c.as_text())
-            .collect();
-        let result = json!({
-            "role": "assistant",
-            "content": {"type": "text", "text": format!("model says: {asked}")},
-            "model": "test-model"
-        });
-        Ok(serde_json::from_value::<CreateMessageResult>(result).expect("a valid result"))
-    });
-    ClientOptions::new("in-memory-client", "1.0").handlers(handlers)
-}
-
-#[test]
-fn typed_tools_answer_through_the_pair() {
-    smol::block_on(async {
-        let (client, server) = in_memory_with(config(), registry(), options()).await.unwrap();
-        assert_eq!(client.negotiated().server_info.name, "in-memory-test");
-
-        let mut names: Vec<String> =
-            client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-        names.sort();
-        assert_eq!(names, ["add", "ask", "count"]);
-
-        let sum = client.call_tool("add", json!({"a": 1.5, "b": 2})).await.unwrap();
-        assert_eq!(sum.structured_content, Some(json!({"total": 3.5})));
-
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let record = seen.clone();
-        let counted = client
-            .call_tool_with_progress("count", json!({"n": 3}), move |p| {
-                record.lock().unwrap().push((p.progress, p.total));
-            })
-            .await
-            .unwrap();
-        assert_eq!(counted.content[0].as_text(), Some("counted 3"));
-        assert_eq!(*seen.lock().unwrap(), [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]);
-
-        let answer = client.call_tool("ask", json!({"prompt": "hi"})).await.unwrap();
-        assert_eq!(answer.content[0].as_text(), Some("model says: hi"), "{answer:?}");
-
-        let wrong = client.call_tool("add", json!({"a": "one"})).await.unwrap();
-        assert!(wrong.is_error(), "{wrong:?}");
-
-        client.close().await.unwrap();
-        assert_eq!(within(server.stopped()).await, CloseReason::TransportEnded);
-    });
-}
-
-#[test]
-fn closing_the_client_ends_the_server() {
-    smol::block_on(async {
-        let (client, server) = in_memory(config(), registry()).await.unwrap();
-        assert_eq!(client.pid(), 0);
-        assert_eq!(client.close_reason(), None);
-        assert!(within(client.close()).await.unwrap().success());
-        assert_eq!(client.close_reason(), Some(CloseReason::Local));
-        assert_eq!(within(server.stopped()).await, CloseReason::TransportEnded);
-        let late = client.call_tool("add", json!({"a": 1, "b": 2})).await;
-        assert!(matches!(late, Err(CallError::Usage(_))), "{late:?}");
-        assert!(client.close().await.unwrap().success());
-    });
-}
-
-#[test]
-fn dropping_the_last_client_ends_the_server() {
-    smol::block_on(async {
-        let (client, server) = in_memory(config(), registry()).await.unwrap();
-        let clone = client.clone();
-        drop(client);
-        assert!(!server.is_stopped(), "a clone still holds the session");
-        drop(clone);
-        assert_eq!(within(server.stopped()).await, CloseReason::TransportEnded);
-    });
-}
-
-#[test]
-fn a_client_over_streams_that_end_at_once_fails_its_handshake_typed() {
-    smol::block_on(async {
-        let options = ClientOptions::new("in-memory-client", "1.0");
-        let failed = Client::over(smol::io::empty(), smol::io::sink(), options).await;
-        let Err(ConnectError::Exited { reason, status }) = failed else {
-            panic!("expected Exited, got {failed:?}")
-        };
-        assert_eq!(reason, CloseReason::TransportEnded);
-        assert_eq!(status, None);
-    });
-}
-
 #[test]
 fn the_pair_works_under_async_std_with_concurrent_calls() {
     async_std::task::block_on(async {
-        let (client, server) = in_memory_with(config(), registry(), options()).await.unwrap();
+        let registry = Registry::new()
+            .tool("add", "Adds", |Add { a, b }| async move { Json(Sum { total: a + b }) });
+        let config = ServerConfig::new("in-memory-test", "1.0");
+        let (client, server) = in_memory(config, registry).await.unwrap();
         let calls: Vec<_> = (0..64)
             .map(|i| {
                 let client = client.clone();
@@ -190,6 +43,10 @@ fn the_pair_works_under_async_std_with_concurrent_calls() {
             assert_eq!(result.structured_content, Some(json!({"total": i as f64 + 1.0})));
         }
         client.close().await.unwrap();
-        assert_eq!(within(server.stopped()).await, CloseReason::TransportEnded);
+        let stopped = smol::future::or(server.stopped(), async {
+            Timer::after(HANG).await;
+            panic!("still waiting after {HANG:?}")
+        });
+        assert_eq!(stopped.await, CloseReason::TransportEnded);
     });
 }
