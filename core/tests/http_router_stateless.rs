@@ -38,6 +38,18 @@ fn post(http: &mut Http, body: &Value, extra: &[(&str, &str)]) -> (Option<Status
     (answer.status, json)
 }
 
+/// POSTs a 2026-07-28 `tools/call`, its `Mcp-Name` header `name`, without answering it.
+fn send_call(http: &mut Http, name: &str, call: &Value) -> zest_core::io::StreamId {
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", name),
+    ];
+    http.send(Method::POST, "/mcp", &headers, &serde_json::to_vec(call).unwrap())
+}
+
 fn list_tools() -> Value {
     json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta": meta()}})
 }
@@ -83,14 +95,7 @@ fn a_call_runs_and_its_named_header_is_checked() {
     assert_eq!(body["result"]["resultType"], "complete");
     // The name in base64 form is the same name: the call runs (a request that stands alone
     // gets its head with its reply).
-    let h = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "=?base64?ZWNobw==?="),
-    ];
-    let stream = http.send(Method::POST, "/mcp", &h, &serde_json::to_vec(&call).unwrap());
+    let stream = send_call(&mut http, "=?base64?ZWNobw==?=", &call);
     http.answer_first_call();
     assert_eq!(http.answer(stream).status, Some(StatusCode::OK));
 }
@@ -165,14 +170,7 @@ fn closing_the_stream_of_a_request_cancels_it() {
     http.decide = false;
     let call = json!({"jsonrpc":"2.0","id":10,"method":"tools/call",
         "params":{"name":"echo","arguments":{"text":"x"},"_meta": meta()}});
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "echo"),
-    ];
-    let stream = http.send(Method::POST, "/mcp", &headers, &serde_json::to_vec(&call).unwrap());
+    let stream = send_call(&mut http, "echo", &call);
     assert_eq!(http.router.session_count(), 1, "the call runs");
     http.drop_stream(stream);
     let cancelled = http.events.iter().any(|e| {
@@ -269,14 +267,7 @@ fn a_late_missing_capability_error_still_gets_400() {
         http.decide = first_poll;
         let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
             "params":{"name":"echo","arguments":{"text":"x"},"_meta": meta()}});
-        let h = [
-            ("content-type", "application/json"),
-            ("accept", "application/json, text/event-stream"),
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "echo"),
-        ];
-        let stream = http.send(Method::POST, "/mcp", &h, &serde_json::to_vec(&call).unwrap());
+        let stream = send_call(&mut http, "echo", &call);
         let (sid, id, _) = http.take_calls()[0].clone();
         http.clock.advance(std::time::Duration::from_secs(1));
         let now = http.now();
