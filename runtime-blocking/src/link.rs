@@ -28,7 +28,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use zest_core::runtime::{Outcome, ReplySlot, WriteQueue, WriteStep};
+use zest_core::runtime::{Backlog, BacklogWatch, Outcome, ReplySlot, WriteQueue, WriteStep};
 
 thread_local! {
     /// Set while this thread holds a session's machine lock, or is one of its threads: a
@@ -164,6 +164,8 @@ pub(crate) enum Wake {
 pub(crate) struct Outbox<W> {
     ctl: Mutex<Ctl>,
     wake: Condvar,
+    /// Rung (under `ctl`) when the peer took bytes or the stream failed.
+    taken: Signal,
     writer: Mutex<Option<W>>,
 }
 
@@ -186,7 +188,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
         let writer = Mutex::new(Some(writer));
         // Written frames' buffers are kept for the machine to encode the next large one into.
         let ctl = Mutex::new(Ctl { queue: WriteQueue::recycling(), ..Ctl::default() });
-        Arc::new(Self { ctl, wake: Condvar::new(), writer })
+        Arc::new(Self { ctl, wake: Condvar::new(), taken: Signal::default(), writer })
     }
 
     /// A written frame's buffer to hand back to the machine (`recycle`), if one was kept.
@@ -209,17 +211,24 @@ impl<W: Write + Send + 'static> Outbox<W> {
         }
     }
 
-    /// [`queue`](Self::queue), then: true (and what waits is dropped, later frames with it)
-    /// when more than `limit` bytes wait besides the largest frame, for a peer that does not
-    /// read (zest-core's [`WriteQueue::is_backlogged`]).
-    pub(crate) fn queue_bounded(&self, frames: &mut Vec<Bytes>, close: bool, limit: usize) -> bool {
-        self.queue(frames, close);
+    /// Blocks the stream's reader while more than `watch`'s limit waits for the peer and it
+    /// still takes bytes (zest-core's [`BacklogWatch`]); false (and what waits is dropped,
+    /// later frames with it) once it took none for zest-core's `BACKLOG_STALL`.
+    pub(crate) fn hold_reader(&self, watch: &mut BacklogWatch) -> bool {
         let mut ctl = lock(&self.ctl);
-        if !ctl.queue.is_backlogged(limit) {
-            return false;
+        loop {
+            match watch.check(&ctl.queue, Instant::now()) {
+                Backlog::Clear => return true,
+                Backlog::Stalled => {
+                    ctl.queue.handle_failed();
+                    return false;
+                }
+                Backlog::Holding(until) => {
+                    let wait = until.saturating_duration_since(Instant::now());
+                    ctl = self.taken.wait_timeout(ctl, wait).0;
+                }
+            }
         }
-        ctl.queue.handle_failed();
-        true
     }
 
     /// Makes sure the supervisor wakes by `deadline` (called with the machine lock held after
@@ -258,6 +267,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
             match (step, result) {
                 (_, Err(e)) => {
                     ctl.queue.handle_failed();
+                    self.taken.notify_all();
                     break Some(e);
                 }
                 (WriteStep::Write(bytes), Ok(())) => {
@@ -265,6 +275,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
                     // The queue can keep a written frame's buffer only if we let go of it.
                     drop(bytes);
                     ctl.queue.handle_written(n);
+                    self.taken.notify_all();
                 }
                 (WriteStep::Flush, Ok(())) => ctl.queue.handle_flushed(),
                 (WriteStep::Close, Ok(())) => ctl.queue.handle_closed(),

@@ -7,6 +7,11 @@ use std::time::Duration;
 /// is over (stdio and in memory), before the writer is dropped.
 pub const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
+/// How long a stdio peer with more than `max_backlog_bytes` waiting for it may take no byte
+/// before it is cut off as not reading ([`BacklogWatch`](super::BacklogWatch)); while it
+/// reads, however slowly, nothing more is read from it instead.
+pub const BACKLOG_STALL: Duration = Duration::from_secs(5);
+
 /// How long the last exchanges of a closing HTTP client session (its DELETE) may take
 /// before they and their connections are dropped.
 pub const HTTP_CLOSE_GRACE: Duration = Duration::from_secs(2);

@@ -78,7 +78,9 @@ pub use client_dispatch::{ClientDispatch, ClientStep};
 pub use client_loop::{ClientHost, ClientLoop};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Keyed, Link, PeerCall, Report, RequestContext};
-pub use deadlines::{DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE, FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE};
+pub use deadlines::{
+    BACKLOG_STALL, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE, FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE,
+};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
 pub use oneshot::{oneshot, outcome, OneshotReceiver, OneshotSender};
@@ -86,5 +88,7 @@ pub use owned::OwnedEvent;
 pub use server_loop::{ServerCommand, ServerHost, ServerLoop, StdioLink};
 pub use session_dispatch::{SessionDispatch, SessionStep};
 pub use stdio_outputs::{StdioMachine, StdioOutput, StdioOutputs};
-pub use write::{backlog_exceeds, not_reading, WriteEnd, WriteQueue, WriteStep};
+pub use write::{
+    backlog_exceeds, not_reading, Backlog, BacklogWatch, WriteEnd, WriteQueue, WriteStep,
+};
 pub use writer::{PollRead, PollSink, Writer};

@@ -5,7 +5,7 @@
 //! timer and how it runs a task) and its IO.
 //!
 //! ```text
-//!  loop { drain poll_output ─▶ wait { read | command | written | deadline } ─▶ feed }
+//!  loop { drain poll_output ─▶ wait { read (unless held) | command | written | deadline } ─▶ feed }
 //!  on Closed: the command queue closes (handlers' reports and requests fail at once), the
 //!  handlers still running are stopped, and what is queued is written within FINAL_FLUSH_LIMIT.
 //! ```
@@ -25,8 +25,8 @@ use std::time::Instant;
 use super::answering::{Answer, Answering};
 use super::oneshot::{oneshot, outcome, OneshotSender};
 use super::{not_reading, CallKey, CallKeys, Inbox, Link, Outcome, PeerCall, PollRead, PollSink};
+use super::{Backlog, BacklogWatch, Writer, FINAL_FLUSH_LIMIT};
 use super::{Report, RequestContext, SessionDispatch, SessionStep, StdioOutput, StdioOutputs};
-use super::{Writer, FINAL_FLUSH_LIMIT};
 use crate::api::CallError;
 use crate::error::{CloseReason, RequestError, UsageError};
 use crate::handler::AsyncHandler;
@@ -183,7 +183,8 @@ pub struct ServerLoop<L: Link, H: ServerHost> {
     /// What every handler's context holds (it reaches `stdio`).
     link: L,
     host: H,
-    /// `ServerConfig::max_backlog_bytes`: past it, a client that does not read is cut off.
+    /// `ServerConfig::max_backlog_bytes`: past it, nothing more is read from the client, and
+    /// one that does not read is cut off.
     backlog_limit: usize,
 }
 
@@ -204,14 +205,15 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
     }
 
     /// Serves until the machine reports `Closed`, then writes what is left within
-    /// [`FINAL_FLUSH_LIMIT`] and returns the reason. A client that stops reading while more
-    /// than `ServerConfig::max_backlog_bytes` wait for it is cut off.
+    /// [`FINAL_FLUSH_LIMIT`] and returns the reason. While more than
+    /// `ServerConfig::max_backlog_bytes` wait for the client, nothing more is read from it; one
+    /// that takes nothing for [`BACKLOG_STALL`](super::BACKLOG_STALL) meanwhile is cut off.
     pub async fn run<R: PollRead, S: PollSink>(
         mut self,
         reader: &mut R,
         mut writer: Writer<S>,
     ) -> CloseReason {
-        let backlog_limit = self.backlog_limit;
+        let mut backlog = BacklogWatch::new(self.backlog_limit);
         let mut buf = vec![0u8; 64 * 1024];
         let mut reads_first = false;
         let reason = loop {
@@ -223,13 +225,22 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
                 break reason;
             }
             writer.try_progress();
-            if writer.is_backlogged(backlog_limit) {
-                // The client does not take what it is sent: stop holding it for the client.
-                writer.abandon();
-                self.feed(StreamEvent::Failed(not_reading(backlog_limit)));
-                continue;
-            }
-            let deadline = self.core.poll_timeout();
+            // Past the limit, nothing more is read from a client until it catches up; one
+            // that takes nothing meanwhile is cut off.
+            let held = match writer.backlog(&mut backlog, self.host.now()) {
+                Backlog::Clear => None,
+                Backlog::Holding(until) => Some(until),
+                Backlog::Stalled => {
+                    writer.abandon();
+                    self.feed(StreamEvent::Failed(not_reading(backlog.limit())));
+                    continue;
+                }
+            };
+            let reading = held.is_none();
+            let deadline = match (self.core.poll_timeout(), held) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             // Reads and commands take turns at going first, so that a client that never
             // stops sending cannot starve handlers' answers, nor handlers the client.
             reads_first = !reads_first;
@@ -237,7 +248,7 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
                 if deadline.is_some_and(|at| at <= self.host.now()) {
                     return Poll::Ready(Wake::Timeout);
                 }
-                if reads_first {
+                if reading && reads_first {
                     if let Poll::Ready(read) = reader.poll_read(cx, &mut buf) {
                         return Poll::Ready(Wake::Read(read));
                     }
@@ -245,7 +256,7 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
                 if let Poll::Ready(command) = self.stdio.commands.poll_recv(cx) {
                     return Poll::Ready(Wake::Command(command));
                 }
-                if !reads_first {
+                if reading && !reads_first {
                     if let Poll::Ready(read) = reader.poll_read(cx, &mut buf) {
                         return Poll::Ready(Wake::Read(read));
                     }

@@ -49,6 +49,8 @@ pub struct WriteQueue {
     recycling: bool,
     /// The largest written frame's buffer not yet taken.
     spare: Option<Vec<u8>>,
+    /// Bytes the sink has taken since the queue was made.
+    taken: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,6 +90,67 @@ pub enum WriteStep {
 /// ones beside it; what piles up while the peer does not read is.
 pub fn backlog_exceeds(bytes: usize, largest: usize, limit: usize) -> bool {
     bytes.saturating_sub(largest) > limit
+}
+
+/// How a stream's reader keeps up with what is queued for it, checked after each turn of its
+/// loop ([`BacklogWatch::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backlog {
+    /// Within the limit: read and serve as usual.
+    Clear,
+    /// Past the limit ([`backlog_exceeds`]) but the peer took bytes within the last
+    /// [`BACKLOG_STALL`](super::BACKLOG_STALL): read nothing more from it (no new work for a
+    /// peer that cannot take the answers of the old), and check again by this instant.
+    Holding(Instant),
+    /// Past the limit, and the peer took nothing for [`BACKLOG_STALL`](super::BACKLOG_STALL):
+    /// it is not reading; cut it off ([`not_reading`]).
+    Stalled,
+}
+
+/// The rule for a peer that does not take what is sent to it: past the limit, a peer that
+/// still reads, however slowly, is held (nothing more is read from it until it catches up);
+/// one that takes nothing for [`BACKLOG_STALL`](super::BACKLOG_STALL) is cut off. A slow
+/// reader of many large answers it asked for at once is thus served, and one that never reads
+/// costs at most the limit, the largest message and what its calls under way still answer.
+#[derive(Clone, Debug)]
+pub struct BacklogWatch {
+    limit: usize,
+    /// Since when the backlog is past the limit with no byte taken, and the count taken then.
+    over: Option<(Instant, u64)>,
+}
+
+impl BacklogWatch {
+    /// A watch for `limit` bytes (`max_backlog_bytes`).
+    pub fn new(limit: usize) -> Self {
+        Self { limit, over: None }
+    }
+
+    /// The limit watched.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Where `queue`'s peer stands at `now`.
+    pub fn check(&mut self, queue: &WriteQueue, now: Instant) -> Backlog {
+        if !queue.is_backlogged(self.limit) {
+            self.over = None;
+            return Backlog::Clear;
+        }
+        match self.over {
+            Some((since, taken)) if taken == queue.taken() => {
+                let until = since + super::BACKLOG_STALL;
+                if now >= until {
+                    Backlog::Stalled
+                } else {
+                    Backlog::Holding(until)
+                }
+            }
+            _ => {
+                self.over = Some((now, queue.taken()));
+                Backlog::Holding(now + super::BACKLOG_STALL)
+            }
+        }
+    }
 }
 
 /// Why a peer whose backlog passed `limit` ([`backlog_exceeds`]) was cut off: the failure
@@ -183,6 +246,7 @@ impl WriteQueue {
     pub fn handle_written(&mut self, n: usize) {
         let mut n = n.min(self.len);
         self.len -= n;
+        self.taken += n as u64;
         if self.len == 0 {
             self.largest = 0;
         }
@@ -269,6 +333,11 @@ impl WriteQueue {
     /// queue was last empty).
     pub fn is_backlogged(&self, limit: usize) -> bool {
         backlog_exceeds(self.len, self.largest, limit)
+    }
+
+    /// Bytes the sink has taken since the queue was made (see [`BacklogWatch`]).
+    pub fn taken(&self) -> u64 {
+        self.taken
     }
 
     /// Unwritten bytes.

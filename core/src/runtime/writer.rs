@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::{WriteQueue, WriteStep};
+use super::{Backlog, BacklogWatch, WriteQueue, WriteStep};
 
 /// A runtime's async byte sink (a pipe, a socket, a TLS stream), as poll functions: each
 /// runtime implements it for a wrapper of its own `AsyncWrite`.
@@ -84,6 +84,11 @@ impl<S: PollSink> Writer<S> {
     /// them ([`WriteQueue::is_backlogged`]).
     pub fn is_backlogged(&self, limit: usize) -> bool {
         self.queue.is_backlogged(limit)
+    }
+
+    /// Where the peer stands against `watch`'s limit at `now` ([`BacklogWatch::check`]).
+    pub fn backlog(&self, watch: &mut BacklogWatch, now: Instant) -> Backlog {
+        watch.check(&self.queue, now)
     }
 
     /// Gives up: what is queued is dropped, and so is the sink (closing it).

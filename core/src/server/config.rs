@@ -71,10 +71,12 @@ pub struct ServerConfig {
     pub max_in_flight: usize,
     /// Most resource subscriptions one session may hold. Default 10,000.
     pub max_subscriptions: usize,
-    /// Over stdio (and in memory): once more than this many bytes wait unwritten for a client
-    /// that does not read, besides the largest message among them (one message is never
-    /// refused for its size), the session ends with a transport failure instead of holding
-    /// ever more. Default 8 MiB, the HTTP servers' `max_backlog_bytes`.
+    /// Over stdio (and in memory): while more than this many bytes wait unwritten for the
+    /// client, besides the largest message among them (one message is never refused for its
+    /// size), nothing more is read from it; a client that takes no byte meanwhile for
+    /// [`BACKLOG_STALL`](crate::runtime::BACKLOG_STALL) does not read, and the session ends with
+    /// a transport failure instead of holding ever more. Default 8 MiB, the HTTP servers'
+    /// `max_backlog_bytes`.
     pub max_backlog_bytes: usize,
 }
 

@@ -21,8 +21,8 @@ use zest_core::io::{Input, Receive, StreamEvent, StreamId, TransportFailure};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::answer_caught;
 use zest_core::runtime::{
-    not_reading, CancelFlag, Delivery, PeerCall, Report, SessionDispatch, SessionStep,
-    FINAL_FLUSH_LIMIT,
+    not_reading, BacklogWatch, CancelFlag, Delivery, PeerCall, Report, SessionDispatch,
+    SessionStep, FINAL_FLUSH_LIMIT,
 };
 use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::server::{Broadcast, Call, CallContext, Server};
@@ -36,7 +36,8 @@ pub(crate) struct ServerSession<W> {
     me: Weak<Self>,
     state: Mutex<State>,
     out: Arc<Outbox<W>>,
-    /// `ServerConfig::max_backlog_bytes`: past it, a client that does not read is cut off.
+    /// `ServerConfig::max_backlog_bytes`: past it, nothing more is read from the client, and
+    /// one that does not read is cut off.
     backlog_limit: usize,
 }
 
@@ -52,8 +53,8 @@ struct State {
 }
 
 impl<W: Write + Send + 'static> ServerSession<W> {
-    /// A session whose client is cut off once more than `backlog_limit` bytes wait for it
-    /// (`ServerConfig::max_backlog_bytes`).
+    /// A session whose reader holds while more than `backlog_limit` bytes wait for the client
+    /// (`ServerConfig::max_backlog_bytes`), and cuts off a client that does not read.
     pub(crate) fn new(
         machine: Server<SyncHandler<RequestContext>>,
         writer: W,
@@ -76,12 +77,28 @@ impl<W: Write + Send + 'static> ServerSession<W> {
 
     /// Feeds one read of the client's bytes (on the reader thread); false once the session
     /// is over.
-    pub(crate) fn feed_read(&self, event: StreamEvent<'_>) -> bool {
-        self.drive(Role::WritesAside, |st, now| {
+    /// While more than `max_backlog_bytes` wait for the client, the reader reads nothing more
+    /// (`watch`); a client that takes nothing meanwhile is cut off.
+    pub(crate) fn feed_read(&self, event: StreamEvent<'_>, watch: &mut BacklogWatch) -> bool {
+        let feed = |st: &mut State, now, event| {
             st.machine
                 .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
             st.closed.is_none()
-        })
+        };
+        if !self.drive(Role::WritesAside, |st, now| feed(st, now, event)) {
+            return false;
+        }
+        if self.out.hold_reader(watch) {
+            return true;
+        }
+        // The client does not take what it is sent: what waits was dropped; the session ends.
+        let event = StreamEvent::Failed(not_reading(watch.limit()));
+        self.drive(Role::WritesAside, |st, now| feed(st, now, event))
+    }
+
+    /// The rule the reader holds to (see [`feed_read`](Self::feed_read)).
+    pub(crate) fn backlog_watch(&self) -> BacklogWatch {
+        BacklogWatch::new(self.backlog_limit)
     }
 
     /// The supervisor: runs until the session closes, writes what is left, returns why.
@@ -173,14 +190,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             }
         }
         let State { pending, .. } = st;
-        if self.out.queue_bounded(pending, close, self.backlog_limit) {
-            // The client does not take what it is sent (the thread writing to it is stuck):
-            // what waits is dropped, and the session ends.
-            let event = StreamEvent::Failed(not_reading(self.backlog_limit));
-            let input = Input::Receive(Instant::now(), Receive { stream: StreamId::STDIO, event });
-            st.machine.handle_input(input);
-            return self.drain(st, answered);
-        }
+        self.out.queue(pending, close);
         // The last written frame's buffer goes back to the machine for the next large one.
         if let Some(spare) = self.out.take_spare() {
             st.machine.recycle(spare);

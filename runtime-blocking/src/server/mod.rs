@@ -74,7 +74,8 @@ where
     W: Write + Send + 'static,
 {
     let reading = session.clone();
-    if let Err(e) = child::read_stream(reader, move |event| reading.feed_read(event)) {
+    let mut watch = session.backlog_watch();
+    if let Err(e) = child::read_stream(reader, move |event| reading.feed_read(event, &mut watch)) {
         let why = format!("cannot start the reader thread: {e}");
         return CloseReason::TransportFailed(TransportFailure::Other(why));
     }

@@ -288,3 +288,33 @@ fn a_backlog_is_what_waits_besides_its_largest_frame() {
     assert!(!backlog_exceeds(1000, 1000, 0));
     assert!(backlog_exceeds(1011, 1000, 10));
 }
+
+#[test]
+fn a_peer_past_the_limit_is_held_while_it_reads_and_cut_off_once_it_stops() {
+    use crate::runtime::{Backlog, BacklogWatch, BACKLOG_STALL};
+    let mut clock = VirtualClock::new();
+    let mut queue = WriteQueue::new();
+    let mut watch = BacklogWatch::new(100);
+    for _ in 0..3 {
+        queue.push(Bytes::from(vec![b'x'; 80]));
+    }
+    // 160 bytes besides the largest: past the limit, held for the stall time from now.
+    let start = clock.now();
+    assert_eq!(watch.check(&queue, start), Backlog::Holding(start + BACKLOG_STALL));
+    clock.advance(BACKLOG_STALL - Duration::from_millis(1));
+    assert_eq!(watch.check(&queue, clock.now()), Backlog::Holding(start + BACKLOG_STALL));
+    // The peer took a few bytes: it reads, so the stall time starts again.
+    queue.handle_written(10);
+    let taken_at = clock.now();
+    assert_eq!(watch.check(&queue, taken_at), Backlog::Holding(taken_at + BACKLOG_STALL));
+    clock.advance(BACKLOG_STALL);
+    assert_eq!(watch.check(&queue, clock.now()), Backlog::Stalled, "nothing taken since");
+    // Within the limit again, it is clear, and a later backlog is weighed afresh.
+    queue.handle_written(100);
+    assert_eq!(watch.check(&queue, clock.now()), Backlog::Clear);
+    queue.push(Bytes::from(vec![b'y'; 80]));
+    queue.push(Bytes::from(vec![b'z'; 80]));
+    let later = clock.now();
+    assert_eq!(watch.check(&queue, later), Backlog::Holding(later + BACKLOG_STALL));
+    assert_eq!(queue.taken(), 110);
+}
