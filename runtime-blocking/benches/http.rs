@@ -15,24 +15,19 @@
 
 #[path = "../../tests/support/http_bench.rs"]
 mod http_bench;
+#[path = "../../tests/support/http_floor.rs"]
+mod http_floor;
 #[path = "../../tests/support/load.rs"]
 mod load;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Response};
 use http_bench::{
     print_floor_peak, print_header, print_median_round, print_peak, Run, ServerProcess,
 };
 use serde_json::json;
-use zest_blocking::core::http1::{self, Config, ServerConnection, ServerEvent};
-use zest_blocking::core::io::{HttpRequest, StreamId};
-use zest_blocking::core::runtime::http_client::ClientConn;
-use zest_blocking::core::runtime::OwnedEvent;
 use zest_blocking::core::server::ServerConfig;
 use zest_blocking::schema::{CallToolResult, Tool};
 use zest_blocking::{serve_http_with, Client, ClientApi, ClientOptions, HttpConfig, Registry};
@@ -46,7 +41,7 @@ fn main() {
         return http_bench::serve_until_stdin_ends(server.local_addr(), || server.stats());
     }
     if std::env::var(http_bench::ROLE_ENV).as_deref() == Ok(http_bench::FLOOR_ROLE) {
-        return http_bench::serve_until_stdin_ends(raw_echo_server(), Default::default);
+        return http_bench::serve_until_stdin_ends(http_floor::raw_echo_server(), Default::default);
     }
     if let Ok(url) = std::env::var(http_bench::DRIVE_ENV) {
         zest_run(&url, 8);
@@ -56,7 +51,7 @@ fn main() {
     println!("client and server in one process, std threads, loopback");
     println!();
     print_header();
-    let floor_addr = raw_echo_server();
+    let floor_addr = http_floor::raw_echo_server();
     let server = zest_server();
     for concurrency in [1, 8, 64] {
         let mut rounds = Vec::new();
@@ -126,107 +121,9 @@ fn gather(workers: Vec<thread::JoinHandle<Vec<Duration>>>) -> Vec<Duration> {
     workers.into_iter().flat_map(|w| w.join().expect("a worker")).collect()
 }
 
-/// Echoes each POST body back as JSON, keep-alive, through zest-core's http1 machine, one
-/// thread per connection.
-fn raw_echo_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    thread::spawn(move || {
-        for socket in listener.incoming() {
-            let Ok(socket) = socket else { continue };
-            let _ = socket.set_nodelay(true);
-            thread::spawn(move || echo_connection(socket));
-        }
-    });
-    addr
-}
-
-fn echo_connection(mut socket: TcpStream) {
-    let mut conn = ServerConnection::new(Config::default(), Instant::now());
-    let mut body = Vec::new();
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        while let Some(event) = conn.poll_event() {
-            match event {
-                ServerEvent::Data(b) => body.extend_from_slice(&b),
-                ServerEvent::End => {
-                    let mut response = Response::new(Bytes::from(std::mem::take(&mut body)));
-                    response
-                        .headers_mut()
-                        .insert("content-type", HeaderValue::from_static("application/json"));
-                    if conn.send_response(Instant::now(), response).is_err() {
-                        return;
-                    }
-                }
-                ServerEvent::Failed(_) => return,
-                _ => {}
-            }
-        }
-        while let Some(t) = conn.poll_transmit() {
-            match t {
-                http1::Transmit::Write(b) => {
-                    if socket.write_all(&b).is_err() {
-                        return;
-                    }
-                }
-                http1::Transmit::Close => return,
-            }
-        }
-        match socket.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => conn.handle_data(&buf[..n]),
-        }
-    }
-}
-
-/// The same exchange with no MCP: each worker POSTs a JSON-RPC-sized body on its own
-/// keep-alive connection and reads the echo.
+/// The floor's run at `concurrency`, with the same text as the zest rows.
 fn raw_run(addr: SocketAddr, concurrency: usize) -> Run {
-    let body = Bytes::from(
-        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "x".repeat(64)}}}))
-        .expect("json"),
-    );
-    let uri: http::Uri = format!("http://{addr}/mcp").parse().expect("uri");
-    let started = Instant::now();
-    let workers: Vec<_> = (0..concurrency)
-        .map(|_| {
-            let (uri, body) = (uri.clone(), body.clone());
-            thread::spawn(move || raw_worker(addr, uri, body, CALLS / concurrency))
-        })
-        .collect();
-    Run::new(gather(workers), started.elapsed())
-}
-
-fn raw_worker(addr: SocketAddr, uri: http::Uri, body: Bytes, calls: usize) -> Vec<Duration> {
-    let mut socket = TcpStream::connect(addr).expect("connect");
-    let _ = socket.set_nodelay(true);
-    let mut conn = ClientConn::new(Config::default());
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut latencies = Vec::with_capacity(calls);
-    for i in 0..calls {
-        let mut headers = HeaderMap::new();
-        headers.insert("content-type", HeaderValue::from_static("application/json"));
-        let request =
-            HttpRequest { method: Method::POST, uri: uri.clone(), headers, body: body.clone() };
-        let t = Instant::now();
-        conn.send(t, StreamId(i as u64 + 1), request).expect("idle connection");
-        'exchange: loop {
-            while let Some(http1::Transmit::Write(b)) = conn.poll_transmit() {
-                socket.write_all(&b).expect("write");
-            }
-            while let Some((_, event)) = conn.poll_event() {
-                match event {
-                    OwnedEvent::End => break 'exchange,
-                    OwnedEvent::Failed(f) => panic!("{f}"),
-                    _ => {}
-                }
-            }
-            let n = socket.read(&mut buf).expect("read");
-            assert!(n > 0, "the floor server closed the connection");
-            conn.handle_data(&buf[..n]);
-        }
-        latencies.push(t.elapsed());
-    }
-    latencies
+    let body = http_floor::echo_body(&"x".repeat(64));
+    let (latencies, took, _connections) = http_floor::raw_run(addr, &body, CALLS, concurrency);
+    Run::new(latencies, took)
 }

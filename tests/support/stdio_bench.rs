@@ -300,7 +300,7 @@ fn raw_client(load: &Load) -> Measured {
 
 /// The raw echo server: parse each line, answer with the text as a tools/call-shaped result;
 /// flush whenever no more input is buffered.
-fn raw_echo_server() {
+pub(crate) fn raw_echo_server() {
     let mut stdin = BufReader::new(std::io::stdin().lock());
     let mut stdout = BufWriter::new(std::io::stdout().lock());
     let mut line = String::new();
