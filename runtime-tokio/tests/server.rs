@@ -1,18 +1,20 @@
-//! `serve` over in-memory streams, with the test playing the client line by line: concurrent
-//! handlers, cancellation, a panicking handler, requests to the client, progress and logging.
+//! `serve` over in-memory streams on tokio alone, with the test playing the client line by
+//! line: handlers run concurrently, and dropping the served future stops its handlers. What
+//! `serve` does on every runtime is in `conformance/tests/stdio_server.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf};
-use tokio::io::{AsyncRead, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use zest_tokio::core::error::CloseReason;
 use zest_tokio::core::server::ServerConfig;
-use zest_tokio::schema::{CallToolResult, CreateMessageParams, LoggingLevel, Tool};
-use zest_tokio::{serve, PeerApi, Registry};
+use zest_tokio::schema::{CallToolResult, Tool};
+use zest_tokio::{serve, Registry};
 
 /// The client side of an in-memory session.
 struct Peer {
@@ -111,116 +113,6 @@ async fn handlers_run_concurrently() {
     gate.notify_one();
     assert_eq!(peer.recv().await["id"], 1);
     end(peer, server).await;
-}
-
-#[tokio::test]
-async fn a_cancelled_call_is_aborted_and_never_answered() {
-    let (seen_tx, mut seen) = mpsc::unbounded_channel();
-    let mut registry = Registry::default();
-    sleeper(&mut registry);
-    registry.raw_tool(tool("watched"), move |ctx, _| {
-        let seen_tx = seen_tx.clone();
-        async move {
-            // A task the handler spawned sees the cancellation through the context.
-            let watcher = ctx.clone();
-            tokio::spawn(async move {
-                while !watcher.is_cancelled() {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                let _ = seen_tx.send(watcher.request_id().to_string());
-            });
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            Ok(CallToolResult::text("never"))
-        }
-    });
-    let (mut peer, server) = start(registry).await;
-    peer.call(7, "watched", json!({})).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let cancel = json!({"requestId": 7, "reason": "test"});
-    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
-        .await;
-    let id = tokio::time::timeout(Duration::from_secs(30), seen.recv()).await.unwrap();
-    assert_eq!(id.as_deref(), Some("7"));
-    peer.call(8, "sleep", json!({"ms": 1})).await;
-    assert_eq!(peer.recv().await["id"], 8, "no answer for 7, and the session goes on");
-    end(peer, server).await;
-}
-
-#[tokio::test]
-async fn a_panicking_handler_gets_an_internal_error_answer() {
-    let mut registry = Registry::default();
-    registry.raw_tool(tool("panic"), |_, _| async move {
-        if true {
-            panic!("handler bug");
-        }
-        Ok(CallToolResult::text("unreachable"))
-    });
-    sleeper(&mut registry);
-    let (mut peer, server) = start(registry).await;
-    peer.call(1, "panic", json!({})).await;
-    let answer = peer.recv().await;
-    assert_eq!(answer["id"], 1);
-    assert_eq!(answer["error"]["code"], -32603, "{answer}");
-    peer.call(2, "sleep", json!({"ms": 1})).await;
-    assert_eq!(peer.recv().await["result"]["content"][0]["text"], "slept 1 ms");
-    end(peer, server).await;
-}
-
-#[tokio::test]
-async fn a_handler_reports_progress_logs_and_asks_the_client() {
-    let mut registry = Registry::default();
-    registry.raw_tool(tool("ask"), |ctx, _| async move {
-        ctx.progress(1.0, Some(2.0), Some("asking".into())).await.expect("progress");
-        ctx.log(LoggingLevel::Info, json!("about to sample")).await.expect("log");
-        let params: CreateMessageParams = serde_json::from_value(json!({
-            "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
-            "maxTokens": 5
-        }))
-        .unwrap();
-        let answer = ctx.create_message(params).await.expect("the client answers");
-        let text = answer.content.as_slice()[0].as_text().unwrap_or_default().to_owned();
-        let late = ctx.progress(1.0, None, None).await;
-        assert!(late.is_err(), "progress must increase: {late:?}");
-        Ok(CallToolResult::text(format!("model said {text}")))
-    });
-    let (mut peer, server) = start(registry).await;
-    peer.call(1, "ask", json!({})).await;
-    let progress = peer.recv().await;
-    assert_eq!(progress["method"], "notifications/progress");
-    assert_eq!(progress["params"]["progress"], 1);
-    assert_eq!(progress["params"]["message"], "asking");
-    let log = peer.recv().await;
-    assert_eq!(log["method"], "notifications/message");
-    assert_eq!(log["params"]["data"], "about to sample");
-    let request = peer.recv().await;
-    assert_eq!(request["method"], "sampling/createMessage", "{request}");
-    let result =
-        json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"});
-    peer.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result})).await;
-    let answer = peer.recv().await;
-    assert_eq!(answer["id"], 1);
-    assert_eq!(answer["result"]["content"][0]["text"], "model said 4");
-    end(peer, server).await;
-}
-
-#[tokio::test]
-async fn a_failing_reader_ends_the_session() {
-    struct Broken;
-    impl AsyncRead for Broken {
-        fn poll_read(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-            _: &mut tokio::io::ReadBuf<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::task::Poll::Ready(Err(std::io::Error::other("wire cut")))
-        }
-    }
-    let reason =
-        serve(ServerConfig::new("x", "0"), Registry::default(), Broken, tokio::io::sink()).await;
-    assert!(
-        matches!(&reason, CloseReason::TransportFailed(why) if why.to_string().contains("wire cut")),
-        "{reason:?}"
-    );
 }
 
 #[tokio::test]

@@ -1,99 +1,22 @@
-//! The server handle: tools added and removed at run time (from outside and from a handler)
-//! are listed after `list_changed` on every open session, resource updates reach only the
-//! subscribed session, logs outside a request carry their logger name, handlers see the
-//! client's info and capabilities, and `listChanged`/`subscribe` are declared only when the
-//! app holds a handle.
+//! The server handle on tokio alone: logs the handle sends while the session's loop cannot
+//! run (a current-thread runtime in a burst) are queued up to `BROADCAST_QUEUE` and the rest
+//! dropped. What the handle does on every runtime is in
+//! `conformance/tests/session_handle.rs`.
 
 use std::time::Duration;
 
 use serde_json::json;
 use zest_tokio::core::client::ServerNotification;
-use zest_tokio::core::handler::HandlerResult;
-use zest_tokio::schema::{LoggingLevel, ReadResourceParams, ReadResourceResult, Resource};
-use zest_tokio::{
-    in_memory, serve, serve_http, Client, ClientApi, ClientOptions, Context, Registry,
-    ServerConfig, ServerHandle,
-};
-
-/// Far above what any step here takes; only there to turn a hang into a failure.
-const HANG: Duration = Duration::from_secs(30);
+use zest_tokio::core::server::BROADCAST_QUEUE;
+use zest_tokio::schema::LoggingLevel;
+use zest_tokio::{in_memory, Registry, ServerConfig, ServerHandle};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Text {
     text: String,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Nothing {}
-
-async fn read(_: Context, p: ReadResourceParams) -> HandlerResult<ReadResourceResult> {
-    Ok(ReadResourceResult::text(p.uri, Some("text/plain"), "notes"))
-}
-
-fn registry() -> Registry {
-    let mut registry = Registry::new()
-        .tool("echo", "Echoes", |Text { text }| async move { text })
-        .tool("install", "Adds the tool `late`", |Nothing {}, ctx: Context| async move {
-            ctx.server().add_tool("late", "Added by a handler", |Text { text }| async move {
-                format!("late {text}")
-            });
-            "installed"
-        })
-        .tool(
-            "whoami",
-            "The client's name and whether it samples",
-            |Nothing {}, ctx: Context| async move {
-                let name = ctx.client_info().map(|i| i.name.clone()).unwrap_or_default();
-                let samples = ctx.client_capabilities().is_some_and(|c| c.sampling.is_some());
-                format!("{name} samples={samples}")
-            },
-        );
-    registry.resource(Resource::new("file:///notes", "notes"), read);
-    registry
-}
-
-/// The session era: the handle's logs outside a request and its list changes on open
-/// sessions are that era's (a 2026-07-28 client hears list changes on its listen only).
-fn config() -> ServerConfig {
-    ServerConfig::new("handle-test", "1.0").session_era()
-}
-
-/// The next notification `pick` accepts, skipping others; fails after [`HANG`].
-async fn next<T>(
-    rx: &zest_tokio::Notifications,
-    mut pick: impl FnMut(ServerNotification) -> Option<T>,
-) -> T {
-    let wait = async {
-        loop {
-            let n = rx.recv().await.expect("the session is open");
-            if let Some(found) = pick(n) {
-                return found;
-            }
-        }
-    };
-    tokio::time::timeout(HANG, wait).await.expect("the notification arrived")
-}
-
-async fn tools_changed(rx: &zest_tokio::Notifications) {
-    next(rx, |n| (n == ServerNotification::ToolListChanged).then_some(())).await;
-}
-
-/// The very next notification (what was sent before it would come first).
-async fn very_next(rx: &zest_tokio::Notifications) -> ServerNotification {
-    next(rx, Some).await
-}
-
-async fn tool_names(client: &Client) -> Vec<String> {
-    let listed = client.list_tools(None).await.unwrap();
-    listed.tools.into_iter().map(|t| t.name).collect()
-}
-
-async fn text_of(client: &Client, tool: &str, args: serde_json::Value) -> String {
-    let result = client.call_tool(tool, args).await.unwrap();
-    result.content[0].as_text().unwrap().to_owned()
-}
-
-/// A log record both sessions get: whatever a session was sent before comes first.
+/// A log record: whatever the session was sent before comes first.
 fn marker(handle: &ServerHandle) {
     handle.log_as("marker", LoggingLevel::Info, json!("marker"));
 }
@@ -102,189 +25,12 @@ fn is_marker(n: &ServerNotification) -> bool {
     matches!(n, ServerNotification::LoggingMessage(m) if m.logger.as_deref() == Some("marker"))
 }
 
-async fn http_pair(handle_of: &zest_tokio::HttpServer) -> (ServerHandle, Client, Client) {
-    let url = handle_of.url();
-    let a = Client::connect(&url, ClientOptions::new("client-a", "1")).await.unwrap();
-    let b = Client::connect(&url, ClientOptions::new("client-b", "1")).await.unwrap();
-    (handle_of.handle(), a, b)
-}
-
-#[tokio::test]
-async fn stdio_tool_added_and_removed_from_outside_is_announced_then_listed() {
-    let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let rx = client.notifications();
-    let handle = server.handle();
-    handle.add_tool("late", "Added from outside", |Text { text }| async move { text });
-    tools_changed(&rx).await;
-    assert!(tool_names(&client).await.contains(&"late".to_owned()));
-    assert_eq!(text_of(&client, "late", json!({"text": "hi"})).await, "hi");
-    handle.remove_tool("late");
-    tools_changed(&rx).await;
-    assert!(!tool_names(&client).await.contains(&"late".to_owned()));
-    client.close().await.unwrap();
-    server.stopped().await;
-}
-
-#[tokio::test]
-async fn stdio_tool_added_from_a_handler_is_announced_then_listed() {
-    let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let rx = client.notifications();
-    assert_eq!(text_of(&client, "install", json!({})).await, "installed");
-    tools_changed(&rx).await;
-    assert_eq!(text_of(&client, "late", json!({"text": "x"})).await, "late x");
-    client.close().await.unwrap();
-    server.stopped().await;
-}
-
-#[tokio::test]
-async fn stdio_resource_updates_need_a_subscription_and_logs_name_their_logger() {
-    let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let rx = client.notifications();
-    let handle = server.handle();
-    handle.resource_updated("file:///notes");
-    marker(&handle);
-    assert!(is_marker(&very_next(&rx).await), "not subscribed: no update before the marker");
-    client.subscribe("file:///notes").await.unwrap();
-    handle.resource_updated("file:///other");
-    handle.resource_updated("file:///notes");
-    let n = very_next(&rx).await;
-    assert!(
-        matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
-        "{n:?}"
-    );
-    handle.log_as("db", LoggingLevel::Warning, json!({"slow": true}));
-    let n = very_next(&rx).await;
-    let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
-    assert_eq!(
-        (m.logger.as_deref(), m.level, m.data),
-        (Some("db"), LoggingLevel::Warning, json!({"slow": true}))
-    );
-    client.close().await.unwrap();
-    server.stopped().await;
-}
-
-#[tokio::test]
-async fn a_handler_sees_the_clients_info_and_capabilities() {
-    let (client, server) = in_memory(config(), registry()).await.unwrap();
-    assert_eq!(text_of(&client, "whoami", json!({})).await, "zest-in-memory samples=false");
-    client.close().await.unwrap();
-    server.stopped().await;
-}
-
-#[tokio::test]
-async fn capabilities_declare_changes_only_with_a_handle() {
-    let (client, server) = in_memory(config(), registry()).await.unwrap();
-    let caps = &client.negotiated().capabilities;
-    assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), Some(true));
-    assert_eq!(caps.resources.as_ref().and_then(|r| r.subscribe), Some(true));
-    assert_eq!(caps.prompts.as_ref().and_then(|p| p.list_changed), Some(true), "declared empty");
-    client.close().await.unwrap();
-    server.stopped().await;
-
-    // Plain `serve`: nobody outside can change anything, so nothing is promised.
-    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
-    let (r, w) = tokio::io::split(server_end);
-    let served = tokio::spawn(serve(config(), registry(), r, w));
-    let (r, w) = tokio::io::split(client_end);
-    let client = Client::over(r, w, ClientOptions::new("plain", "1")).await.unwrap();
-    let caps = &client.negotiated().capabilities;
-    assert_eq!(caps.tools.as_ref().map(|t| t.list_changed), Some(None));
-    assert_eq!(caps.resources.as_ref().map(|r| (r.subscribe, r.list_changed)), Some((None, None)));
-    assert!(caps.prompts.is_none());
-    assert!(client.subscribe("file:///notes").await.is_err(), "subscribe is not offered");
-    client.close().await.unwrap();
-    served.await.unwrap();
-}
-
-#[tokio::test]
-async fn http_tool_added_from_outside_reaches_every_session() {
-    let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
-    let (handle, a, b) = http_pair(&server).await;
-    let (rx_a, rx_b) = (a.notifications(), b.notifications());
-    let caps = &a.negotiated().capabilities;
-    assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), Some(true));
-    handle.add_tool("late", "Added from outside", |Text { text }| async move { text });
-    for (client, rx) in [(&a, &rx_a), (&b, &rx_b)] {
-        tools_changed(rx).await;
-        assert!(tool_names(client).await.contains(&"late".to_owned()));
-    }
-    handle.remove_tool("late");
-    for (client, rx) in [(&a, &rx_a), (&b, &rx_b)] {
-        tools_changed(rx).await;
-        assert!(!tool_names(client).await.contains(&"late".to_owned()));
-    }
-    a.close().await.unwrap();
-    b.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn http_tool_added_from_a_handler_reaches_every_session() {
-    let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
-    let (_, a, b) = http_pair(&server).await;
-    let (rx_a, rx_b) = (a.notifications(), b.notifications());
-    assert_eq!(text_of(&a, "install", json!({})).await, "installed");
-    tools_changed(&rx_a).await;
-    tools_changed(&rx_b).await;
-    assert_eq!(text_of(&b, "late", json!({"text": "b"})).await, "late b");
-    assert_eq!(text_of(&b, "whoami", json!({})).await, "client-b samples=false");
-    a.close().await.unwrap();
-    b.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn http_resource_updates_reach_only_the_subscribed_session_and_logs_reach_all() {
-    let server = serve_http("127.0.0.1:0", config(), registry()).await.unwrap();
-    let (handle, a, b) = http_pair(&server).await;
-    let (rx_a, rx_b) = (a.notifications(), b.notifications());
-    a.subscribe("file:///notes").await.unwrap();
-    handle.resource_updated("file:///notes");
-    marker(&handle);
-    let n = very_next(&rx_a).await;
-    assert!(
-        matches!(&n, ServerNotification::ResourceUpdated(u) if u.uri == "file:///notes"),
-        "{n:?}"
-    );
-    assert!(is_marker(&very_next(&rx_a).await));
-    assert!(is_marker(&very_next(&rx_b).await), "b did not subscribe: the marker comes first");
-    handle.log_as("db", LoggingLevel::Error, json!("down"));
-    for rx in [&rx_a, &rx_b] {
-        let n = very_next(rx).await;
-        let ServerNotification::LoggingMessage(m) = n else { panic!("{n:?}") };
-        assert_eq!((m.logger.as_deref(), m.data), (Some("db"), json!("down")));
-    }
-    a.close().await.unwrap();
-    b.close().await.unwrap();
-    server.shutdown().await;
-}
-
-#[tokio::test]
-async fn a_handle_kept_after_its_http_server_stopped_does_not_keep_the_server_alive() {
-    // The registry's one tool holds `alive`: the router holding the registry is gone once
-    // only the test's own count is left.
-    let alive = std::sync::Arc::new(());
-    let held = alive.clone();
-    let registry = Registry::new().tool("echo", "Echoes", move |Text { text }| {
-        let _ = &held;
-        async move { text }
-    });
-    let server = serve_http("127.0.0.1:0", config(), registry).await.unwrap();
-    let handle = server.handle();
-    server.shutdown().await;
-    let deadline = tokio::time::Instant::now() + HANG;
-    while std::sync::Arc::strong_count(&alive) > 1 {
-        assert!(tokio::time::Instant::now() < deadline, "the handle keeps the server's router");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    // Telling a stopped server's sessions something is telling nobody.
-    handle.log(LoggingLevel::Info, json!("after the end"));
-}
-
 #[tokio::test]
 async fn stdio_logs_past_the_broadcast_queue_are_dropped_while_the_loop_is_behind() {
-    use zest_tokio::core::server::BROADCAST_QUEUE;
-    let (client, server) = in_memory(config(), registry()).await.unwrap();
+    // The session era: the handle's logs outside a request are that era's.
+    let config = ServerConfig::new("handle-test", "1.0").session_era();
+    let registry = Registry::new().tool("echo", "Echoes", |Text { text }| async move { text });
+    let (client, server) = in_memory(config, registry).await.unwrap();
     let rx = client.notifications();
     let handle = server.handle();
     // On this one-thread runtime the session's loop cannot run during the burst.
