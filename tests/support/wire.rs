@@ -1,7 +1,7 @@
 //! Records what a client writes to a stdio server, so a test can check a message was really
 //! sent rather than infer it. The server is started as `sh -c 'tee -a LOG | exec BIN ARGS…'`:
-//! every byte the client writes lands in LOG before the server reads it. Shared by the runtime
-//! crates' tests through `#[path = "../../tests/support/wire.rs"] mod wire;`.
+//! every byte the client writes lands in LOG before the server reads it. Shared by the tests
+//! through `#[path = "../../tests/support/wire.rs"] mod wire;`.
 #![allow(dead_code, clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};

@@ -2,18 +2,11 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::thread;
 use std::time::Duration;
 
 use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::schema::{CreateMessageResult, Role, SamplingContent};
 use zest_blocking::{Client, ClientOptions, StdioCommand};
-
-/// The workspace root (runtime-blocking/..).
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate is in a workspace").into()
-}
 
 /// An example binary built alongside this test (`cargo test` builds the package's examples
 /// into target/<profile>/examples/).
@@ -29,17 +22,6 @@ pub fn example(name: &str) -> PathBuf {
 /// The blocking fixture server.
 pub fn fixture() -> PathBuf {
     example("blocking_stdio_server")
-}
-
-/// A file under tests/peers, or a panic saying how to install the peers.
-pub fn peer(relative: &str) -> PathBuf {
-    let path = workspace().join("tests/peers").join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers (installs the pinned real MCP peers)",
-        path.display()
-    );
-    path
 }
 
 /// Handlers answering sampling with `canned: <first text of the request>`.
@@ -71,24 +53,6 @@ pub fn spawn_fixture(args: &[&str]) -> Client {
         .on_stderr(|_| {});
     let options = ClientOptions::new("zest-blocking-tests", "0.0.0").handlers(canned_sampling());
     Client::spawn(command, options).expect("the fixture starts")
-}
-
-/// Runs `f` on a thread and returns its result, or panics after `limit`.
-pub fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("did not finish within {limit:?}"))
-}
-
-/// The state letter of /proc/<pid>/stat (`Z` for a zombie), or `None` once the process is
-/// gone.
-pub fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The state follows the parenthesised command name, which may itself contain spaces.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.trim_start().chars().next()
 }
 
 /// Our child processes (zombies included) whose command name is `comm`.

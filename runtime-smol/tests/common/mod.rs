@@ -10,11 +10,6 @@ use smol::future::FutureExt as _;
 use zest_smol::schema::{CreateMessageResult, Role, SamplingContent, StopReason};
 use zest_smol::{AsyncClientHandlers, StdioCommand};
 
-/// The workspace root (paths in the runtime contract are relative to it).
-pub fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("crate is in the workspace").into()
-}
-
 /// A runtime's fixture server binary (`smol`, `tokio`, `blocking`) as `cargo test` builds it:
 /// in the examples directory beside this test binary's `deps/` (any target dir or profile).
 pub fn fixture_of(runtime: &str) -> PathBuf {
@@ -95,10 +90,4 @@ pub fn canned_sampling() -> AsyncClientHandlers {
 /// True while `/proc/<pid>` exists (a zombie counts: it has not been reaped).
 pub fn process_exists(pid: u32) -> bool {
     PathBuf::from(format!("/proc/{pid}")).exists()
-}
-
-/// The process state letter from `/proc/<pid>/stat` (`Z` for a zombie).
-pub fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
