@@ -24,7 +24,6 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
@@ -34,6 +33,7 @@ use zest_core::runtime::{backlog_exceeds, transmit_bytes};
 
 use super::hub::{Hub, HubExt};
 use crate::link::{lock, Signal};
+use crate::workers::Workers;
 
 const READ_BUF: usize = 16 * 1024;
 
@@ -43,6 +43,9 @@ pub(super) struct Shared {
     pub(super) hub: Arc<Hub>,
     pub(super) config: Config,
     pub(super) ids: Arc<StreamIds>,
+    /// The connections' threads, kept a while once a connection ends: a client that opens
+    /// a connection per request costs no thread spawn per request.
+    pub(super) threads: Workers,
 }
 
 /// What the hub and the server hold of a connection.
@@ -63,6 +66,8 @@ pub(super) struct Conn {
     backlog_limit: usize,
     /// Runs once the connection has ended (the last reader calls it).
     done: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Where its reader and writer run (the server's pool of connection threads).
+    threads: Workers,
 }
 
 struct Io {
@@ -120,7 +125,7 @@ pub(super) fn spawn(
     let _ = socket.set_nodelay(true);
     let reading = socket.try_clone()?;
     let cut = socket.try_clone()?;
-    let Shared { hub, config, ids } = shared.clone();
+    let Shared { hub, config, ids, threads } = shared.clone();
     let backlog_limit = config.max_backlog_bytes;
     let io = Io { conn: ServerConn::new(config, Instant::now(), ids), socket, write_failed: false };
     let conn = Arc::new(Conn {
@@ -131,9 +136,10 @@ pub(super) fn spawn(
         cut,
         backlog_limit,
         done: Mutex::new(Some(Box::new(done))),
+        threads,
     });
     let writer = conn.clone();
-    thread::Builder::new().name("zest-http-write".into()).spawn(move || writer.write_loop())?;
+    conn.threads.run(move || writer.write_loop())?;
     if let Err(e) = conn.start_reader(reading) {
         conn.end();
         return Err(e);
@@ -198,13 +204,12 @@ impl Conn {
 
     fn start_reader(self: &Arc<Self>, socket: TcpStream) -> io::Result<()> {
         let reader = self.clone();
-        thread::Builder::new().name("zest-http-conn".into()).spawn(move || {
+        self.threads.run(move || {
             if reader.read_loop(socket) {
                 reader.finish();
             }
             SERVING.with(|s| s.borrow_mut().take());
-        })?;
-        Ok(())
+        })
     }
 
     /// The reader: serves and reads until the connection is closed (true), or until a new

@@ -31,6 +31,7 @@ use hub::{Hub, HubExt, Threads};
 
 use crate::link::lock;
 use crate::server::{announcing, Registry, ServerHandle};
+use crate::workers::Workers;
 
 pub use zest_core::runtime::DEFAULT_SHUTDOWN_GRACE;
 
@@ -221,7 +222,8 @@ fn run(
     stop: &Arc<AtomicBool>,
     grace: Duration,
 ) {
-    let shared = conn::Shared { hub: hub.clone(), config, ids: Arc::new(StreamIds::new()) };
+    let threads = Workers::new("zest-http-conn");
+    let shared = conn::Shared { hub: hub.clone(), config, ids: Arc::new(StreamIds::new()), threads };
     let conns = Arc::new(Conns::default());
     let mut next_id = 0u64;
     for accepted in listener.incoming() {
