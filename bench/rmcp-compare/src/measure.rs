@@ -1,6 +1,6 @@
 //! What a client run measures, and how it reads the OS: CPU time from getrusage(2) for this
-//! process and from /proc/<pid>/task/<tid>/schedstat (nanoseconds on a CPU, per thread) for
-//! its server, peak RSS (VmHWM) from /proc/<pid>/status for both.
+//! process and from /proc for its server ([`CpuSnapshot`]), peak RSS (VmHWM) from
+//! /proc/<pid>/status for both.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -55,7 +55,7 @@ pub(crate) struct Clock {
     server: u32,
     started: Instant,
     client_cpu: Duration,
-    server_cpu: HashMap<u32, u64>,
+    server_cpu: CpuSnapshot,
 }
 
 impl Clock {
@@ -64,7 +64,7 @@ impl Clock {
         Self {
             server,
             client_cpu: self_cpu(),
-            server_cpu: threads_cpu_ns(server),
+            server_cpu: CpuSnapshot::take(server),
             started: Instant::now(),
         }
     }
@@ -77,7 +77,7 @@ impl Clock {
             elapsed,
             latencies,
             client_cpu: self_cpu() - self.client_cpu,
-            server_cpu: cpu_since(self.server, &self.server_cpu),
+            server_cpu: CpuSnapshot::take(self.server).since(&self.server_cpu),
             server_hwm_kib: status_kib(self.server, "VmHWM"),
         }
     }
@@ -97,28 +97,58 @@ fn self_cpu() -> Duration {
     secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
-/// Each live thread of process `pid`: its time on a CPU so far, in nanoseconds.
-fn threads_cpu_ns(pid: u32) -> HashMap<u32, u64> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return HashMap::new() };
-    tasks
-        .flatten()
-        .filter_map(|task| {
-            let tid = task.file_name().to_str()?.parse().ok()?;
-            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
-            Some((tid, schedstat.split_whitespace().next()?.parse().ok()?))
-        })
-        .collect()
+/// Process `pid`'s CPU so far: each live thread's time on a CPU in nanoseconds (schedstat)
+/// and in clock ticks (stat), and the whole process's in clock ticks (stat: every thread it
+/// ever had, ended ones too).
+#[derive(Default)]
+pub(crate) struct CpuSnapshot {
+    threads: HashMap<u32, (u64, u64)>,
+    process_ticks: u64,
 }
 
-/// The CPU time process `pid`'s threads spent since `before` was taken: each live thread's
-/// growth (a thread that started since counts whole; one that ended since is missed, so the
-/// timed part must keep the server's threads alive, as every server here does).
-fn cpu_since(pid: u32, before: &HashMap<u32, u64>) -> Duration {
-    let ns = threads_cpu_ns(pid)
-        .into_iter()
-        .map(|(tid, now)| now.saturating_sub(before.get(&tid).copied().unwrap_or(0)))
-        .sum();
-    Duration::from_nanos(ns)
+impl CpuSnapshot {
+    fn take(pid: u32) -> Self {
+        let ticks = |path: &std::path::Path| -> u64 {
+            let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+            // utime and stime, fields 14 and 15, after the command name in parentheses.
+            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+            let fields: Vec<u64> =
+                rest.split(' ').skip(12).take(2).filter_map(|f| f.parse().ok()).collect();
+            fields.iter().sum()
+        };
+        let root = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let mut threads = HashMap::new();
+        for task in std::fs::read_dir(root.join("task")).into_iter().flatten().flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            let schedstat =
+                std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            let Some(ns) = schedstat.split_whitespace().next().and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            threads.insert(tid, (ns, ticks(&task.path())));
+        }
+        Self { threads, process_ticks: ticks(&root) }
+    }
+
+    /// The CPU time spent since `before`: exact (nanoseconds) for threads alive at both
+    /// snapshots; in clock ticks for the rest (threads started or ended in between, such as a
+    /// thread per connection).
+    fn since(&self, before: &Self) -> Duration {
+        let (mut ns, mut ticks_both) = (0u64, 0u64);
+        for (tid, (now_ns, now_ticks)) in &self.threads {
+            if let Some((then_ns, then_ticks)) = before.threads.get(tid) {
+                ns += now_ns.saturating_sub(*then_ns);
+                ticks_both += now_ticks.saturating_sub(*then_ticks);
+            }
+        }
+        let rest =
+            self.process_ticks.saturating_sub(before.process_ticks).saturating_sub(ticks_both);
+        // SAFETY: sysconf only reads a constant of the system.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        Duration::from_nanos(ns + rest * 1_000_000_000 / hz)
+    }
 }
 
 /// The one child process of this process (the server an SDK's client spawned).
