@@ -347,7 +347,7 @@ impl Session {
     /// child died), or after `grace` if it does not, so answers it wrote first still arrive.
     fn stdin_broke(&self, e: &io::Error) {
         let mut st = lock(&self.state);
-        let why = format!("writing to the child's stdin: {e}");
+        let why = format!("writing to the server failed: {e}");
         let at = st.broken.get_or_insert((why, Instant::now() + self.grace)).1;
         self.out.wake_by(Some(at));
     }
