@@ -223,7 +223,8 @@ fn run(
     grace: Duration,
 ) {
     let threads = Workers::new("zest-http-conn");
-    let shared = conn::Shared { hub: hub.clone(), config, ids: Arc::new(StreamIds::new()), threads };
+    let shared =
+        conn::Shared { hub: hub.clone(), config, ids: Arc::new(StreamIds::new()), threads };
     let conns = Arc::new(Conns::default());
     let mut next_id = 0u64;
     for accepted in listener.incoming() {
