@@ -81,39 +81,3 @@ fn a_connection_whose_call_was_cancelled_serves_the_next_request_while_the_handl
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()["id"], 3);
     server.shutdown();
 }
-
-/// The threads of the connection's reader and writer, named `zest-http-conn`, as they are now.
-fn connection_threads() -> Vec<u32> {
-    let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
-    tasks
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .is_ok_and(|c| c.trim() == "zest-http-conn")
-        })
-        .filter_map(|t| t.file_name().to_str()?.parse().ok())
-        .collect()
-}
-
-/// A client that opens a connection per request (rmcp's does) costs no thread spawn per
-/// request: the connections' threads are pooled, so the same few serve one connection after
-/// another.
-#[test]
-fn connections_one_after_another_are_served_by_the_same_few_threads() {
-    let server = server();
-    let mut seen = std::collections::HashSet::new();
-    let session = load::open_session(&mut load::RawConn::connect(server.local_addr()));
-    let headers = load::session_headers(&session);
-    for id in 0..20 {
-        let mut conn = load::RawConn::connect(server.local_addr());
-        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
-        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
-        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
-        // While it is open, its reader and writer are alive.
-        seen.extend(connection_threads());
-    }
-    // Two per connection at a time, and a few more while the last ones wind down; a thread
-    // per connection would be forty.
-    assert!(seen.len() <= 8, "{} distinct connection threads for 20 connections", seen.len());
-    server.shutdown();
-}

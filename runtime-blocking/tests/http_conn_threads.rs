@@ -1,0 +1,54 @@
+//! zest-blocking's HTTP server runs its connections' readers and writers on a pool of
+//! threads. A test binary of its own: it counts this process's threads by name, so no other
+//! server may run beside it.
+
+#[path = "common/http.rs"]
+mod http_common;
+#[path = "../../tests/support/load.rs"]
+mod load;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use http::{Method, StatusCode};
+use http_common::server;
+use serde_json::json;
+
+/// This process's threads named `zest-http-conn` (connections' readers and writers), now.
+fn connection_threads() -> Vec<u32> {
+    let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.trim() == "zest-http-conn")
+        })
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// A client that opens a connection per request (rmcp's does) costs no thread spawn per
+/// request: the same few pooled threads serve one connection after another.
+#[test]
+fn connections_one_after_another_are_served_by_the_same_few_threads() {
+    let server = server();
+    let session = load::open_session(&mut load::RawConn::connect(server.local_addr()));
+    let headers = load::session_headers(&session);
+    let mut seen = HashSet::new();
+    for id in 0..20 {
+        let mut conn = load::RawConn::connect(server.local_addr());
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+        // While it is open, its reader and writer are alive.
+        seen.extend(connection_threads());
+        drop(conn);
+        // Time for the server to see the end and give its threads back (a thread spawned
+        // per connection would be counted anew however long this is).
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Two per connection and two more for the session's first one; a thread per connection
+    // would be twenty readers at least.
+    assert!(seen.len() <= 10, "{} distinct connection threads for 20 connections", seen.len());
+    server.shutdown();
+}
