@@ -28,6 +28,23 @@ fn frame(value: serde_json::Value) -> Vec<u8> {
     line
 }
 
+/// The handshake of a client named `name`, then `calls` calls whose answers are about
+/// `answer` bytes each (ids 1..=calls), as newline-delimited frames.
+fn session_frames(name: &str, calls: usize, answer: usize) -> Vec<Vec<u8>> {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": name, "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let text = "x".repeat(answer);
+    let mut frames = vec![frame(init), frame(initialized)];
+    frames.extend((1..=calls).map(|id| {
+        frame(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "json_schema_2020_12_tool",
+            "arguments": {"name": text, "email": "a@example.com"}}}))
+    }));
+    frames
+}
+
 /// Writes the handshake and then `CALLS` calls, never reading; stops when the pipe breaks.
 /// Stdin stays open until the returned sender is dropped: an end of input would end the
 /// session by itself.
@@ -35,17 +52,7 @@ fn flood(mut child: Child) -> (Child, mpsc::Sender<()>) {
     let mut stdin = child.stdin.take().expect("piped stdin");
     let (keep, kept) = mpsc::channel::<()>();
     thread::spawn(move || {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "not-reading", "version": "1"}}});
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let name = "x".repeat(ANSWER);
-        let mut frames = vec![frame(init), frame(initialized)];
-        frames.extend((1..=CALLS).map(|id| {
-            frame(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-                "name": "json_schema_2020_12_tool",
-                "arguments": {"name": name, "email": "a@example.com"}}}))
-        }));
+        let frames = session_frames("not-reading", CALLS, ANSWER);
         for f in frames {
             if stdin.write_all(&f).is_err() {
                 return;
@@ -115,17 +122,7 @@ fn a_late_reader_of_many_large_answers_gets_them_all(runtime: Runtime) {
     let mut stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let writer = thread::spawn(move || {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "late-reader", "version": "1"}}});
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let name = "x".repeat(LARGE);
-        let mut frames = vec![frame(init), frame(initialized)];
-        frames.extend((1..=LARGE_CALLS).map(|id| {
-            frame(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-                "name": "json_schema_2020_12_tool",
-                "arguments": {"name": name, "email": "a@example.com"}}}))
-        }));
+        let frames = session_frames("late-reader", LARGE_CALLS, LARGE);
         for f in frames {
             stdin.write_all(&f).expect("the server takes every request");
         }
