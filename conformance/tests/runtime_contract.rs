@@ -59,6 +59,19 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
 "#;
 
+/// A stdio MCP server (for `python3 -c`) that names, as its server name, the buffer sizes of
+/// the pipes it was given as stdin and stdout (`F_GETPIPE_SZ`), then ends with its stdin.
+const PIPE_SIZES: &str = r#"
+import fcntl, json, sys
+sizes = " ".join(str(fcntl.fcntl(fd, 1032)) for fd in (0, 1))
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {},
+                  "serverInfo": {"name": sizes, "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
 /// Shared state of the registry (`with_state` / `State<S>`).
 struct Prefix(&'static str);
 
@@ -283,6 +296,16 @@ macro_rules! runtime_contract {
                 };
                 assert_eq!(why, r#"tools/list gave the cursor "again" a second time"#);
                 looping.close() $($aw)* .expect("the server exits");
+
+                // The child's pipes are widened to 1 MiB: a 1 MiB message crosses in one
+                // wake-up of each side, not sixteen (Linux; elsewhere the OS's default stays).
+                let command = StdioCommand::new("python3").arg("-c").arg(super::PIPE_SIZES);
+                let piped = Client::spawn(command, options()) $($aw)* .expect("python3 serves");
+                if cfg!(target_os = "linux") {
+                    let sizes = &piped.negotiated().server_info.name;
+                    assert_eq!(sizes, "1048576 1048576");
+                }
+                piped.close() $($aw)* .expect("the server exits");
 
                 // Streams that end at once: the client fails its handshake, the server returns.
                 let over = Client::over($empty, $sink, options()) $($aw)*;

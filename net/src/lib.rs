@@ -158,6 +158,29 @@ pub fn tls_failed(target: &Target, e: &io::Error) -> TransportFailure {
     TransportFailure::Tls(format!("{target}: {why}"))
 }
 
+/// The pipe buffer [`widen_pipe`] asks for: 1 MiB, Linux's default ceiling for a process
+/// without privileges (`/proc/sys/fs/pipe-max-size`).
+pub const PIPE_BUFFER: usize = 1 << 20;
+
+/// Asks the kernel for a [`PIPE_BUFFER`]-byte buffer on a stdio pipe (either end; the buffer
+/// is the pipe's). With the default 64 KiB a 1 MiB message crosses in sixteen or more
+/// wake-ups of each side; the kernel takes the pages only while data waits in it. Anything
+/// but a pipe, a refusal, or another OS than Linux leaves the buffer as it was: that costs
+/// speed, never correctness.
+pub fn widen_pipe(pipe: impl AsFd) {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BUFFER);
+    #[cfg(not(target_os = "linux"))]
+    let _ = pipe;
+}
+
+/// [`widen_pipe`] on this process's stdin and stdout, for a server on stdio: its client's
+/// pipes are widened whichever SDK spawned it.
+pub fn widen_stdio() {
+    widen_pipe(io::stdin());
+    widen_pipe(io::stdout());
+}
+
 /// Whether an idle pooled socket is still open: a peek that does not wait
 /// (`MSG_PEEK | MSG_DONTWAIT`) finds nothing to read (see zest-core's [`still_open`]).
 pub fn is_open(socket: impl AsFd) -> bool {
@@ -180,6 +203,17 @@ mod tests {
             std::thread::yield_now();
             closed()
         })
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_is_widened_and_anything_else_left_alone() {
+        let (read, write) = rustix::pipe::pipe().unwrap();
+        widen_pipe(&read);
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&write).unwrap(), PIPE_BUFFER);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        widen_pipe(&listener);
+        assert!(listener.local_addr().is_ok(), "a socket is no pipe: nothing happens");
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub(crate) fn spawn(command: &StdioCommand) -> io::Result<Spawned> {
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
+    zest_net::widen_pipe(&stdin);
+    zest_net::widen_pipe(&stdout);
     Ok(Spawned { child, stdin, stdout, stderr })
 }
 

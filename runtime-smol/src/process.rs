@@ -65,6 +65,8 @@ pub(crate) fn spawn(mut cmd: StdioCommand) -> io::Result<Spawned> {
     else {
         unreachable!("all three pipes were requested");
     };
+    zest_net::widen_pipe(&stdin);
+    zest_net::widen_pipe(&stdout);
     let stdin = Pipe::new(OwnedFd::try_from(stdin)?)?;
     let stdout = Pipe::new(OwnedFd::try_from(stdout)?)?;
     let sink = cmd.take_stderr_sink().unwrap_or_else(|| {

@@ -37,6 +37,7 @@ pub(crate) struct Restore {
 /// docs). Whatever std's stdout still buffers is flushed first, so it precedes our frames.
 pub(crate) fn open() -> (Reader, Writer, Restore) {
     let _ = io::stdout().flush();
+    zest_net::widen_stdio();
     let mut restore = Restore { stdin: false, stdout: false };
     let reader: Reader = match is_fifo(io::stdin().as_fd()).then(|| reactor(io::stdin().as_fd())) {
         Some(Some((pipe, switched))) => {

@@ -126,7 +126,7 @@ impl Client {
         let method = "subscriptions/listen";
         if let Ok(id) = self.endpoint.request(now, method, params.clone(), &opts, true, None) {
             // Remembered as any 2026-07-28 request: a broken exchange sends it again.
-            self.rounds.sent(&id, method, &params, &opts, now + LISTEN_FOR);
+            self.rounds.sent(&id, method, params, &opts, now + LISTEN_FOR);
             self.listening.id = Some(id);
         }
     }

@@ -257,7 +257,7 @@ impl Client {
         let id = self.endpoint.request(now, method, params, &opts, true, None)?;
         if let Some(params) = retried {
             let cap = opts.max_total.unwrap_or(self.config.max_request_timeout);
-            self.rounds.sent(&id, method, &params, &opts, now + cap);
+            self.rounds.sent(&id, method, params, &opts, now + cap);
         }
         if let Some(watch) = watch {
             self.tool_outputs.sent(&id, watch);

@@ -140,8 +140,7 @@ impl Client {
         // Params without a `_meta` of their own (nearly all) get ours spliced into their text:
         // a large argument is copied once, never rebuilt as a `Value`.
         if !params.get().contains("\"_meta\"") {
-            return params
-                .with_members_if_absent(&[("_meta", Value::Object(self.protocol_meta()))]);
+            return params.with_leading_members(&[("_meta", Value::Object(self.protocol_meta()))]);
         }
         let Ok(Value::Object(mut object)) = params.to_value() else { return params };
         let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));

@@ -99,13 +99,13 @@ impl Rounds {
         &mut self,
         id: &RequestId,
         method: &str,
-        params: &Option<RawJson>,
+        params: Option<RawJson>,
         opts: &RequestOptions,
         deadline: Instant,
     ) {
         let sent = Sent {
             method: method.to_owned(),
-            params: params.clone(),
+            params,
             opts: opts.clone(),
             reissued: 0,
             rounds: 0,

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -83,15 +84,16 @@ fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJso
     // `RawValue` of a borrowed text without reading it once more.)
     let text = std::str::from_utf8(buf).expect("serde_json writes UTF-8");
     let raw: &RawValue = serde_json::from_str(text).expect("serde_json output is valid JSON");
-    RawJson(raw.to_owned())
+    RawJson::from_raw(raw.to_owned())
 }
 
 /// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.
 ///
 /// The text is always compact or as received; [`encode_line`](super::encode_line) makes sure a
-/// stdio frame never contains a raw newline.
+/// stdio frame never contains a raw newline. Clones share the text (a 2026-07-28 client keeps
+/// each request's params for a retry beside the copy it sends).
 #[derive(Clone)]
-pub struct RawJson(Box<RawValue>);
+pub struct RawJson(Arc<Box<RawValue>>);
 
 impl RawJson {
     /// Serializes `value` compactly.
@@ -116,7 +118,7 @@ impl RawJson {
 
     /// Wraps already-valid JSON text; `None` if it is not valid JSON.
     pub fn from_string(text: String) -> Option<Self> {
-        RawValue::from_string(text).ok().map(Self)
+        RawValue::from_string(text).ok().map(Self::from_raw)
     }
 
     /// The empty object `{}`.
@@ -126,11 +128,11 @@ impl RawJson {
 
     fn from_string_unchecked(text: String) -> Self {
         // Invariant: callers pass text produced by serde_json.
-        Self(RawValue::from_string(text).expect("serde_json output is valid JSON"))
+        Self::from_raw(RawValue::from_string(text).expect("serde_json output is valid JSON"))
     }
 
     pub(crate) fn from_raw(raw: Box<RawValue>) -> Self {
-        Self(raw)
+        Self(Arc::new(raw))
     }
 
     /// The JSON text.
@@ -143,34 +145,64 @@ impl RawJson {
     /// not built), and the text is copied once: no `Value` round trip for a result of several
     /// MiB.
     pub fn with_members_if_absent(self, members: &[(&str, Value)]) -> Self {
+        // A key whose quoted name is nowhere in the text is absent: no need to read the keys
+        // (a search for a few bytes is much cheaper than a JSON pass over a large text).
+        let text = self.get();
+        if !members.iter().any(|(key, _)| text.contains(&format!("\"{key}\""))) {
+            return self.with_leading_members(members);
+        }
         let Ok(keys) = serde_json::from_str::<
             std::collections::BTreeMap<String, serde::de::IgnoredAny>,
         >(self.get()) else {
             return self;
         };
-        let missing: Vec<&(&str, Value)> =
-            members.iter().filter(|(key, _)| !keys.contains_key(*key)).collect();
-        if missing.is_empty() {
+        let missing: Vec<(&str, Value)> = members
+            .iter()
+            .filter(|(key, _)| !keys.contains_key(*key))
+            .map(|(key, value)| (*key, value.clone()))
+            .collect();
+        self.with_leading_members(&missing)
+    }
+
+    /// This object with `members` added at its start, for a caller that knows the object has
+    /// none of them (a text without the key anywhere, say): the keys are not read. The text
+    /// is moved, not copied, when this is its only holder: a large object grows in place by
+    /// the members' length instead of being copied into a second buffer of its size.
+    /// Anything but an object comes back as it was.
+    pub fn with_leading_members(self, members: &[(&str, Value)]) -> Self {
+        let text = self.get();
+        let open = text.len() - text.trim_start().len();
+        if members.is_empty() || !text[open..].starts_with('{') {
             return self;
         }
-        let text = self.get();
-        let Some(open) = text.find('{') else { return self };
-        let mut out = String::with_capacity(text.len() + 64 * missing.len());
-        out.push_str(&text[..=open]);
-        for (i, (key, value)) in missing.iter().enumerate() {
+        let empty = text[open + 1..].trim_start().starts_with('}');
+        let mut head = String::new();
+        for (i, (key, value)) in members.iter().enumerate() {
             if i > 0 {
-                out.push(',');
+                head.push(',');
             }
             // Serializing a string key and a `Value` cannot fail.
-            out.push_str(&serde_json::to_string(key).unwrap_or_default());
-            out.push(':');
-            out.push_str(&serde_json::to_string(value).unwrap_or_default());
+            head.push_str(&serde_json::to_string(key).unwrap_or_default());
+            head.push(':');
+            head.push_str(&serde_json::to_string(value).unwrap_or_default());
         }
-        if !keys.is_empty() {
-            out.push(',');
+        if !empty {
+            head.push(',');
         }
-        out.push_str(&text[open + 1..]);
-        Self::from_string(out).unwrap_or(self)
+        let mut out = self.into_string();
+        // Exactly: a doubled 1 MiB buffer would only shrink again below.
+        out.reserve_exact(head.len());
+        out.insert_str(open + 1, &head);
+        // Invariant: members spliced in after an object's `{` leave a valid object.
+        Self::from_string_unchecked(out)
+    }
+
+    /// The text, moved out when this is its only holder, copied otherwise.
+    fn into_string(self) -> String {
+        match Arc::try_unwrap(self.0) {
+            Ok(raw) => Box::<str>::from(raw).into_string(),
+            Err(shared) => shared.get().to_owned(),
+        }
     }
 
     /// Parses a typed view. The error text is serde's, for `-32602` data, led by the path of
@@ -265,7 +297,7 @@ impl Serialize for RawJson {
 
 impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Box::<RawValue>::deserialize(d).map(Self)
+        Box::<RawValue>::deserialize(d).map(Self::from_raw)
     }
 }
 

@@ -88,6 +88,7 @@ impl StdioServer {
     /// Serves one session on this process's stdin and stdout, as
     /// [`serve_stdio`](super::serve_stdio) does, on a thread of its own.
     pub fn stdio(config: ServerConfig, registry: Registry) -> Self {
+        zest_net::widen_stdio();
         Self::start(config, registry, io::stdin(), io::stdout())
     }
 

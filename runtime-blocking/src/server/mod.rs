@@ -37,6 +37,7 @@ pub type Registry = zest_core::server::Registry<SyncHandler<RequestContext>>;
 /// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`] serves with a
 /// [`ServerHandle`] to change them.
 pub fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
+    zest_net::widen_stdio();
     serve(config, registry, io::stdin(), io::stdout())
 }
 

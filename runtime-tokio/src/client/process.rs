@@ -60,6 +60,8 @@ pub(crate) fn spawn(mut command: StdioCommand) -> Result<(Child, Pipes), Connect
     let (Some(id), Some(stdin), Some(stdout), Some(stderr)) = taken else {
         unreachable!("a freshly spawned child with piped stdio has an id and all three pipes")
     };
+    zest_net::widen_pipe(&stdin);
+    zest_net::widen_pipe(&stdout);
     let pid = i32::try_from(id).ok().and_then(Pid::from_raw);
     let pid = pid.expect("the kernel gives children positive pids that fit an i32");
     let on_stderr = command.take_stderr_sink().unwrap_or_else(|| {

@@ -26,6 +26,7 @@ pub(super) struct Restore {
 
 /// Opens stdin and stdout. Must be called within a runtime with IO enabled.
 pub(super) fn open() -> (Reader, Writer, Restore) {
+    zest_net::widen_stdio();
     let mut restore = Restore { stdin: false, stdout: false };
     let reader: Reader = match is_fifo(io::stdin().as_fd()).then(receiver).flatten() {
         Some(rx) => {

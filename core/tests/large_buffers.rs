@@ -1,0 +1,166 @@
+//! What a large message costs in fresh buffers of its size: `_meta` members join a large object
+//! in its own buffer, and a 2026-07-28 client sends a 1 MiB call with two such buffers (its
+//! serialization and its frame), not one per copy it passes through. glibc gives a freed top
+//! of the heap back to the OS and faults it in again on the next call, so every extra 1 MiB
+//! buffer live at once cost about a millisecond per call in page faults.
+//!
+//! Counted by a global allocator that observes this test binary's allocations of 512 KiB and
+//! more; the tests take turns (a lock), and count only inside [`counted`].
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use common::*;
+use serde_json::{json, Value};
+use zest_core::jsonrpc::RawJson;
+use zest_core::schema::methods::CallTool;
+use zest_core::schema::{CallToolParams, ProtocolVersion};
+use zest_core::server::{RequestStateConfig, RequestStateKey, ServerConfig};
+use zest_core::testkit::{Pair, VirtualClock};
+use zest_core::RequestOptions;
+
+const MIB: usize = 1024 * 1024;
+
+/// Allocations from this size on are counted.
+const LARGE: usize = 512 * 1024;
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static FRESH: AtomicUsize = AtomicUsize::new(0);
+static LARGEST_REALLOC: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call forwards to the system allocator unchanged; the counters only observe.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.size() >= LARGE && COUNTING.load(Ordering::Relaxed) {
+            FRESH.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's layout contract is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size >= LARGE && COUNTING.load(Ordering::Relaxed) {
+            LARGEST_REALLOC.fetch_max(new_size, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's contract for `realloc` is passed on as is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// One test counts at a time.
+static TURN: Mutex<()> = Mutex::new(());
+
+/// Large allocations made while `f` ran: how many were fresh, and the largest size a buffer
+/// was grown or shrunk to.
+struct Counted {
+    fresh: usize,
+    largest_realloc: usize,
+}
+
+fn counted<T>(f: impl FnOnce() -> T) -> (T, Counted) {
+    FRESH.store(0, Ordering::Relaxed);
+    LARGEST_REALLOC.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    let out = f();
+    COUNTING.store(false, Ordering::Relaxed);
+    let counted = Counted {
+        fresh: FRESH.load(Ordering::Relaxed),
+        largest_realloc: LARGEST_REALLOC.load(Ordering::Relaxed),
+    };
+    (out, counted)
+}
+
+fn large_object() -> RawJson {
+    RawJson::from(json!({"text": "x".repeat(MIB)}))
+}
+
+#[test]
+fn members_join_a_large_object_in_its_own_buffer() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let meta = [("_meta", json!({"io.example/info": {"name": "zest", "version": "1.0.0"}}))];
+    let (leading, absent) = (large_object(), large_object());
+    for (how, joined) in [
+        ("with_leading_members", counted(|| leading.with_leading_members(&meta))),
+        ("with_members_if_absent", counted(|| absent.with_members_if_absent(&meta))),
+    ] {
+        let (raw, counted) = joined;
+        assert_eq!(counted.fresh, 0, "{how}: a second buffer of the object's size");
+        assert!(
+            counted.largest_realloc <= MIB + 1024,
+            "{how}: grown to {} bytes for a {MIB}-byte object",
+            counted.largest_realloc
+        );
+        let value: Value = raw.parse().unwrap();
+        assert_eq!(value["_meta"]["io.example/info"]["name"], "zest", "{how}");
+        assert_eq!(value["text"].as_str().map(str::len), Some(MIB), "{how}");
+    }
+}
+
+#[test]
+fn members_join_an_empty_or_shared_object_and_leave_other_values_alone() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let meta = [("a", json!(1)), ("b", json!("two"))];
+    let empty = RawJson::from_string(" { } ".into()).unwrap().with_leading_members(&meta);
+    assert_eq!(empty.parse::<Value>().unwrap(), json!({"a": 1, "b": "two"}));
+    let shared = RawJson::from(json!({"c": true}));
+    let kept = shared.clone();
+    let joined = shared.with_leading_members(&meta);
+    assert_eq!(joined.parse::<Value>().unwrap(), json!({"a": 1, "b": "two", "c": true}));
+    assert_eq!(kept.parse::<Value>().unwrap(), json!({"c": true}), "the other holder's text");
+    let array = RawJson::from(json!([1, 2]));
+    assert_eq!(array.with_leading_members(&meta).get(), "[1,2]");
+    let present = RawJson::from(json!({"a": 0})).with_members_if_absent(&meta);
+    assert_eq!(present.parse::<Value>().unwrap(), json!({"b": "two", "a": 0}));
+}
+
+fn modern_pair() -> Pair<Handler> {
+    let now: Instant = VirtualClock::new().now();
+    let mut server = server_config();
+    server.supported_versions = ProtocolVersion::ALL.to_vec();
+    let key = RequestStateKey::new([9; 32]);
+    server.request_state = Some(RequestStateConfig::new(key, now, 1_800_000_000));
+    let server: ServerConfig = server;
+    let mut pair = Pair::new(client_config().prefer_modern(), server, registry());
+    let negotiated = pair.handshake();
+    assert_eq!(negotiated.protocol_version, ProtocolVersion::V2026_07_28);
+    pair
+}
+
+#[test]
+fn a_modern_client_sends_a_large_call_with_two_buffers_of_its_size() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pair = modern_pair();
+    let params: CallToolParams =
+        serde_json::from_value(json!({"name": "echo", "arguments": {"text": "x".repeat(MIB)}}))
+            .unwrap();
+    // The first large call grows the buffers kept for the next ones; the steady path is
+    // the second.
+    for round in ["first", "second"] {
+        let now = pair.clock.now();
+        let opts = RequestOptions::default();
+        let (id, counted) = counted(|| pair.client.send::<CallTool>(now, &params, opts));
+        id.unwrap();
+        pair.pump();
+        if round == "first" {
+            continue;
+        }
+        // Its serialization and its frame; before, also the `_meta` splice and two copies
+        // kept for a retry.
+        assert!(counted.fresh <= 2, "{} fresh buffers of 512 KiB or more", counted.fresh);
+        assert!(counted.largest_realloc <= MIB + 4096, "grown to {}", counted.largest_realloc);
+    }
+}
