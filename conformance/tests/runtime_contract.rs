@@ -297,13 +297,13 @@ macro_rules! runtime_contract {
                 assert_eq!(why, r#"tools/list gave the cursor "again" a second time"#);
                 looping.close() $($aw)* .expect("the server exits");
 
-                // The child's pipes are widened to 1 MiB: a 1 MiB message crosses in one
-                // wake-up of each side, not sixteen (Linux; elsewhere the OS's default stays).
+                // The child's pipes are widened to 256 KiB: a 1 MiB message crosses in four
+                // wake-ups of each side, not sixteen (Linux; elsewhere the OS's default stays).
                 let command = StdioCommand::new("python3").arg("-c").arg(super::PIPE_SIZES);
                 let piped = Client::spawn(command, options()) $($aw)* .expect("python3 serves");
                 if cfg!(target_os = "linux") {
                     let sizes = &piped.negotiated().server_info.name;
-                    assert_eq!(sizes, "1048576 1048576");
+                    assert_eq!(sizes, "262144 262144");
                 }
                 piped.close() $($aw)* .expect("the server exits");
 
