@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use zest_core::http1::{self, Config};
 use zest_core::io::{StreamId, Transmit};
 use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
-use zest_core::runtime::{backlog_exceeds, transmit_bytes};
+use zest_core::runtime::{backlog_exceeds, transmit_bytes, WriteQueue, WriteStep};
 
 use super::hub::{Hub, HubExt};
 use crate::link::{lock, Signal};
@@ -73,6 +73,9 @@ pub(super) struct Conn {
 struct Io {
     conn: ServerConn,
     socket: TcpStream,
+    /// What the connection sends, joined into one write where small (a response's head
+    /// and body went out in two `send`s, each a segment and a wake-up for the client).
+    out: WriteQueue,
     write_failed: bool,
 }
 
@@ -127,7 +130,8 @@ pub(super) fn spawn(
     let cut = socket.try_clone()?;
     let Shared { hub, config, ids, threads } = shared.clone();
     let backlog_limit = config.max_backlog_bytes;
-    let io = Io { conn: ServerConn::new(config, Instant::now(), ids), socket, write_failed: false };
+    let conn = ServerConn::new(config, Instant::now(), ids);
+    let io = Io { conn, socket, out: WriteQueue::new(), write_failed: false };
     let conn = Arc::new(Conn {
         io: Mutex::new(io),
         queue: Mutex::default(),
@@ -419,21 +423,45 @@ impl Io {
     /// Writes what the connection has to send (a client that stops reading blocks the
     /// thread writing, holding this connection's IO lock, and nothing else).
     fn write_out(&mut self) {
-        while let Some(t) = self.conn.poll_transmit() {
-            let written = match t {
-                http1::Transmit::Write(bytes) if !self.write_failed => {
-                    self.socket.write_all(&bytes)
+        loop {
+            let mut close = false;
+            while let Some(t) = self.conn.poll_transmit() {
+                match t {
+                    http1::Transmit::Write(bytes) => self.out.push(bytes),
+                    http1::Transmit::Close => {
+                        close = true;
+                        break;
+                    }
                 }
-                http1::Transmit::Write(_) => Ok(()),
-                http1::Transmit::Close => {
-                    let _ = self.socket.flush();
-                    let _ = self.socket.shutdown(Shutdown::Write);
-                    Ok(())
+            }
+            if !self.write_failed {
+                if let Err(e) = self.write_queued() {
+                    self.write_failed = true;
+                    self.out.handle_failed();
+                    self.conn.handle_failed(format!("writing to the client failed: {e}"));
+                    // The failure may have queued a transmit of its own.
+                    continue;
                 }
-            };
-            if let Err(e) = written {
-                self.write_failed = true;
-                self.conn.handle_failed(format!("writing to the client failed: {e}"));
+            }
+            if !close {
+                return;
+            }
+            let _ = self.socket.flush();
+            let _ = self.socket.shutdown(Shutdown::Write);
+        }
+    }
+
+    /// Writes everything queued (blocking), small frames joined into one write.
+    fn write_queued(&mut self) -> io::Result<()> {
+        loop {
+            match self.out.poll_step() {
+                WriteStep::Write(bytes) => {
+                    let result = self.socket.write(&bytes);
+                    drop(bytes);
+                    self.out.handle_write_result(result)?;
+                }
+                WriteStep::Flush => self.out.handle_flushed(),
+                WriteStep::Close | WriteStep::Done | WriteStep::Idle => return Ok(()),
             }
         }
     }
