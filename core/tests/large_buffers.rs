@@ -4,19 +4,28 @@
 //! of the heap back to the OS and faults it in again on the next call, so every extra 1 MiB
 //! buffer live at once cost about a millisecond per call in page faults.
 //!
-//! Counted by a global allocator that observes this test binary's allocations of 512 KiB and
-//! more; the tests take turns (a lock), and count only inside [`counted`].
+//! What a session keeps between messages is bounded by `KEPT_BUFFER_MAX`: up to it, the
+//! buffers of a run of large messages are reused (no fresh buffer of the message's size on
+//! the steady path); beyond it, they are freed once the message is through.
+//!
+//! Counted by a global allocator that observes this test binary's allocations (fresh ones of
+//! 512 KiB and more inside [`counted`], and the bytes live); the tests take turns (a lock).
 
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use bytes::Bytes;
 use common::*;
 use serde_json::{json, Value};
+use zest_core::framing::lines::{LineDecoder, LineEvent};
+use zest_core::framing::sse::{SseDecoder, SseItem};
+use zest_core::framing::KEPT_BUFFER_MAX;
 use zest_core::jsonrpc::RawJson;
+use zest_core::runtime::{WriteQueue, WriteStep};
 use zest_core::schema::methods::CallTool;
 use zest_core::schema::{CallToolParams, ProtocolVersion};
 use zest_core::server::{RequestStateConfig, RequestStateKey, ServerConfig};
@@ -33,6 +42,7 @@ struct Counting;
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static FRESH: AtomicUsize = AtomicUsize::new(0);
 static LARGEST_REALLOC: AtomicUsize = AtomicUsize::new(0);
+static LIVE: AtomicIsize = AtomicIsize::new(0);
 
 // SAFETY: every call forwards to the system allocator unchanged; the counters only observe.
 unsafe impl GlobalAlloc for Counting {
@@ -40,11 +50,13 @@ unsafe impl GlobalAlloc for Counting {
         if layout.size() >= LARGE && COUNTING.load(Ordering::Relaxed) {
             FRESH.fetch_add(1, Ordering::Relaxed);
         }
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
         // SAFETY: the caller's layout contract is passed on as is.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
         // SAFETY: `ptr` came from this allocator with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -53,6 +65,7 @@ unsafe impl GlobalAlloc for Counting {
         if new_size >= LARGE && COUNTING.load(Ordering::Relaxed) {
             LARGEST_REALLOC.fetch_max(new_size, Ordering::Relaxed);
         }
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
         // SAFETY: the caller's contract for `realloc` is passed on as is.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -83,6 +96,14 @@ fn counted<T>(f: impl FnOnce() -> T) -> (T, Counted) {
     };
     (out, counted)
 }
+
+/// Bytes allocated and not yet freed, in this whole test binary.
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Slack for what the test harness's other threads allocate meanwhile.
+const SLACK: isize = 256 * 1024;
 
 fn large_object() -> RawJson {
     RawJson::from(json!({"text": "x".repeat(MIB)}))
@@ -163,4 +184,90 @@ fn a_modern_client_sends_a_large_call_with_two_buffers_of_its_size() {
         assert!(counted.fresh <= 2, "{} fresh buffers of 512 KiB or more", counted.fresh);
         assert!(counted.largest_realloc <= MIB + 4096, "grown to {}", counted.largest_realloc);
     }
+}
+
+/// Feeds one JSON line of about `len` bytes in 64 KiB pieces, as a pipe delivers it; returns
+/// how many frames came out.
+fn feed_line(decoder: &mut LineDecoder, len: usize) -> usize {
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut frames = 0;
+    decoder.feed(b"{\"text\":\"", &mut |_| {});
+    for _ in 0..len / chunk.len() {
+        decoder.feed(&chunk, &mut |_| {});
+    }
+    decoder
+        .feed(b"\"}\n", &mut |event| frames += usize::from(matches!(event, LineEvent::Frame(_))));
+    frames
+}
+
+#[test]
+fn a_line_decoder_reuses_its_buffer_and_keeps_no_more_than_the_bound() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut decoder = LineDecoder::default();
+    assert_eq!(feed_line(&mut decoder, MIB), 1);
+    let (frames, second) = counted(|| feed_line(&mut decoder, MIB));
+    assert_eq!(frames, 1);
+    assert_eq!(second.fresh, 0, "the second 1 MiB line took a fresh buffer");
+    assert_eq!(second.largest_realloc, 0, "the second 1 MiB line grew the buffer");
+    let before = live();
+    assert_eq!(feed_line(&mut decoder, 16 * MIB), 1);
+    let kept = live() - before;
+    assert!(kept <= SLACK, "{kept} more bytes held after a 16 MiB line than after a 1 MiB one");
+    assert_eq!(feed_line(&mut decoder, MIB), 1, "the decoder goes on");
+}
+
+#[test]
+fn a_machine_keeps_a_returned_frame_buffer_only_up_to_the_bound() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    assert!((2 * MIB..16 * MIB).contains(&KEPT_BUFFER_MAX), "the sizes below straddle it");
+    let mut pair = modern_pair();
+    for (size, kept) in [(2 * MIB, true), (16 * MIB, false)] {
+        let buf = Vec::with_capacity(size);
+        let before = live();
+        pair.client.recycle(buf);
+        let held = live() - before + size as isize;
+        match kept {
+            true => assert!(held >= size as isize - SLACK, "a {size}-byte buffer was not kept"),
+            false => assert!(held <= SLACK, "a {size}-byte buffer was kept ({held} bytes)"),
+        }
+    }
+    let mut queue = WriteQueue::recycling();
+    for (size, kept) in [(2 * MIB, true), (16 * MIB, false)] {
+        queue.push(Bytes::from(vec![b'x'; size]));
+        let WriteStep::Write(bytes) = queue.poll_step() else { panic!("a write is due") };
+        let n = bytes.len();
+        drop(bytes);
+        queue.handle_written(n);
+        let spare = queue.take_spare();
+        assert_eq!(spare.is_some(), kept, "the spare of a {size}-byte frame");
+    }
+}
+
+/// Feeds one SSE event whose data is about `len` bytes, in 64 KiB pieces; returns how many
+/// events came out.
+fn feed_event(decoder: &mut SseDecoder, len: usize) -> usize {
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut events = 0;
+    decoder.feed(b"id: 1\ndata: ", &mut |_| {});
+    for _ in 0..len / chunk.len() {
+        decoder.feed(&chunk, &mut |_| {});
+    }
+    decoder.feed(b"\n\n", &mut |item| events += usize::from(matches!(item, SseItem::Event(_))));
+    events
+}
+
+#[test]
+fn an_sse_decoder_reuses_its_buffers_and_keeps_no_more_than_the_bound() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut decoder = SseDecoder::new(64 * MIB);
+    assert_eq!(feed_event(&mut decoder, MIB), 1);
+    let (events, second) = counted(|| feed_event(&mut decoder, MIB));
+    assert_eq!(events, 1);
+    assert_eq!(second.fresh, 0, "the second 1 MiB event took a fresh buffer");
+    assert_eq!(second.largest_realloc, 0, "the second 1 MiB event grew a buffer");
+    let before = live();
+    assert_eq!(feed_event(&mut decoder, 16 * MIB), 1);
+    let kept = live() - before;
+    assert!(kept <= SLACK, "{kept} more bytes held after a 16 MiB event than after a 1 MiB one");
+    assert_eq!(feed_event(&mut decoder, MIB), 1, "the decoder goes on");
 }

@@ -428,7 +428,8 @@ impl Client {
     /// Hands back the buffer of a frame the runtime has written (from
     /// [`WriteQueue::take_spare`](crate::runtime::WriteQueue::take_spare)), so that the next
     /// large message is encoded into it instead of into fresh memory. Optional: without it
-    /// every frame allocates its own buffer.
+    /// every frame allocates its own buffer. A buffer larger than
+    /// [`KEPT_BUFFER_MAX`](crate::framing::KEPT_BUFFER_MAX) is dropped, not kept.
     pub fn recycle(&mut self, buf: Vec<u8>) {
         self.endpoint.recycle(buf);
     }

@@ -110,7 +110,7 @@ impl LineDecoder {
             } else {
                 self.buf.extend_from_slice(head);
                 emit(self.max_line, &self.buf, sink);
-                self.buf.clear();
+                super::release(&mut self.buf);
             }
             bytes = rest;
         }

@@ -216,10 +216,10 @@ impl SseDecoder {
         if len == 0 {
             self.dispatch(sink);
         } else if self.dropping || (self.line.is_empty() && head[0] == b':') {
-            self.line.clear();
+            super::release(&mut self.line);
         } else if self.event_len.saturating_add(len) > self.max_event {
             let data_head = self.data_head(head);
-            self.line.clear();
+            super::release(&mut self.line);
             self.violate(data_head, sink);
         } else {
             self.event_len += len;
@@ -229,7 +229,7 @@ impl SseDecoder {
                 let mut line = mem::take(&mut self.line);
                 line.extend_from_slice(head);
                 self.field(&line, sink);
-                line.clear();
+                super::release(&mut line);
                 self.line = line;
             }
         }
@@ -244,7 +244,7 @@ impl SseDecoder {
             self.skipping_line = true;
         } else if self.event_len.saturating_add(self.line.len() + tail.len()) > self.max_event {
             let data_head = self.data_head(tail);
-            self.line.clear();
+            super::release(&mut self.line);
             self.skipping_line = true;
             self.violate(data_head, sink);
         } else {
@@ -272,7 +272,7 @@ impl SseDecoder {
     /// Reports the current event as too large and discards it up to its blank line.
     fn violate(&mut self, head: Vec<u8>, sink: &mut dyn FnMut(SseItem<'_>)) {
         self.dropping = true;
-        self.data.clear();
+        super::release(&mut self.data);
         self.event_type.clear();
         let limit = self.max_event;
         sink(SseItem::Violation(SseViolation::EventTooLarge { limit, head }));
@@ -320,7 +320,7 @@ impl SseDecoder {
         self.event_len = 0;
         let dropped = mem::take(&mut self.dropping);
         if dropped || self.data.is_empty() {
-            self.data.clear();
+            super::release(&mut self.data);
             self.event_type.clear();
             return;
         }
@@ -332,8 +332,11 @@ impl SseDecoder {
         };
         let id = (!self.last_id.is_empty()).then_some(self.last_id.as_str());
         sink(SseItem::Event(SseEvent { event_type, data, id }));
-        self.data.clear();
+        super::release(&mut self.data);
         self.event_type.clear();
+        if self.scratch_data.capacity() > super::KEPT_BUFFER_MAX {
+            self.scratch_data = String::new();
+        }
     }
 }
 

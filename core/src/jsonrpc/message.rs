@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::codes;
+use crate::framing::KEPT_BUFFER_MAX;
 
 /// A request id: an integer or a string, echoed exactly as received (`1` and `"1"` differ).
 /// MCP forbids `null`.
@@ -65,10 +66,6 @@ impl<'de> Deserialize<'de> for RequestId {
     }
 }
 
-/// The largest serialization buffer a thread keeps for the next
-/// [`RawJson::from_serialize`].
-const SCRATCH_KEPT: usize = 4 * 1024 * 1024;
-
 thread_local! {
     /// Where [`RawJson::from_serialize`] writes before it knows the text's length.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -98,7 +95,8 @@ pub struct RawJson(Arc<Box<RawValue>>);
 impl RawJson {
     /// Serializes `value` compactly.
     ///
-    /// The text is written into a buffer each thread keeps (up to 4 MiB), then copied once
+    /// The text is written into a buffer each thread keeps (up to
+    /// [`KEPT_BUFFER_MAX`](crate::framing::KEPT_BUFFER_MAX)), then copied once
     /// into memory of its exact size. Growing a fresh buffer by doubling instead left a large
     /// message's worth of freed memory per call at the top of the heap, which glibc gave back
     /// to the OS and faulted in again on the next call.
@@ -106,7 +104,7 @@ impl RawJson {
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut buf) => {
                 let raw = serialize_into(&mut buf, value);
-                if buf.capacity() > SCRATCH_KEPT {
+                if buf.capacity() > KEPT_BUFFER_MAX {
                     *buf = Vec::new();
                 }
                 raw

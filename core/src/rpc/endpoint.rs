@@ -13,6 +13,7 @@ use super::route::{Outgoing, OutgoingKind, Route};
 use super::RequestOptions;
 use crate::error::{ProtocolViolation, Rejection, UsageError};
 use crate::framing::lines::LineViolation;
+use crate::framing::KEPT_BUFFER_MAX;
 use crate::io::StreamId;
 use crate::jsonrpc::{
     self, DecodeError, ErrorObject, Frame, Message, Notification, PeekKind, RawJson, Request,
@@ -113,7 +114,11 @@ impl Endpoint {
     /// (with glibc, freeing a MiB-sized frame after each call handed the heap top back to the
     /// OS every time).
     pub(crate) fn recycle(&mut self, mut buf: Vec<u8>) {
-        if buf.capacity() >= RECYCLED_MIN && buf.capacity() > self.spare.capacity() {
+        let capacity = buf.capacity();
+        if capacity >= RECYCLED_MIN
+            && capacity > self.spare.capacity()
+            && capacity <= KEPT_BUFFER_MAX
+        {
             buf.clear();
             self.spare = buf;
         }

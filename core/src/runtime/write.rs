@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use crate::framing::KEPT_BUFFER_MAX;
 use crate::io::TransportFailure;
 
 /// Frames queued for one byte stream, and whether and until when to close it.
@@ -182,7 +183,8 @@ impl WriteQueue {
     }
 
     /// An empty, open queue that keeps the buffer of each large frame once it is written
-    /// (at least [`COALESCE_LIMIT`](Self::COALESCE_LIMIT), the largest one only), for
+    /// (at least [`COALESCE_LIMIT`](Self::COALESCE_LIMIT) and at most
+    /// [`KEPT_BUFFER_MAX`], the largest one only), for
     /// [`take_spare`](Self::take_spare): a stdio runtime hands it back to its machine
     /// (`recycle`) to encode the next large message into, instead of freeing a MiB-sized
     /// buffer after each and faulting one in again for the next.
@@ -397,7 +399,7 @@ impl WriteQueue {
         let largest = self.spare.as_ref().map_or(Self::COALESCE_LIMIT - 1, Vec::capacity);
         if let Ok(buf) = written.try_into_mut() {
             let mut buf = Vec::from(buf);
-            if buf.capacity() > largest {
+            if buf.capacity() > largest && buf.capacity() <= KEPT_BUFFER_MAX {
                 buf.clear();
                 self.spare = Some(buf);
             }
