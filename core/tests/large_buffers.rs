@@ -186,34 +186,24 @@ fn a_modern_client_sends_a_large_call_with_two_buffers_of_its_size() {
     }
 }
 
-/// Feeds one JSON line of about `len` bytes in 64 KiB pieces, as a pipe delivers it; returns
-/// how many frames came out.
-fn feed_line(decoder: &mut LineDecoder, len: usize) -> usize {
+/// `head`, then `len` bytes of `x` in 64 KiB pieces, then `tail`, each piece handed to `feed`
+/// as a pipe delivers them.
+fn in_pieces(head: &[u8], len: usize, tail: &[u8], mut feed: impl FnMut(&[u8])) {
     let chunk = vec![b'x'; 64 * 1024];
-    let mut frames = 0;
-    decoder.feed(b"{\"text\":\"", &mut |_| {});
+    feed(head);
     for _ in 0..len / chunk.len() {
-        decoder.feed(&chunk, &mut |_| {});
+        feed(&chunk);
     }
-    decoder
-        .feed(b"\"}\n", &mut |event| frames += usize::from(matches!(event, LineEvent::Frame(_))));
-    frames
+    feed(tail);
 }
 
-#[test]
-fn a_line_decoder_reuses_its_buffer_and_keeps_no_more_than_the_bound() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let mut decoder = LineDecoder::default();
-    assert_eq!(feed_line(&mut decoder, MIB), 1);
-    let (frames, second) = counted(|| feed_line(&mut decoder, MIB));
-    assert_eq!(frames, 1);
-    assert_eq!(second.fresh, 0, "the second 1 MiB line took a fresh buffer");
-    assert_eq!(second.largest_realloc, 0, "the second 1 MiB line grew the buffer");
-    let before = live();
-    assert_eq!(feed_line(&mut decoder, 16 * MIB), 1);
-    let kept = live() - before;
-    assert!(kept <= SLACK, "{kept} more bytes held after a 16 MiB line than after a 1 MiB one");
-    assert_eq!(feed_line(&mut decoder, MIB), 1, "the decoder goes on");
+/// Feeds one JSON line of about `len` bytes; returns how many frames came out.
+fn feed_line(decoder: &mut LineDecoder, len: usize) -> usize {
+    let mut frames = 0;
+    let mut count =
+        |event: LineEvent<'_>| frames += usize::from(matches!(event, LineEvent::Frame(_)));
+    in_pieces(b"{\"text\":\"", len, b"\"}\n", |bytes| decoder.feed(bytes, &mut count));
+    frames
 }
 
 #[test]
@@ -243,31 +233,39 @@ fn a_machine_keeps_a_returned_frame_buffer_only_up_to_the_bound() {
     }
 }
 
-/// Feeds one SSE event whose data is about `len` bytes, in 64 KiB pieces; returns how many
-/// events came out.
+/// Feeds one SSE event whose data is about `len` bytes; returns how many events came out.
 fn feed_event(decoder: &mut SseDecoder, len: usize) -> usize {
-    let chunk = vec![b'x'; 64 * 1024];
     let mut events = 0;
-    decoder.feed(b"id: 1\ndata: ", &mut |_| {});
-    for _ in 0..len / chunk.len() {
-        decoder.feed(&chunk, &mut |_| {});
-    }
-    decoder.feed(b"\n\n", &mut |item| events += usize::from(matches!(item, SseItem::Event(_))));
+    let mut count = |item: SseItem<'_>| events += usize::from(matches!(item, SseItem::Event(_)));
+    in_pieces(b"id: 1\ndata: ", len, b"\n\n", |bytes| decoder.feed(bytes, &mut count));
     events
+}
+
+/// A decoder fed one message of about `len` bytes by `feed` (which returns how many came
+/// out) reuses its buffers on a second 1 MiB message (no fresh buffer, none grown), and holds
+/// no more after a 16 MiB message than after a 1 MiB one.
+fn reuses_and_bounds(what: &str, mut feed: impl FnMut(usize) -> usize) {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(feed(MIB), 1);
+    let (out, second) = counted(|| feed(MIB));
+    assert_eq!(out, 1);
+    assert_eq!(second.fresh, 0, "{what}: the second 1 MiB message took a fresh buffer");
+    assert_eq!(second.largest_realloc, 0, "{what}: the second 1 MiB message grew a buffer");
+    let before = live();
+    assert_eq!(feed(16 * MIB), 1);
+    let kept = live() - before;
+    assert!(kept <= SLACK, "{what}: {kept} more bytes held after 16 MiB than after 1 MiB");
+    assert_eq!(feed(MIB), 1, "{what}: the decoder goes on");
+}
+
+#[test]
+fn a_line_decoder_reuses_its_buffer_and_keeps_no_more_than_the_bound() {
+    let mut decoder = LineDecoder::default();
+    reuses_and_bounds("lines", |len| feed_line(&mut decoder, len));
 }
 
 #[test]
 fn an_sse_decoder_reuses_its_buffers_and_keeps_no_more_than_the_bound() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let mut decoder = SseDecoder::new(64 * MIB);
-    assert_eq!(feed_event(&mut decoder, MIB), 1);
-    let (events, second) = counted(|| feed_event(&mut decoder, MIB));
-    assert_eq!(events, 1);
-    assert_eq!(second.fresh, 0, "the second 1 MiB event took a fresh buffer");
-    assert_eq!(second.largest_realloc, 0, "the second 1 MiB event grew a buffer");
-    let before = live();
-    assert_eq!(feed_event(&mut decoder, 16 * MIB), 1);
-    let kept = live() - before;
-    assert!(kept <= SLACK, "{kept} more bytes held after a 16 MiB event than after a 1 MiB one");
-    assert_eq!(feed_event(&mut decoder, MIB), 1, "the decoder goes on");
+    reuses_and_bounds("sse", |len| feed_event(&mut decoder, len));
 }
