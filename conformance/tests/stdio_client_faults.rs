@@ -655,10 +655,7 @@ stdio_client_faults!(
     join = crate::runners::tokio_join,
     recv = recv,
     pause = tokio::time::sleep,
-    next_note = |client: &Client, wait: Duration| {
-        let notes = client.notifications();
-        async move { tokio::time::timeout(wait, notes.recv()).await.ok()?.ok() }
-    },
+    next_note = crate::runners::tokio_next_note,
     // No exit status: the handshake fails before the child is waited for.
     exited_before_handshake = (CloseReason::TransportEnded, None),
     // The stderr reader is a task of its own.
@@ -707,21 +704,8 @@ stdio_client_faults!(
     spawn = crate::runners::smol_spawn,
     join = crate::runners::smol_join,
     recv = recv,
-    pause = |wait| async move {
-        smol::Timer::after(wait).await;
-    },
-    next_note = |client: &Client, wait: Duration| {
-        use smol::future::FutureExt as _;
-        let notes = client.notifications();
-        async move {
-            async { notes.recv().await.ok() }
-                .or(async {
-                    smol::Timer::after(wait).await;
-                    None
-                })
-                .await
-        }
-    },
+    pause = crate::runners::smol_pause,
+    next_note = crate::runners::smol_next_note,
     exited_before_handshake = (CloseReason::TransportEnded, Some(7)),
     stderr_delivered_within = Duration::ZERO,
     reaped_after_failed_spawn_within = Duration::ZERO,

@@ -667,10 +667,7 @@ stdio_everything!(
     tokio_stdio, zest_tokio, AsyncClientHandlers, [async], [.await],
     run = crate::runners::on_tokio,
     pause = tokio::time::sleep,
-    next_note = |client: &Client, wait: Duration| {
-        let notes = client.notifications();
-        async move { tokio::time::timeout(wait, notes.recv()).await.ok()?.ok() }
-    },
+    next_note = crate::runners::tokio_next_note,
     // Dropping the call's future cancels it.
     cancel_after_first_progress =
         |client: &Client, tool: &'static str, args: Value, seen: Arc<Mutex<Vec<f64>>>| {
@@ -693,21 +690,8 @@ stdio_everything!(
 stdio_everything!(
     smol_stdio, zest_smol, AsyncClientHandlers, [async], [.await],
     run = crate::runners::on_smol,
-    pause = |wait| async move {
-        smol::Timer::after(wait).await;
-    },
-    next_note = |client: &Client, wait: Duration| {
-        use smol::future::FutureExt as _;
-        let notes = client.notifications();
-        async move {
-            async { notes.recv().await.ok() }
-                .or(async {
-                    smol::Timer::after(wait).await;
-                    None
-                })
-                .await
-        }
-    },
+    pause = crate::runners::smol_pause,
+    next_note = crate::runners::smol_next_note,
     // Dropping the call's future cancels it.
     cancel_after_first_progress =
         |client: &Client, tool: &'static str, args: Value, seen: Arc<Mutex<Vec<f64>>>| {

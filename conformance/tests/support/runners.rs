@@ -95,3 +95,32 @@ fn within(f: impl FnOnce() + Send + 'static) {
         Err(RecvTimeoutError::Timeout) => panic!("still running after {HANG:?}"),
     }
 }
+
+/// Sleeps `wait` on smol's timer.
+pub async fn smol_pause(wait: Duration) {
+    smol::Timer::after(wait).await;
+}
+
+/// The zest-tokio client's next notification, if one comes within `wait`.
+pub async fn tokio_next_note(
+    client: &zest_tokio::Client,
+    wait: Duration,
+) -> Option<zest_core::client::ServerNotification> {
+    let notes = client.notifications();
+    tokio::time::timeout(wait, notes.recv()).await.ok()?.ok()
+}
+
+/// The zest-smol client's next notification, if one comes within `wait`.
+pub async fn smol_next_note(
+    client: &zest_smol::Client,
+    wait: Duration,
+) -> Option<zest_core::client::ServerNotification> {
+    use smol::future::FutureExt as _;
+    let notes = client.notifications();
+    async { notes.recv().await.ok() }
+        .or(async {
+            smol::Timer::after(wait).await;
+            None
+        })
+        .await
+}
