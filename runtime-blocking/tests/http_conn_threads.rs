@@ -1,6 +1,7 @@
 //! zest-blocking's HTTP server runs its connections' readers and writers on a pool of
-//! threads. A test binary of its own: it counts this process's threads by name, so no other
-//! server may run beside it.
+//! threads, a writer only once a connection needs one. A test binary of its own: it counts
+//! this process's threads by name, so no other server may run beside it (its tests take
+//! turns).
 
 #[path = "common/http.rs"]
 mod http_common;
@@ -8,6 +9,7 @@ mod http_common;
 mod load;
 
 use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use http::{Method, StatusCode};
@@ -27,10 +29,17 @@ fn connection_threads() -> Vec<u32> {
         .collect()
 }
 
+/// One test at a time: each counts the threads of the server it started.
+fn alone() -> MutexGuard<'static, ()> {
+    static ALONE: Mutex<()> = Mutex::new(());
+    ALONE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// A client that opens a connection per request (rmcp's does) costs no thread spawn per
 /// request: the same few pooled threads serve one connection after another.
 #[test]
 fn connections_one_after_another_are_served_by_the_same_few_threads() {
+    let _alone = alone();
     let server = server();
     let session = load::open_session(&mut load::RawConn::connect(server.local_addr()));
     let headers = load::session_headers(&session);
@@ -47,8 +56,34 @@ fn connections_one_after_another_are_served_by_the_same_few_threads() {
         // per connection would be counted anew however long this is).
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Two per connection and two more for the session's first one; a thread per connection
-    // would be twenty readers at least.
+    // At most two per connection and two more for the session's first one; a thread per
+    // connection would be twenty readers at least.
     assert!(seen.len() <= 10, "{} distinct connection threads for 20 connections", seen.len());
+    server.shutdown();
+}
+
+/// A connection whose reader reads, runs and answers every request it carries (quick calls,
+/// as most are) never starts its writer: one thread, not two, and no wake-up of a second.
+#[test]
+fn a_connection_whose_reader_answers_everything_takes_one_thread() {
+    let _alone = alone();
+    // Threads an earlier test's server left in its pool (they linger a while) are not ours.
+    let before: HashSet<u32> = connection_threads().into_iter().collect();
+    let server = server();
+    let mut conn = load::RawConn::connect(server.local_addr());
+    let session = load::open_session(&mut conn);
+    let headers = load::session_headers(&session);
+    for id in 2..5 {
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}});
+    let r = conn.exchange(Method::POST, &headers, call.to_string().as_bytes());
+    assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+    let ours: Vec<u32> = connection_threads().into_iter().filter(|t| !before.contains(t)).collect();
+    assert_eq!(ours.len(), 1, "the reader alone served the connection: {ours:?}");
+    drop(conn);
     server.shutdown();
 }

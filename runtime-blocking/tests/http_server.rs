@@ -81,3 +81,66 @@ fn a_connection_whose_call_was_cancelled_serves_the_next_request_while_the_handl
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()["id"], 3);
     server.shutdown();
 }
+
+/// In 2026-07-28 a client cancels a call by closing its connection. The call runs on its
+/// connection's reader (no handler thread woken for a quick call); once it has run a few
+/// milliseconds another thread reads the socket, so the close still reaches the handler.
+#[test]
+fn a_2026_call_runs_on_its_connections_thread_and_sees_its_client_close_the_connection() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::time::Instant;
+    use zest_blocking::core::error::RequestError;
+    use zest_blocking::core::server::ServerConfig;
+    use zest_blocking::core::RequestOptions;
+    use zest_blocking::schema::methods::CallTool;
+    use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
+    use zest_blocking::{serve_http_with, CallError, Client, ClientApi, Registry};
+
+    let (ran, threads) = mpsc::channel::<(String, bool)>();
+    let ran = Mutex::new(ran);
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let seen = cancelled.clone();
+    let mut registry = Registry::default();
+    let schema = json!({"type": "object", "properties": {"wait": {"type": "boolean"}}});
+    registry.raw_tool(Tool::new("watched", "Waits for its cancellation", schema), move |ctx, p| {
+        let wait = p.arguments.as_ref().is_some_and(|a| a["wait"] == true);
+        let name = std::thread::current().name().unwrap_or_default().to_owned();
+        ran.lock().unwrap().send((name, wait)).unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        while wait && !ctx.is_cancelled() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        seen.store(ctx.is_cancelled(), Ordering::SeqCst);
+        Ok(CallToolResult::text("returned"))
+    });
+    let config = ServerConfig::new("watched", "1");
+    let mut http = HttpConfig::new();
+    http.shutdown_grace = Duration::from_millis(100);
+    let server = serve_http_with("127.0.0.1:0", config, http, registry).unwrap();
+    let options = options().with_config(|c| c.prefer_modern());
+    let client = Client::connect(&server.url(), options).unwrap();
+    assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28");
+
+    let quick = client.call_tool("watched", json!({"wait": false})).unwrap();
+    assert_eq!(text(&quick), "returned");
+    let (thread, _) = threads.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(thread.starts_with("zest-http-conn"), "a quick call ran on {thread}");
+
+    let params = CallToolParams::new("watched", json!({"wait": true}));
+    let pending = client.start::<CallTool>(params, RequestOptions::default());
+    let (thread, _) = threads.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(thread.starts_with("zest-http-conn"), "a waiting call ran on {thread}");
+    pending.cancel();
+    let outcome = pending.wait();
+    assert!(matches!(outcome, Err(CallError::Request(RequestError::Cancelled))), "{outcome:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !cancelled.load(Ordering::SeqCst) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(cancelled.load(Ordering::SeqCst), "the handler saw its connection close");
+    let echoed = client.call_tool("watched", json!({"wait": false})).unwrap();
+    assert_eq!(text(&echoed), "returned");
+    client.close().unwrap();
+    server.shutdown();
+}

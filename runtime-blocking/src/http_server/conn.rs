@@ -3,14 +3,19 @@
 //!
 //! - its **reader** reads the socket, feeds the requests to the hub, runs the handler a
 //!   request asks for (the exchange waits for it anyway) and writes what the router sends the
-//!   connection meanwhile: a quick call is read, served and answered on this one thread;
-//! - a handler this connection asked for that runs on a worker thread (a call its
-//!   connection's close cancels, a batch, a legacy POST's call) serves the connection while
-//!   it runs: it writes its own progress and answer, without waking another thread;
+//!   connection meanwhile: a quick call is read, served and answered on this one thread. When
+//!   the exchange ends before the handler returns, or when the connection's close cancels the
+//!   call (2026-07-28) and it has run for a few milliseconds, a new reader takes the socket
+//!   over ([`Conn::read_aside`]) and the old one ends once its handler returns;
+//! - a handler this connection asked for that runs on a worker thread (a batch, a legacy
+//!   POST's call) serves the connection while it runs: it writes its own progress and
+//!   answer, without waking another thread;
 //! - its **writer** writes what other threads send the connection (the timer deciding an
 //!   answer, another connection's request, a broadcast), so a handler running on the reader
 //!   never holds those back. It also keeps the head-read deadline that an exchange it ended
-//!   starts, and closes the connection at shutdown.
+//!   starts, and closes the connection at shutdown. It starts when first needed (a
+//!   connection whose reader serves all it carries, as most do, never costs a second thread)
+//!   and then stays until the connection ends.
 //!
 //! The router's transmits wait in a queue filled under the hub lock (so in the router's
 //! order); whichever of the two threads holds the connection's IO lock writes them. A thread
@@ -23,7 +28,7 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
@@ -53,6 +58,7 @@ pub(super) type ToConn = Arc<Conn>;
 
 /// One connection's state, shared by its two threads and the hub.
 pub(super) struct Conn {
+    me: Weak<Self>,
     /// The connection machine and the socket's write half; writes happen under this lock.
     io: Mutex<Io>,
     /// What the writer thread is woken for. Lock order: `io`, then `queue`.
@@ -92,6 +98,8 @@ struct Queue {
     stop: bool,
     /// The connection is closed: the writer ends.
     ended: bool,
+    /// The writer thread has started.
+    writer: bool,
     /// The exchange whose handler the reader is running, and that reader's flag.
     inline: Option<(StreamId, Retired)>,
 }
@@ -132,7 +140,8 @@ pub(super) fn spawn(
     let backlog_limit = config.max_backlog_bytes;
     let conn = ServerConn::new(config, Instant::now(), ids);
     let io = Io { conn, socket, out: WriteQueue::new(), write_failed: false };
-    let conn = Arc::new(Conn {
+    let conn = Arc::new_cyclic(|me| Conn {
+        me: me.clone(),
         io: Mutex::new(io),
         queue: Mutex::default(),
         wake: Signal::default(),
@@ -142,8 +151,6 @@ pub(super) fn spawn(
         done: Mutex::new(Some(Box::new(done))),
         threads,
     });
-    let writer = conn.clone();
-    conn.threads.run(move || writer.write_loop())?;
     if let Err(e) = conn.start_reader(reading) {
         conn.end();
         return Err(e);
@@ -194,7 +201,7 @@ impl Conn {
             let _ = self.cut.shutdown(Shutdown::Both);
         }
         if !serving().is_some_and(|c| std::ptr::eq(Arc::as_ptr(&c), self)) {
-            self.wake.notify_one();
+            self.wake_writer(&mut queue);
         }
     }
 
@@ -203,6 +210,22 @@ impl Conn {
     pub(super) fn stop(&self) {
         let mut queue = lock(&self.queue);
         queue.stop = true;
+        self.wake_writer(&mut queue);
+    }
+
+    /// Wakes the writer, starting it first if it has not started (`queue` is this
+    /// connection's, locked). Without a thread for it, the connection is cut: its reader
+    /// then ends it.
+    fn wake_writer(&self, queue: &mut Queue) {
+        if !queue.writer && !queue.ended {
+            let Some(me) = self.me.upgrade() else { return };
+            queue.writer = true;
+            if self.threads.run(move || me.write_loop()).is_err() {
+                queue.transmits.clear();
+                queue.cut = true;
+                let _ = self.cut.shutdown(Shutdown::Both);
+            }
+        }
         self.wake.notify_one();
     }
 
@@ -332,8 +355,7 @@ impl Conn {
                 return Served::Open;
             }
             let mut starts = self.hub.feed_taking(&inputs, self);
-            // A call its connection's close cancels needs that socket read while it runs.
-            let single = starts.len() == 1 && !starts[0].ends_with_its_connection();
+            let single = starts.len() == 1;
             let inline = reader.filter(|_| single).filter(|retired| {
                 // Checked and published under the IO lock: an end of the exchange applied
                 // after this sees the handler running and gives the socket a new reader.
@@ -347,6 +369,11 @@ impl Conn {
             if let Some(retired) = inline {
                 // The exchange waits for this handler's answer: run it here.
                 let start = starts.pop().expect("one start");
+                if let Some(stream) = fed.filter(|_| start.ends_with_its_connection()) {
+                    // Its client cancels it by closing the connection: a thread must read
+                    // the socket while it runs, if it runs for long.
+                    self.hub.watch_close(self, stream);
+                }
                 self.hub.run_here(start, || {
                     let mut queue = lock(&self.queue);
                     if queue.inline.as_ref().is_some_and(|(_, r)| Arc::ptr_eq(r, retired)) {
@@ -358,9 +385,12 @@ impl Conn {
                 }
             } else {
                 // Answered already (a legacy POST's 202: the client may send its next request
-                // on this connection), a batch, a call the connection's close cancels (its
-                // reader reads on), or on the writer: threads of their own, which write
-                // what they answer here themselves.
+                // on this connection), a batch, or on the writer: threads of their own, which
+                // write what they answer here themselves; the writer keeps the deadlines
+                // meanwhile.
+                if !starts.is_empty() {
+                    self.wake_writer(&mut lock(&self.queue));
+                }
                 self.hub.spawn_serving(self, starts);
             }
         }
@@ -380,17 +410,37 @@ impl Conn {
             if queue.transmits.is_empty() {
                 let cut_short =
                     queue.inline.as_ref().is_some_and(|(s, _)| io.conn.stream() != Some(*s));
-                if cut_short && !io.conn.is_closed() {
+                if cut_short {
                     // The reader's handler still runs but its exchange is over: a new
                     // reader serves the connection's next request meanwhile.
-                    let socket = io.socket.try_clone();
-                    if socket.and_then(|s| self.start_reader(s)).is_ok() {
-                        let (_, retired) = queue.inline.take().expect("cut short");
-                        retired.store(true, Ordering::Release);
-                    }
+                    self.hand_reading_over(&io, &mut queue);
                 }
                 return;
             }
+        }
+    }
+
+    /// The call on `stream`, running on this connection's reader, must learn of the
+    /// connection's close (see [`HubExt::watch_close`]): if it still runs, a new reader
+    /// takes the socket over.
+    pub(super) fn read_aside(self: &Arc<Self>, stream: StreamId) {
+        let io = lock(&self.io);
+        let mut queue = lock(&self.queue);
+        if queue.inline.as_ref().is_some_and(|(s, _)| *s == stream) {
+            self.hand_reading_over(&io, &mut queue);
+        }
+    }
+
+    /// Starts a new reader on the socket while the current one runs its handler; that one
+    /// ends once its handler returns.
+    fn hand_reading_over(self: &Arc<Self>, io: &Io, queue: &mut Queue) {
+        if io.conn.is_closed() {
+            return;
+        }
+        let socket = io.socket.try_clone();
+        if socket.and_then(|s| self.start_reader(s)).is_ok() {
+            let (_, retired) = queue.inline.take().expect("a reader runs a handler");
+            retired.store(true, Ordering::Release);
         }
     }
 

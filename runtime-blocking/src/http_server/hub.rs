@@ -4,18 +4,21 @@
 //! Whichever thread has an input (a connection with a request's bytes, a handler with its
 //! answer, the timer with a due deadline) calls the hub. The handler a connection's request
 //! asks for goes back to that connection's reader, which runs it ([`HubExt::run_here`]);
-//! others run on threads of their own. Transmits are queued on their connection while the
+//! others run on threads of their own. A call that its connection's close cancels
+//! (2026-07-28) runs there too: the timer thread has another thread read the socket once it
+//! has run for [`CLOSE_WATCH_AFTER`] ([`HubExt::watch_close`]). Transmits are queued on their connection while the
 //! hub is locked; a thread serving that connection writes them after its hub operation,
 //! any other wakes the connection's writer.
 
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use zest_core::api::CallError;
 use zest_core::error::{Rejection, UsageError};
 use zest_core::handler::{HandlerResult, SyncHandler};
 use zest_core::http::server::SessionId;
-use zest_core::io::Transmit;
+use zest_core::io::{StreamId, Transmit};
 use zest_core::jsonrpc::{ErrorObject, RawJson, RequestId};
 use zest_core::runtime::answer_caught;
 use zest_core::runtime::http_server::{self, HubConn, HubHost, Start};
@@ -35,6 +38,11 @@ pub(super) type Hub = http_server::Hub<Threads>;
 
 /// A handler the router asked for.
 pub(super) type Started = Start<Handler>;
+
+/// How long a call that its connection's close cancels runs on the connection's reader
+/// before another thread reads the socket for that close. A quick call (most tools) never
+/// needs that thread; a longer one learns of its client's cancellation this much later.
+pub(super) const CLOSE_WATCH_AFTER: Duration = Duration::from_millis(5);
 
 /// The hub's host on threads. A blocking handler cannot be stopped from outside, so its
 /// "task" is nothing: its context's cancellation flag is what it sees.
@@ -56,6 +64,35 @@ struct TimerState {
     wakes_at: Option<Instant>,
     /// The timer thread stops.
     stopped: bool,
+    /// Calls running on their connection's reader whose close must be noticed, oldest
+    /// first (each due [`CLOSE_WATCH_AFTER`] after it started, so in deadline order).
+    watches: VecDeque<Watch>,
+}
+
+/// A call running on its connection's reader (see [`HubExt::watch_close`]).
+struct Watch {
+    at: Instant,
+    conn: Weak<Conn>,
+    stream: StreamId,
+}
+
+impl TimerState {
+    /// When the timer thread must wake next: the router's deadline or the oldest watch.
+    fn next(&self) -> Option<Instant> {
+        let watch = self.watches.front().map(|w| w.at);
+        match (self.armed, watch) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Wakes the timer thread if `at` comes before its own wake-up.
+    fn wake_by(&mut self, at: Instant, sooner: &Signal) {
+        if self.wakes_at.is_none_or(|wakes| at < wakes) {
+            self.wakes_at = Some(at);
+            sooner.notify_all();
+        }
+    }
 }
 
 impl Threads {
@@ -96,14 +133,8 @@ impl HubHost for Threads {
         // Only a deadline sooner than the timer thread's own wake-up needs it woken: woken
         // at a later one, it finds nothing due and sleeps again (so a call answered before
         // its `json_wait` costs the timer thread nothing).
-        let sooner = match (next, timer.wakes_at) {
-            (Some(next), Some(wakes)) => next < wakes,
-            (next, None) => next.is_some(),
-            (None, Some(_)) => false,
-        };
-        if sooner {
-            timer.wakes_at = next;
-            self.sooner.notify_all();
+        if let Some(next) = next {
+            timer.wake_by(next, &self.sooner);
         }
     }
 
@@ -133,6 +164,10 @@ pub(super) trait HubExt {
     /// Runs one handler on this thread (a connection's reader, whose exchange waits for
     /// the answer anyway); `returned` runs once it has returned, before its answer is fed.
     fn run_here(&self, start: Started, returned: impl FnOnce());
+    /// The call on `stream` runs on `conn`'s reader and its connection's close cancels it:
+    /// if it still runs [`CLOSE_WATCH_AFTER`] from now, the timer thread has another thread
+    /// read the socket ([`Conn::read_aside`]).
+    fn watch_close(&self, conn: &Arc<Conn>, stream: StreamId);
     /// The timer thread: sleeps until the router's next deadline and fires it, until
     /// [`stop_timer`](Self::stop_timer).
     fn run_timer(&self);
@@ -165,15 +200,25 @@ impl HubExt for Arc<Hub> {
             if timer.stopped {
                 return;
             }
-            if timer.armed.is_some_and(|at| at <= Instant::now()) {
+            let now = Instant::now();
+            if timer.armed.is_some_and(|at| at <= now) {
                 drop(timer);
                 // Fires what is due; the drain re-arms the timer with the next deadline.
                 self.tick();
                 timer = lock(&host.timer);
                 continue;
             }
-            timer.wakes_at = timer.armed;
-            timer = match timer.armed {
+            if timer.watches.front().is_some_and(|w| w.at <= now) {
+                let watch = timer.watches.pop_front().expect("a due watch");
+                drop(timer);
+                if let Some(conn) = watch.conn.upgrade() {
+                    conn.read_aside(watch.stream);
+                }
+                timer = lock(&host.timer);
+                continue;
+            }
+            timer.wakes_at = timer.next();
+            timer = match timer.wakes_at {
                 Some(at) => {
                     let wait = at.saturating_duration_since(Instant::now());
                     host.sooner.wait_timeout(timer, wait).0
@@ -181,6 +226,14 @@ impl HubExt for Arc<Hub> {
                 None => host.sooner.wait(timer),
             };
         }
+    }
+
+    fn watch_close(&self, conn: &Arc<Conn>, stream: StreamId) {
+        let host = self.host();
+        let at = Instant::now() + CLOSE_WATCH_AFTER;
+        let mut timer = lock(&host.timer);
+        timer.watches.push_back(Watch { at, conn: Arc::downgrade(conn), stream });
+        timer.wake_by(at, &host.sooner);
     }
 
     fn stop_timer(&self) {

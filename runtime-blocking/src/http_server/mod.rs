@@ -1,6 +1,7 @@
 //! MCP over HTTP, server side, on threads: a `std::net::TcpListener` accepting on a thread
-//! of its own, two threads per connection (a reader that reads, feeds the router and runs
-//! the handler its request asks for; a writer for what other threads send it: see `conn`),
+//! of its own, one or two threads per connection (a reader that reads, feeds the router and
+//! runs the handler its request asks for; a writer, started when first needed, for what other
+//! threads send it: see `conn`),
 //! one [`Router`] (sessions, Streamable HTTP, legacy HTTP+SSE, `/health`) that every
 //! connection feeds, a timer thread for the router's deadlines, and threads for the other
 //! handlers (legacy POSTs, batches).

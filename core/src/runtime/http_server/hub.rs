@@ -101,8 +101,9 @@ pub struct Start<H> {
 
 impl<H> Start<H> {
     /// True when closing the connection that carries this call cancels it (2026-07-28, where
-    /// a closed stream is the client's cancellation): a runtime must keep reading that
-    /// connection while the handler runs, so it cannot run the handler on its reader.
+    /// a closed stream is the client's cancellation): a runtime must notice that close while
+    /// the handler runs, so a handler it runs on the connection's reader needs the socket
+    /// read elsewhere meanwhile, at least once it runs for long.
     pub fn ends_with_its_connection(&self) -> bool {
         self.context.session.as_ref().is_some_and(|s| !s.protocol_version.is_session_era())
     }
