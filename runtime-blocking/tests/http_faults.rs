@@ -1,5 +1,7 @@
 //! zest-blocking's HTTP client against scripted MCP servers on loopback: a call whose stream
-//! stays open after its answer returns, and `start` returns before a slow JSON answer. The
+//! stays open after its answer returns, one whose stream stays silent returns at its timeout
+//! (its caller reads the stream, yet is not stuck in that read), a stream that ends with
+//! its answer is read on the calling thread, and `start` returns before a slow JSON answer. The
 //! faults every client runtime answers alike are in `conformance/tests/http_client_faults.rs`.
 
 use std::io::{Read, Write};
@@ -24,6 +26,11 @@ enum CallAnswer {
     StreamLeftOpen,
     /// One JSON body, 3 s later.
     SlowJson,
+    /// An SSE stream's head, then nothing for 20 s.
+    SilentStream,
+    /// An SSE stream ended at once: an event that is not JSON (a protocol violation, reported
+    /// on the thread that read it), then the answer.
+    StrayThenAnswer,
 }
 
 /// A Streamable HTTP server that answers `tools/call` as `answer` says; everything else as
@@ -93,6 +100,27 @@ fn serve_scripted_mcp(mut socket: std::net::TcpStream, answer: CallAnswer) {
                     answer.len()
                 );
                 let _ = socket.write_all(format!("{head}{answer}").as_bytes());
+            }
+            Some("tools/call") if matches!(answer, CallAnswer::SilentStream) => {
+                let _ = socket.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                      transfer-encoding: chunked\r\n\r\n",
+                );
+                thread::sleep(Duration::from_secs(20));
+                return;
+            }
+            Some("tools/call") if matches!(answer, CallAnswer::StrayThenAnswer) => {
+                let answer = json(serde_json::json!({"content": []}));
+                let stray = "not JSON";
+                let events = format!("data: {stray}\n\ndata: {answer}\n\n");
+                let _ = socket.write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                         transfer-encoding: chunked\r\n\r\n{:x}\r\n{events}\r\n0\r\n\r\n",
+                        events.len()
+                    )
+                    .as_bytes(),
+                );
             }
             Some("tools/call") => {
                 let event = format!(
@@ -171,4 +199,50 @@ fn start_returns_before_a_slow_json_answer_and_the_call_still_gets_it() {
     for call in calls {
         assert!(call.wait().expect("the answer").content.is_empty());
     }
+}
+
+#[test]
+fn a_call_whose_stream_stays_silent_returns_at_its_timeout() {
+    use zest_blocking::core::error::RequestError;
+    use zest_blocking::core::RequestOptions;
+    use zest_blocking::CallError;
+    let addr = scripted_mcp(CallAnswer::SilentStream);
+    let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"));
+    let client = Client::connect_to(endpoint, options()).expect("connect");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let params = zest_blocking::schema::CallToolParams::new("silent", serde_json::json!({}));
+        let opts = RequestOptions::default().timeout(Duration::from_millis(300));
+        let _ = tx.send(client.request_with::<CallTool>(params, opts, None));
+    });
+    match rx.recv_timeout(Duration::from_secs(5)) {
+        Ok(outcome) => assert!(
+            matches!(outcome, Err(CallError::Request(RequestError::TimedOut))),
+            "{outcome:?}"
+        ),
+        Err(_) => panic!("the call waited for its silent stream, not for its timeout"),
+    }
+}
+
+/// A caller reads its call's event stream itself (no thread woken to read it, none to wake
+/// the caller): what the stream carries is handled on the calling thread, here a violation.
+#[test]
+fn a_stream_that_ends_with_its_answer_is_read_on_the_calling_thread() {
+    use std::sync::{Arc, Mutex};
+    use zest_blocking::core::handler::SyncClientHandlers;
+    let addr = scripted_mcp(CallAnswer::StrayThenAnswer);
+    let endpoint = HttpEndpoint::new(format!("http://{addr}/mcp"));
+    let readers = Arc::new(Mutex::new(Vec::new()));
+    let seen = readers.clone();
+    let handlers = SyncClientHandlers::default()
+        .on_violation(move |_| seen.lock().unwrap().push(thread::current().id()));
+    let client = Client::connect_to(endpoint, options().handlers(handlers)).expect("connect");
+    // The first call may leave while the session settles in; the next ones from here.
+    assert!(client.call_tool("anything", serde_json::json!({})).unwrap().content.is_empty());
+    readers.lock().unwrap().clear();
+    for _ in 0..3 {
+        assert!(client.call_tool("anything", serde_json::json!({})).unwrap().content.is_empty());
+    }
+    let readers = readers.lock().unwrap().clone();
+    assert_eq!(readers, vec![thread::current().id(); 3], "read on the calling thread");
 }

@@ -1,8 +1,9 @@
 //! Performing the client machine's HTTP exchanges on threads: `std::net::TcpStream` (and
 //! rustls for `https`) through zest-core's [`ClientConn`], reused from a keep-alive [`Pool`].
-//! A waiting caller performs its own exchange up to a JSON answer or an event stream's head;
-//! every other exchange, and the rest of an event stream, runs on a thread of its own (an
-//! SSE stream's thread reads its body for as long as it lasts). Responses go to the session
+//! A waiting caller performs its own exchange: a JSON answer whole, an event stream until it
+//! ends or, once the caller's answer is in, as far as it has come; every other
+//! exchange, and the rest of a stream that outlives its caller's answer, runs on a thread of
+//! its own (which reads it for as long as it lasts). Responses go to the session
 //! as owned stream events. An exchange is cut by shutting its socket down, which ends the
 //! blocked read.
 
@@ -19,6 +20,13 @@ use zest_core::runtime::http_client::{
 use zest_core::runtime::{ConnectError, OwnedEvent};
 
 use crate::link::lock;
+
+/// How often a caller reading an event stream looks whether its answer came by another way
+/// (its timeout, the session's end), since it cannot be woken from a blocked read.
+const GLANCE: Duration = Duration::from_millis(10);
+
+/// Whether the caller performing an exchange has its answer.
+pub(crate) type Answered<'a> = Option<&'a dyn Fn() -> bool>;
 
 /// A socket, plain or TLS.
 enum Io {
@@ -181,16 +189,17 @@ impl Connector {
 /// Performs one exchange and reports its response on `stream` through `emit` (which
 /// returns false once nobody wants more). A reused connection that turns out closed before
 /// any byte of the answer came back (the server dropped it while idle) is replaced by a new
-/// one, once. With `streams_elsewhere`, a response that is an event stream is reported up
-/// to its head and the [`Rest`] returned, to be read on another thread: the caller then
-/// waits only for a JSON answer, never for a stream the server may keep open.
+/// one, once. With `answered` (a caller performs it), a response that is an event stream is
+/// read until it ends or, once `answered()`, as far as it has come (its end, as a rule);
+/// then the [`Rest`] is returned, to be read on another thread: the caller never waits for a stream
+/// the server keeps open.
 pub(crate) fn exchange(
     connector: &Connector,
     stream: StreamId,
     request: HttpRequest,
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
-    streams_elsewhere: bool,
+    answered: Answered<'_>,
 ) -> Option<Rest> {
     let mut fail = |failure| {
         if !abort.is_aborted() {
@@ -219,7 +228,7 @@ pub(crate) fn exchange(
     };
     let retry = reused.then(|| request.clone());
     let try_on = |conn, request, emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool, reused| {
-        run(conn, stream, request, abort, emit, reused, streams_elsewhere)
+        run(conn, stream, request, abort, emit, reused, answered)
     };
     let conn = match try_on(conn, request, emit, retry.is_some()) {
         Ran::Done(conn) => conn,
@@ -261,7 +270,7 @@ impl Rest {
         emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
     ) {
         let Self { mut conn, target } = self;
-        let ended = pump(&mut conn, abort, emit, Attempt::new(false), false);
+        let ended = pump(&mut conn, abort, emit, Attempt::new(false), None);
         let conn = reusable(*conn, abort, ended);
         checkin(connector, target, conn);
     }
@@ -279,7 +288,7 @@ fn checkin(connector: &Connector, target: Target, conn: Option<Box<Conn>>) {
 enum Ran {
     /// The exchange ended (reported); the connection when it can be reused.
     Done(Option<Box<Conn>>),
-    /// The response is an event stream, reported up to its head (see [`Rest`]).
+    /// The response is an event stream that outlived its caller's answer (see [`Rest`]).
     Streaming(Box<Conn>),
     /// The reused connection was stale (see [`Attempt`]): nothing reported.
     Stale,
@@ -289,14 +298,14 @@ enum Ran {
 enum Ended {
     /// The exchange ended (reported); true when the connection can be reused.
     Done(bool),
-    /// The response is an event stream; its head is reported.
+    /// The response is an event stream that outlived its caller's answer.
     Streaming,
     /// The reused connection was stale: nothing reported.
     Stale,
 }
 
-/// Sends `request` on `conn` and forwards the response until it ends (or, with
-/// `streams_elsewhere`, until an event stream's head).
+/// Sends `request` on `conn` and forwards the response until it ends (or, with `answered`,
+/// until an event stream outlives the caller's answer).
 fn run(
     mut conn: Conn,
     stream: StreamId,
@@ -304,7 +313,7 @@ fn run(
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
     reused: bool,
-    streams_elsewhere: bool,
+    answered: Answered<'_>,
 ) -> Ran {
     if !abort.attach(conn.io.tcp()) {
         return Ran::Done(None);
@@ -314,7 +323,7 @@ fn run(
         abort.detach();
         return Ran::Done(None);
     }
-    match pump(&mut conn, abort, emit, Attempt::new(reused), streams_elsewhere) {
+    match pump(&mut conn, abort, emit, Attempt::new(reused), answered) {
         Ended::Streaming => Ran::Streaming(Box::new(conn)),
         Ended::Stale => {
             abort.detach();
@@ -336,15 +345,16 @@ fn reusable(conn: Conn, abort: &AbortCell, ended: Ended) -> Option<Box<Conn>> {
 }
 
 /// The exchange's loop: writes what the request still has to send, reads and reports the
-/// response.
+/// response (see [`exchange`] for `answered`).
 fn pump(
     conn: &mut Conn,
     abort: &AbortCell,
     emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
     mut attempt: Attempt,
-    streams_elsewhere: bool,
+    answered: Answered<'_>,
 ) -> Ended {
     let mut buf = vec![0u8; 32 * 1024];
+    let mut streaming = false;
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
@@ -362,7 +372,7 @@ fn pump(
         }
         while let Some((s, event)) = conn.http.poll_event() {
             let step = attempt.event(&event);
-            let streaming = streams_elsewhere && is_event_stream(&event);
+            streaming |= is_event_stream(&event);
             if abort.is_aborted() || !emit(s, event) {
                 // Cut, or the session is over: nobody reads the rest.
                 return Ended::Done(false);
@@ -370,23 +380,39 @@ fn pump(
             if step == AttemptStep::Last {
                 return Ended::Done(conn.http.is_reusable());
             }
-            if streaming {
-                return Ended::Streaming;
-            }
         }
         let deadline = conn.http.poll_timeout();
-        let wait = deadline
-            .map(|at| at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
-        let _ = conn.io.tcp().set_read_timeout(wait);
-        match conn.io.read(&mut buf) {
+        // A caller reads a stream only until its answer is in (whichever way it came), and
+        // then only what has come already.
+        let caller = answered.filter(|_| streaming);
+        let has_answer = caller.is_some_and(|answered| answered());
+        let read = if has_answer {
+            let _ = conn.io.tcp().set_nonblocking(true);
+            let read = conn.io.read(&mut buf);
+            let _ = conn.io.tcp().set_nonblocking(false);
+            read
+        } else {
+            let until = deadline.map(|at| {
+                at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
+            });
+            let wait = match (until, caller.map(|_| GLANCE)) {
+                (Some(until), Some(glance)) => Some(until.min(glance)),
+                (until, glance) => until.or(glance),
+            };
+            let _ = conn.io.tcp().set_read_timeout(wait);
+            conn.io.read(&mut buf)
+        };
+        match read {
             Ok(0) => conn.http.handle_end(),
             Ok(n) => conn.http.handle_data(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e)
-                if deadline.is_some()
-                    && matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
-            {
-                conn.http.handle_timeout(Instant::now());
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                let now = Instant::now();
+                if deadline.is_some_and(|at| at <= now) {
+                    conn.http.handle_timeout(now);
+                } else if has_answer || caller.is_some_and(|answered| answered()) {
+                    return Ended::Streaming;
+                }
             }
             Err(e) => conn.http.handle_failed(TransportFailure::Reset(e.to_string())),
         }

@@ -176,7 +176,8 @@ impl Session {
         slot: Outcome,
         waits: bool,
     ) -> Result<RequestId, CallError> {
-        self.drive_as(Role::WritesHere, waits, |st, now| {
+        let answered = waits.then(|| slot.clone());
+        self.drive_as(Role::WritesHere, answered.as_ref(), |st, now| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
             st.dispatch.insert(id.clone(), None, CallSlot(slot), on_progress);
@@ -293,12 +294,18 @@ impl Session {
     /// Locks the machine, runs `f`, drains, unlocks; then delivers outcomes and writes the
     /// frames (or, on the reader, has them written).
     fn drive<T>(&self, role: Role, f: impl FnOnce(&mut State, Instant) -> T) -> T {
-        self.drive_as(role, false, f)
+        self.drive_as(role, None, f)
     }
 
-    /// [`drive`](Self::drive); with `waits`, an HTTP exchange this drive alone opened is
-    /// performed on this thread (see [`perform_http`](Self::perform_http)).
-    fn drive_as<T>(&self, role: Role, waits: bool, f: impl FnOnce(&mut State, Instant) -> T) -> T {
+    /// [`drive`](Self::drive); with the slot of a call whose caller waits for it, an HTTP
+    /// exchange this drive alone opened is performed on this thread (see
+    /// [`perform_http`](Self::perform_http)).
+    fn drive_as<T>(
+        &self,
+        role: Role,
+        waits: Option<&Outcome>,
+        f: impl FnOnce(&mut State, Instant) -> T,
+    ) -> T {
         let mut deliveries = Deliveries::default();
         let (out, exchanges) = link::no_join(|| {
             let mut st = lock(&self.state);
@@ -495,29 +502,35 @@ impl Session {
     }
 
     /// Opens and cuts the exchanges a drain asked for (unlocked). A caller that waits for its
-    /// answer anyway performs the one exchange its drain opened itself, up to its answer when
-    /// that is one JSON body, and hands an event stream to a thread of its own at its head;
-    /// every other exchange runs on a thread of its own.
-    fn perform_http(&self, (mut opens, aborts): (Vec<Open>, Vec<Arc<AbortCell>>), waits: bool) {
+    /// answer (`waits`, its slot) anyway performs the one exchange its drain opened itself:
+    /// a JSON answer whole, an event stream until it ends or, once the answer is in, until it
+    /// pauses ([`connector::exchange`]), its rest then read on a thread of its own. Every
+    /// other exchange runs on a thread of its own.
+    fn perform_http(
+        &self,
+        (mut opens, aborts): (Vec<Open>, Vec<Arc<AbortCell>>),
+        waits: Option<&Outcome>,
+    ) {
         for cell in aborts {
             cell.abort();
         }
         let Some(connector) = &self.http else { return };
-        let here = if waits && opens.len() == 1 { opens.pop() } else { None };
+        let here = if waits.is_some() && opens.len() == 1 { opens.pop() } else { None };
         for (stream, request, cell) in opens {
             let connector = connector.clone();
             self.elsewhere(stream, cell.clone(), move |emit| {
                 // Read whole here: nothing comes back to finish elsewhere.
-                let rest = connector::exchange(&connector, stream, request, &cell, emit, false);
+                let rest = connector::exchange(&connector, stream, request, &cell, emit, None);
                 if let Some(rest) = rest {
                     rest.finish(&connector, &cell, emit);
                 }
             });
         }
-        let Some((stream, request, cell)) = here else { return };
+        let (Some((stream, request, cell)), Some(slot)) = (here, waits) else { return };
         let mut emit = Self::emitter(self.me.clone());
+        let answered = || slot.is_set();
         let rest = link::no_join(|| {
-            connector::exchange(connector, stream, request, &cell, &mut emit, true)
+            connector::exchange(connector, stream, request, &cell, &mut emit, Some(&answered))
         });
         match rest {
             Some(rest) => {
