@@ -156,6 +156,7 @@ pub mod client;
 pub mod error;
 pub mod framing;
 pub mod handler;
+mod hex;
 pub mod http;
 pub mod http1;
 pub mod io;

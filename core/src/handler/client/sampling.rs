@@ -178,7 +178,7 @@ fn digest(params: &CreateMessageParams) -> String {
     // Invariant: the params are made of maps with string keys, strings, numbers and bools.
     let value = serde_json::to_value(params).expect("sampling params always serialize");
     write_canonical(&value, &mut canonical);
-    Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::lower_hex(&Sha256::digest(canonical.as_bytes()))
 }
 
 /// JSON with object keys sorted and no whitespace, whatever order the map kept.

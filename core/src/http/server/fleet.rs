@@ -63,7 +63,7 @@ impl FleetKey {
     /// The key of `id`.
     pub fn of(id: &SessionId) -> Self {
         let digest = Sha256::digest(id.as_str().as_bytes());
-        Self(digest.iter().map(|b| format!("{b:02x}")).collect())
+        Self(crate::hex::lower_hex(&digest))
     }
 
     /// The key as text (64 hex digits).

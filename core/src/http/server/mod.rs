@@ -809,7 +809,7 @@ impl<H: Clone> Router<H> {
         }
         let mut raw = [0u8; 16];
         self.rng.fill_bytes(&mut raw);
-        let id = SessionId(raw.iter().map(|b| format!("{b:02x}")).collect());
+        let id = SessionId(crate::hex::lower_hex(&raw));
         let machine = Session::with_shared(self.shared.clone(), now);
         self.sessions.insert(id.clone(), Box::new(Slot::new(machine, kind, now)));
         self.join_fleet(&id);
