@@ -13,8 +13,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use http::{Method, StatusCode};
-use http_common::server;
+use http_common::{server, server_with};
 use serde_json::json;
+use zest_blocking::HttpConfig;
 
 /// This process's threads named `zest-http-conn` (connections' readers and writers), now.
 fn connection_threads() -> Vec<u32> {
@@ -69,7 +70,11 @@ fn a_connection_whose_reader_answers_everything_takes_one_thread() {
     let _alone = alone();
     // Threads an earlier test's server left in its pool (they linger a while) are not ours.
     let before: HashSet<u32> = connection_threads().into_iter().collect();
-    let server = server();
+    // A long wait, so that the timer never decides an answer (its SSE head would need the
+    // writer) however slow the machine.
+    let mut config = HttpConfig::new();
+    config.router.json_wait = Duration::from_secs(10);
+    let server = server_with(config);
     let mut conn = load::RawConn::connect(server.local_addr());
     let session = load::open_session(&mut conn);
     let headers = load::session_headers(&session);
