@@ -6,9 +6,9 @@
 //! asks for goes back to that connection's reader, which runs it ([`HubExt::run_here`]);
 //! others run on threads of their own. A call that its connection's close cancels
 //! (2026-07-28) runs there too: the timer thread has another thread read the socket once it
-//! has run for [`CLOSE_WATCH_AFTER`] ([`HubExt::watch_close`]). Transmits are queued on their connection while the
-//! hub is locked; a thread serving that connection writes them after its hub operation,
-//! any other wakes the connection's writer.
+//! has run for [`CLOSE_WATCH_AFTER`] ([`HubExt::watch_close`]). Transmits are queued on
+//! their connection while the hub is locked; a thread serving that connection writes them
+//! after its hub operation, any other wakes the connection's writer.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
