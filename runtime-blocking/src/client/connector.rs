@@ -395,10 +395,7 @@ fn pump(
             let until = deadline.map(|at| {
                 at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
             });
-            let wait = match (until, caller.map(|_| GLANCE)) {
-                (Some(until), Some(glance)) => Some(until.min(glance)),
-                (until, glance) => until.or(glance),
-            };
+            let wait = until.into_iter().chain(caller.map(|_| GLANCE)).min();
             let _ = conn.io.tcp().set_read_timeout(wait);
             conn.io.read(&mut buf)
         };

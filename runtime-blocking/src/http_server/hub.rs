@@ -79,11 +79,7 @@ struct Watch {
 impl TimerState {
     /// When the timer thread must wake next: the router's deadline or the oldest watch.
     fn next(&self) -> Option<Instant> {
-        let watch = self.watches.front().map(|w| w.at);
-        match (self.armed, watch) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.armed.into_iter().chain(self.watches.front().map(|w| w.at)).min()
     }
 
     /// Wakes the timer thread if `at` comes before its own wake-up.
