@@ -207,22 +207,8 @@ impl RawJson {
     /// the member that failed when it is not the whole value (`content[0].text: invalid
     /// type: …`).
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, String> {
-        // The plain parse first: naming the path costs a second pass, paid only on failure.
-        serde_json::from_str(self.0.get()).map_err(|_| self.parse_error::<T>())
-    }
-
-    /// The error a failed [`parse`](Self::parse) reports, with the failing member's path.
-    #[cold]
-    fn parse_error<T: DeserializeOwned>(&self) -> String {
-        let mut de = serde_json::Deserializer::from_str(self.0.get());
-        match serde_path_to_error::deserialize::<_, T>(&mut de) {
-            Err(e) => match e.path().to_string() {
-                root if root == "." => e.into_inner().to_string(),
-                path => format!("{path}: {}", e.into_inner()),
-            },
-            // Cannot happen: the same input just failed. Say so rather than guess.
-            Ok(_) => "the value failed to parse once and then parsed".to_owned(),
-        }
+        let text = self.0.get();
+        serde_json::from_str(text).map_err(|e| super::error_path::describe(text, &e))
     }
 
     /// Parses into a [`Value`].
