@@ -127,12 +127,12 @@ impl<T> Slot<T> {
         }
     }
 
-    /// Blocks until the outcome is set, and takes it.
     /// Whether a value is there (not yet taken by [`wait`](Self::wait)).
     pub(crate) fn is_set(&self) -> bool {
         lock(&self.value).is_some()
     }
 
+    /// Blocks until the outcome is set, and takes it.
     pub(crate) fn wait(&self) -> T {
         let mut v = lock(&self.value);
         loop {

@@ -28,7 +28,7 @@ use zest_core::RequestOptions;
 use crate::child;
 use crate::link::{self, Slot};
 pub use pending::{CancelHandle, PendingCall};
-use session::{Pipe, Session};
+use session::{Pipe, ReadySlot, Session};
 use zest_core::stdio::StdioCommand;
 
 pub use zest_core::runtime::NOTIFICATION_QUEUE;
@@ -82,21 +82,9 @@ impl Client {
         let child::Spawned { child, stdin, stdout, stderr } = spawned;
         let pid = child.id();
         let grace = command.grace();
-        let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
-        let (mut config, handlers) = options.into_parts();
-        config.capabilities = handlers.capabilities(config.capabilities);
-        let roots = handlers.root_list();
-        let machine = machine::Client::new(config, Instant::now());
-        let ready = Arc::new(Slot::new());
-        let session = Session::new(
-            machine,
-            Pipe::Stdin(stdin),
-            None,
-            handlers,
-            notes_tx,
-            ready.clone(),
-            grace,
-        );
+        let machine = |config| Ok(machine::Client::new(config, Instant::now()));
+        let opening = Opening::new(options, machine, Pipe::Stdin(stdin), None, grace)?;
+        let session = opening.session.clone();
         // `initialize` is written before anything is read.
         session.start();
         let on_stderr = command.take_stderr_sink().unwrap_or_else(|| {
@@ -109,48 +97,24 @@ impl Client {
         // The child is handed to the supervisor through a cell, so that if the thread cannot
         // start, it is still here to be reaped.
         let cell = Arc::new(Mutex::new(Some(child)));
-        let exit = Arc::new(ExitSlot::default());
         let supervisor = readers.and_then(|()| {
-            let (session, cell, exit) = (session.clone(), cell.clone(), exit.clone());
-            let builder = thread::Builder::new().name("zest-client".into());
-            builder.spawn(move || {
-                let child = link::lock(&cell).take();
-                let Some(mut child) = child else { return };
-                let status = link::no_join(|| session.supervise(&mut child));
-                exit.set(status.map_err(|e| e.to_string()));
+            let cell = cell.clone();
+            opening.supervise(move |session| {
+                let Some(mut child) = link::lock(&cell).take() else {
+                    return Ok(Default::default());
+                };
+                session.supervise(&mut child).map_err(|e| e.to_string())
             })
         });
-        let supervisor = match supervisor {
-            Ok(handle) => handle,
+        match supervisor {
+            Ok(supervisor) => opening.ready(pid, supervisor),
             Err(e) => {
                 if let Some(mut child) = link::lock(&cell).take() {
                     let first = Instant::now() + grace;
                     let _ = child::shutdown(&mut child, session.take_stdin(), first, grace);
                 }
                 session.ask_close();
-                return Err(ConnectError::spawn(program, &e));
-            }
-        };
-        match ready.wait() {
-            Ok(negotiated) => Ok(Self {
-                inner: Arc::new(Inner {
-                    session,
-                    negotiated,
-                    notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
-                    roots,
-                    pid,
-                    supervisor_thread: supervisor.thread().id(),
-                    supervisor: Mutex::new(Some(supervisor)),
-                    exit,
-                }),
-            }),
-            Err(mut e) => {
-                // The session is closed; the supervisor reaps the child.
-                let _ = supervisor.join();
-                if let ConnectError::Exited { status, .. } = &mut e {
-                    *status = exit.get().and_then(Result::ok);
-                }
-                Err(e)
+                Err(ConnectError::spawn(program, &e))
             }
         }
     }
@@ -169,56 +133,20 @@ impl Client {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
-        let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
-        let (mut config, handlers) = options.into_parts();
-        config.capabilities = handlers.capabilities(config.capabilities);
-        let roots = handlers.root_list();
-        let machine = machine::Client::new(config, Instant::now());
-        let ready = Arc::new(Slot::new());
-        let session = Session::new(
-            machine,
-            Pipe::Stream(Box::new(writer)),
-            None,
-            handlers,
-            notes_tx,
-            ready.clone(),
-            StdioCommand::DEFAULT_GRACE,
-        );
-        let exit = Arc::new(ExitSlot::default());
-        let (supervised, done) = (session.clone(), exit.clone());
-        let builder = thread::Builder::new().name("zest-client".into());
-        let supervisor = builder.spawn(move || {
-            let status = link::no_join(|| supervised.supervise_streams());
-            done.set(Ok(status));
-        });
+        let machine = |config| Ok(machine::Client::new(config, Instant::now()));
+        let pipe = Pipe::Stream(Box::new(writer));
+        let opening = Opening::new(options, machine, pipe, None, StdioCommand::DEFAULT_GRACE)?;
+        let supervisor = opening.supervise(|session| Ok(session.supervise_streams()));
         let supervisor = supervisor.map_err(|e| ConnectError::spawn("zest-client thread", &e))?;
+        let session = opening.session.clone();
         // `initialize` is written before anything is read.
         session.start();
-        let fed = session.clone();
-        if let Err(e) = child::read_stream(reader, move |event| fed.feed_stdout(event)) {
-            session.ask_close();
+        if let Err(e) = child::read_stream(reader, move |event| session.feed_stdout(event)) {
+            opening.session.ask_close();
             let _ = supervisor.join();
             return Err(ConnectError::spawn("zest-reader thread", &e));
         }
-        match ready.wait() {
-            Ok(negotiated) => Ok(Self {
-                inner: Arc::new(Inner {
-                    session,
-                    negotiated,
-                    notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
-                    roots,
-                    pid: 0,
-                    supervisor_thread: supervisor.thread().id(),
-                    supervisor: Mutex::new(Some(supervisor)),
-                    exit,
-                }),
-            }),
-            Err(e) => {
-                session.ask_close();
-                let _ = supervisor.join();
-                Err(e)
-            }
-        }
+        opening.ready(0, supervisor)
     }
 
     /// Connects to the MCP server at `url` (`http://` or `https://`) with every
@@ -243,53 +171,16 @@ impl Client {
     ) -> Result<Self, ConnectError> {
         let http = zest_net::with_oauth_entropy(endpoint.http_config()?);
         let connector = connector::Connector::new(&endpoint)?;
-        let (notes_tx, notes_rx) = mpsc::sync_channel(NOTIFICATION_QUEUE);
-        let (mut config, handlers) = options.into_parts();
-        config.capabilities = handlers.capabilities(config.capabilities);
-        let roots = handlers.root_list();
-        let machine = machine::Client::new_http(config, http, Instant::now())
-            .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
-        let ready = Arc::new(Slot::new());
-        let grace = Duration::ZERO;
-        let session = Session::new(
-            machine,
-            Pipe::Http,
-            Some(connector),
-            handlers,
-            notes_tx,
-            ready.clone(),
-            grace,
-        );
-        let exit = Arc::new(ExitSlot::default());
-        let (supervised, done) = (session.clone(), exit.clone());
-        let builder = thread::Builder::new().name("zest-client".into());
-        let supervisor = builder
-            .spawn(move || {
-                let status = link::no_join(|| supervised.supervise_http());
-                done.set(Ok(status));
-            })
-            .map_err(|e| ConnectError::spawn("zest-client thread", &e))?;
+        let machine = |config| {
+            machine::Client::new_http(config, http, Instant::now())
+                .map_err(|e| ConnectError::InvalidConfig(e.to_string()))
+        };
+        let opening = Opening::new(options, machine, Pipe::Http, Some(connector), Duration::ZERO)?;
+        let supervisor = opening.supervise(|session| Ok(session.supervise_http()));
+        let supervisor = supervisor.map_err(|e| ConnectError::spawn("zest-client thread", &e))?;
         // `initialize` goes out once the supervisor is there to fire its deadline.
-        session.start();
-        match ready.wait() {
-            Ok(negotiated) => Ok(Self {
-                inner: Arc::new(Inner {
-                    session,
-                    negotiated,
-                    notifications: Notifications(Arc::new(Mutex::new(notes_rx))),
-                    roots,
-                    pid: 0,
-                    supervisor_thread: supervisor.thread().id(),
-                    supervisor: Mutex::new(Some(supervisor)),
-                    exit,
-                }),
-            }),
-            Err(e) => {
-                session.ask_close();
-                let _ = supervisor.join();
-                Err(e)
-            }
-        }
+        opening.session.start();
+        opening.ready(0, supervisor)
     }
 
     /// What the handshake settled.
@@ -436,6 +327,76 @@ impl fmt::Debug for Client {
             .field("pid", &self.inner.pid)
             .field("server", &self.inner.negotiated.server_info)
             .finish_non_exhaustive()
+    }
+}
+
+/// A session being opened: what every constructor sets up alike.
+struct Opening {
+    session: Arc<Session>,
+    ready: ReadySlot,
+    notifications: Receiver<ServerNotification>,
+    roots: Option<Roots>,
+    exit: Arc<ExitSlot>,
+}
+
+impl Opening {
+    /// The session of the machine `machine` makes of the options' configuration, with the
+    /// options' handlers, writing to `pipe`.
+    fn new(
+        options: ClientOptions,
+        machine: impl FnOnce(machine::ClientConfig) -> Result<machine::Client, ConnectError>,
+        pipe: Pipe,
+        http: Option<Arc<connector::Connector>>,
+        grace: Duration,
+    ) -> Result<Self, ConnectError> {
+        let (notes_tx, notifications) = mpsc::sync_channel(NOTIFICATION_QUEUE);
+        let (mut config, handlers) = options.into_parts();
+        config.capabilities = handlers.capabilities(config.capabilities);
+        let roots = handlers.root_list();
+        let ready = Arc::new(Slot::new());
+        let machine = machine(config)?;
+        let session = Session::new(machine, pipe, http, handlers, notes_tx, ready.clone(), grace);
+        let exit = Arc::new(ExitSlot::default());
+        Ok(Self { session, ready, notifications, roots, exit })
+    }
+
+    /// Starts the supervisor thread: `run` supervises the session to its end and returns
+    /// the exit status `close` reports.
+    fn supervise(
+        &self,
+        run: impl FnOnce(&Session) -> Result<ExitStatus, String> + Send + 'static,
+    ) -> io::Result<JoinHandle<()>> {
+        let (session, exit) = (self.session.clone(), self.exit.clone());
+        let builder = thread::Builder::new().name("zest-client".into());
+        builder.spawn(move || exit.set(link::no_join(|| run(&session))))
+    }
+
+    /// Waits for the handshake: the client, or why it failed (the session then closed and
+    /// its supervisor done).
+    fn ready(self, pid: u32, supervisor: JoinHandle<()>) -> Result<Client, ConnectError> {
+        match self.ready.wait() {
+            Ok(negotiated) => Ok(Client {
+                inner: Arc::new(Inner {
+                    session: self.session,
+                    negotiated,
+                    notifications: Notifications(Arc::new(Mutex::new(self.notifications))),
+                    roots: self.roots,
+                    pid,
+                    supervisor_thread: supervisor.thread().id(),
+                    supervisor: Mutex::new(Some(supervisor)),
+                    exit: self.exit,
+                }),
+            }),
+            Err(mut e) => {
+                self.session.ask_close();
+                let _ = supervisor.join();
+                // Only a child (pid 0: none) has an exit status to report.
+                if let (ConnectError::Exited { status, .. }, 1..) = (&mut e, pid) {
+                    *status = self.exit.get().and_then(Result::ok);
+                }
+                Err(e)
+            }
+        }
     }
 }
 
