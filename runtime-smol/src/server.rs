@@ -38,8 +38,12 @@ pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 /// The lists are fixed and subscriptions not offered, unless the config says otherwise
 /// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`](crate::StdioServer::stdio)
 /// serves with a [`ServerHandle`] to change them.
-pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
-    serve_stdio_on(config, registry, StdioLink::new()).await
+pub fn serve_stdio(config: ServerConfig, registry: Registry) -> impl Future<Output = CloseReason> {
+    // Boxed, so that the session's loop is compiled here, once, and not again into each
+    // program that awaits it (an async fn's body is compiled where it is awaited).
+    let session: Pin<Box<dyn Future<Output = CloseReason> + Send>> =
+        Box::pin(serve_stdio_on(config, registry, StdioLink::new()));
+    session
 }
 
 /// [`serve_stdio`] on a given session link (whose handles may exist already).

@@ -2,6 +2,7 @@
 //! its session, in an HTTP server's [`Hub`] or in a stdio session's [`ServerLoop`].
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::http_server::{Hub, HubHost, HubLink, HubSink};
 use super::{Link, OneshotSender, Outcome, PeerCall, Report, RequestContext, StdioLink};
@@ -18,50 +19,84 @@ use super::ServerLoop;
 /// hub host (zest-tokio's and zest-smol's `SessionLink` is this with their host). Handlers
 /// never need to name it.
 pub struct AsyncLink<H: HubHost> {
-    session: Session<H>,
+    session: Arc<dyn SessionEnd>,
     server: ServerHandle<H::Handler>,
 }
 
-enum Session<H: HubHost> {
-    Http(HubLink<H>),
-    Stdio(StdioLink<H::Handler>),
+/// A handler's end of its session (a hub's session over HTTP, a stdio session's loop),
+/// reached through a vtable made where the link is: what a report or a request to the
+/// client sets off (the hub's router, the loop's queue) is then compiled once, with the
+/// runtime, not again into each program whose handlers call their context.
+trait SessionEnd: Send + Sync {
+    fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>>;
+    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>>;
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+impl<H> SessionEnd for HubLink<H>
+where
+    H: HubHost<Reply = OneshotSender<Outcome>>,
+    H::Handler: Send + Sync,
+{
+    fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
+        Box::pin(std::future::ready(Self::report(self, report)))
+    }
+
+    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
+        Box::pin(Self::peer_request(self, call))
+    }
+
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionLink(http)")
+    }
+}
+
+impl<C: 'static> SessionEnd for StdioLink<AsyncHandler<C>>
+where
+    AsyncHandler<C>: Send + Sync,
+{
+    fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
+        Box::pin(Self::report(self, report))
+    }
+
+    fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
+        Box::pin(Self::peer_request(self, call))
+    }
+
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SessionLink").field(self).finish()
+    }
 }
 
 impl<H: HubHost> Clone for AsyncLink<H> {
     fn clone(&self) -> Self {
-        let session = match &self.session {
-            Session::Http(link) => Session::Http(link.clone()),
-            Session::Stdio(link) => Session::Stdio(link.clone()),
-        };
-        Self { session, server: self.server.clone() }
+        Self { session: self.session.clone(), server: self.server.clone() }
     }
 }
 
 impl<H: HubHost> fmt::Debug for AsyncLink<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.session {
-            Session::Http(_) => f.write_str("SessionLink(http)"),
-            Session::Stdio(link) => f.debug_tuple("SessionLink").field(link).finish(),
-        }
+        self.session.describe(f)
     }
 }
 
-impl<H> AsyncLink<H>
+impl<H, C> AsyncLink<H>
 where
-    H: HubHost,
-    H::Handler: Send + Sync,
+    H: HubHost<Handler = AsyncHandler<C>, Reply = OneshotSender<Outcome>>,
+    AsyncHandler<C>: Send + Sync,
+    C: 'static,
 {
     /// The link of a handler in an HTTP server's session; its `ctx.server()` reaches every
     /// session of the server.
-    pub fn http(link: HubLink<H>, hub: &std::sync::Arc<Hub<H>>) -> Self {
-        let server = ServerHandle::new(std::sync::Arc::new(HubSink::new(hub)));
-        Self { session: Session::Http(link), server }
+    pub fn http(link: HubLink<H>, hub: &Arc<Hub<H>>) -> Self {
+        let server = ServerHandle::new(Arc::new(HubSink::new(hub)));
+        Self { session: Arc::new(link), server }
     }
 
     /// The link of a handler in a stdio session; its `ctx.server()` reaches that session.
     pub fn stdio(link: StdioLink<H::Handler>) -> Self {
-        let server = ServerHandle::new(std::sync::Arc::new(link.clone()));
-        Self { session: Session::Stdio(link), server }
+        let server = ServerHandle::new(Arc::new(link.clone()));
+        Self { session: Arc::new(link), server }
     }
 }
 
@@ -79,17 +114,11 @@ where
     }
 
     fn report(&self, report: Report) -> BoxFuture<'_, Result<(), UsageError>> {
-        match &self.session {
-            Session::Http(link) => Box::pin(std::future::ready(link.report(report))),
-            Session::Stdio(link) => Box::pin(link.report(report)),
-        }
+        self.session.report(report)
     }
 
     fn peer_request(&self, call: PeerCall) -> BoxFuture<'_, Result<RawJson, CallError>> {
-        match &self.session {
-            Session::Http(link) => Box::pin(link.peer_request(call)),
-            Session::Stdio(link) => Box::pin(link.peer_request(call)),
-        }
+        self.session.peer_request(call)
     }
 
     fn ready<'a, T: Send + 'a, U: 'a>(value: T, f: fn(T) -> U) -> BoxFuture<'a, U> {

@@ -5,6 +5,8 @@
 mod driver;
 mod stdio;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -31,9 +33,14 @@ pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 /// The lists are fixed and subscriptions not offered, unless the config says otherwise
 /// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`] serves with a
 /// [`ServerHandle`] to change them.
-pub async fn serve_stdio(config: ServerConfig, registry: Registry) -> CloseReason {
-    let (reader, writer, _restore) = stdio::open();
-    serve(config, registry, reader, writer).await
+pub fn serve_stdio(config: ServerConfig, registry: Registry) -> impl Future<Output = CloseReason> {
+    // Boxed, so that the session's loop is compiled here, once, and not again into each
+    // program that awaits it (an async fn's body is compiled where it is awaited).
+    let session: Pin<Box<dyn Future<Output = CloseReason> + Send>> = Box::pin(async move {
+        let (reader, writer, _restore) = stdio::open();
+        serve(config, registry, reader, writer).await
+    });
+    session
 }
 
 /// Serves one MCP session over any byte streams (newline-delimited JSON-RPC) until `reader`
