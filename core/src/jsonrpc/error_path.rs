@@ -16,10 +16,13 @@ pub(crate) fn describe(text: &str, error: &serde_json::Error) -> String {
     // (a missing field, a length) comes just after its end, where the scan has left it. A
     // container where another value belongs is refused at its opening bracket, unread. An
     // error in a value serde read ahead as a whole (tagged, untagged, flattened types) gets
-    // its position only once its container has moved on: past the value's `,`, or past the
-    // container's end; that is the container's member. Any other error comes just after the
-    // value it is about. One case stays apart: an object read ahead that misses a field and
-    // ends the object around it is named by the outer object's path.
+    // its position only once its container has moved on: in a list past the value's `,` or
+    // past the list's end; in an object at its next `,` (unread) or past its end. Any other
+    // error comes just after the value it is about. Where the position cannot tell, the path
+    // is one that holds the member (a value read ahead as an object's last member, that
+    // object followed by a `,`, is named by the object), with one exception: a value read
+    // ahead and refused as a map or a list, followed in its list by an element opening with
+    // the same bracket, is named as that next element.
     let before = text[..at].trim_end_matches([' ', '\t', '\n', '\r']);
     let about_container = match message.split(' ').next() {
         // No list misses a field: this object was read ahead, as the list's last element.
@@ -29,8 +32,12 @@ pub(crate) fn describe(text: &str, error: &serde_json::Error) -> String {
     };
     let refused_unread = matches!(text.as_bytes().get(at), Some(b'{' | b'['))
         && ["invalid type: map", "invalid type: sequence"].iter().any(|m| message.starts_with(m));
-    let moved_on = before.ends_with(['}', ']', ',']);
-    if !about_container && !refused_unread && moved_on && error.classify() == Category::Data {
+    // At an unread `,` the object's current member is the one the error is about.
+    let at_comma = text.as_bytes().get(at) == Some(&b',');
+    let moved_on = before.ends_with([']', ',']) || (before.ends_with('}') && !at_comma);
+    // Past a list's `,` even a missing field is the read-ahead element's.
+    let steps_back = before.ends_with(',') || !about_container;
+    if steps_back && !refused_unread && moved_on && error.classify() == Category::Data {
         at = before.len() - 1;
     }
     match path_at(text, at, refused_unread) {
@@ -45,7 +52,13 @@ fn byte_index(text: &str, line: usize, column: usize) -> usize {
         0 | 1 => 0,
         n => text.match_indices('\n').nth(n - 2).map_or(text.len(), |(i, _)| i + 1),
     };
-    (start + column).min(text.len())
+    let mut at = (start + column).min(text.len());
+    // A lone surrogate escape makes serde_json skip a byte: its position may then fall
+    // inside a character.
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// One open container on the way to the error.

@@ -110,8 +110,26 @@ fn a_value_read_ahead_as_a_whole_is_named_by_its_member() {
         r#"{"content": [{"type": "text"}], "isError": false}"#,
         r#"{"isError": "no", "content": []}"#,
         r#"{"content": [{"type": "resource", "resource": {"uri": 5, "text": "t"}}]}"#,
+        r#"{"content": [{"type": "text"}, {"type": "text", "text": "a"}]}"#,
     ];
     for case in cases {
         assert_eq!(scanned::<CallToolResult>(case), tracked::<CallToolResult>(case), "for {case}");
     }
+}
+
+#[test]
+fn a_value_read_ahead_inside_an_object_is_named_by_its_key() {
+    use crate::schema::CreateMessageParams;
+    let case = r#"{"messages": [{"content": {"text": 5, "type": "text"}, "role": "user"}], "maxTokens": 1}"#;
+    let tracked = tracked::<CreateMessageParams>(case);
+    assert_eq!(scanned::<CreateMessageParams>(case), tracked);
+    assert!(tracked.starts_with("messages[0].content: "), "{tracked}");
+}
+
+#[test]
+fn a_position_inside_a_character_is_no_panic() {
+    // A lone surrogate escape: serde_json reports a position within the `é` after it.
+    let text = "{\"name\": \"\\ud800\u{e9}\", \"count\": 1}";
+    let message = scanned::<Call>(text);
+    assert!(message.starts_with("name: "), "{message}");
 }
