@@ -102,7 +102,7 @@ fn path_at(text: &str, at: usize, opens_there: bool) -> Option<String> {
                 }
             }
             b'"' => {
-                let end = string_end(bytes, i);
+                let end = super::peek::string_end(bytes, i).unwrap_or(bytes.len());
                 if let Some(Level::Object { key: key @ None, in_value: false }) = levels.last_mut()
                 {
                     // Keys are valid JSON strings; a key cut short by `at` stays unnamed.
@@ -142,19 +142,6 @@ fn begin_value(levels: &mut [Level]) {
     if let Some(Level::Array { in_element, .. }) = levels.last_mut() {
         *in_element = true;
     }
-}
-
-/// The index just past the string that opens at `start`, or the end of `bytes`.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    bytes.len()
 }
 
 #[cfg(test)]

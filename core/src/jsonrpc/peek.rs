@@ -97,6 +97,20 @@ struct Cursor<'a> {
     at: usize,
 }
 
+/// The index just past the string whose opening quote is at `start`; `None` if `bytes` end
+/// first.
+pub(super) fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut at = start + 1;
+    loop {
+        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        if bytes[at] == b'"' {
+            return Some(at + 1);
+        }
+        // A backslash and the byte it escapes.
+        at += 2;
+    }
+}
+
 impl<'a> Cursor<'a> {
     /// The next byte after whitespace, not consumed.
     fn next_byte(&mut self) -> Option<u8> {
@@ -114,17 +128,8 @@ impl<'a> Cursor<'a> {
     /// Consumes a string whose opening quote is at the cursor; its token, quotes included.
     fn string(&mut self) -> Option<&'a [u8]> {
         let start = self.at;
-        self.at += 1;
-        loop {
-            let rest = self.bytes.get(self.at..)?;
-            self.at += memchr::memchr2(b'"', b'\\', rest)?;
-            if self.bytes[self.at] == b'"' {
-                self.at += 1;
-                return self.bytes.get(start..self.at);
-            }
-            // A backslash and the byte it escapes.
-            self.at += 2;
-        }
+        self.at = string_end(self.bytes, start)?;
+        self.bytes.get(start..self.at)
     }
 
     /// Consumes one value; its token. A scalar counts only when a delimiter follows it in the
