@@ -599,3 +599,48 @@ mod listen {
         assert_eq!(h.answer("L")["error"]["code"], codes::INVALID_PARAMS);
     }
 }
+
+#[test]
+fn each_request_is_served_with_the_client_its_own_meta_describes() {
+    // The server reads an unchanged `_meta` once; a changed one is read again.
+    let mut h = Harness::new(modern_config());
+    let other = META.replace(r#""name":"modern""#, r#""name":"other""#);
+    for (id, meta, name) in
+        [("1", META, "modern"), ("2", other.as_str(), "other"), ("3", META, "modern")]
+    {
+        h.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{meta}}}}}"#
+        ));
+        let Some(Event::Call { context, .. }) = h.events.pop() else { panic!("no call {id}") };
+        assert_eq!(context.session.expect("a client").client_info.name, name, "request {id}");
+    }
+}
+
+#[test]
+fn a_result_with_a_meta_of_its_own_keeps_it() {
+    // Results without `_meta` get the server's info spliced in; one with it is left alone.
+    let mut h = Harness::new(modern_config());
+    h.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{META}}}}}"#
+    ));
+    let Some(Event::Call { id, .. }) = h.events.pop() else { panic!("no call") };
+    let now = h.now;
+    let own = json!({"content": [], "_meta": {"mine": 1}});
+    h.server.respond(now, id, Ok(RawJson::from(own))).unwrap();
+    h.drain();
+    let result = &h.answer("m")["result"];
+    assert_eq!(result["_meta"], json!({"mine": 1}));
+    assert_eq!(result["resultType"], "complete");
+}
+
+#[test]
+fn protocol_members_spelled_with_escapes_are_still_read() {
+    // A key may be written with `\u` escapes; the quick search for a name must not miss it.
+    let mut h = Harness::new(modern_config());
+    let escaped = META.replacen(r#""_meta""#, r#""_m\u0065ta""#, 1);
+    let answer = h.request("e", "tools/list", &escaped);
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    let own = RawJson::from_string(r#"{"r\u0065sultType":"input_required"}"#.into()).unwrap();
+    let kept = own.with_members_if_absent(&[("resultType", json!("complete"))]);
+    assert_eq!(kept.get(), r#"{"r\u0065sultType":"input_required"}"#, "no second member");
+}

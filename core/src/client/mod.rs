@@ -91,6 +91,9 @@ pub struct Client {
     /// 2026-07-28: the least severe log records the app wants, sent in each request's `_meta`
     /// (that revision has no `logging/setLevel`).
     log_level: Option<crate::schema::LoggingLevel>,
+    /// 2026-07-28: the `_meta` member every request carries, as text; made at first use and
+    /// again after the log level changes.
+    meta_member: Option<String>,
     /// 2026-07-28: the `subscriptions/listen` request held open (see `listen.rs`).
     listening: listen::Listening,
     /// OAuth: since when a user is asked to authorize; request deadlines stand still
@@ -149,6 +152,7 @@ impl Client {
             rounds: rounds::Rounds::default(),
             asked_again: false,
             log_level: None,
+            meta_member: None,
             listening: listen::Listening::default(),
             authorizing_since: None,
         };

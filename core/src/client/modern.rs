@@ -10,14 +10,14 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::{Client, Event, Negotiated, Phase, Transport};
+use super::{Client, ClientConfig, Event, Negotiated, Phase, Transport};
 use crate::error::{CloseReason, ProtocolViolation, UsageError};
 use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender};
 use crate::rpc::RequestOptions;
 use crate::schema::{
-    DiscoverResult, Implementation, ProtocolVersion, SetLevelParams, CLIENT_CAPABILITIES_KEY,
-    CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
+    DiscoverResult, Implementation, LoggingLevel, ProtocolVersion, SetLevelParams,
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
 };
 
 /// The revision this module speaks.
@@ -127,6 +127,7 @@ impl Client {
         let params = params.ok_or(UsageError::ParamsNotAnObject)?;
         let level = params.parse::<SetLevelParams>().map_err(|_| UsageError::ParamsNotAnObject)?;
         self.log_level = Some(level.level);
+        self.meta_member = None;
         let id = self.endpoint.outstanding.unsent_id();
         let result = Ok(RawJson::empty_object());
         self.events.push_back(Event::Response { id: id.clone(), result });
@@ -135,35 +136,38 @@ impl Client {
 
     /// `params` with the protocol members of a 2026-07-28 request in their `_meta` (kept
     /// where the caller set them already).
-    pub(super) fn with_protocol_meta(&self, params: Option<RawJson>) -> RawJson {
+    pub(super) fn with_protocol_meta(&mut self, params: Option<RawJson>) -> RawJson {
         let params = params.unwrap_or_else(RawJson::empty_object);
         // Params without a `_meta` of their own (nearly all) get ours spliced into their text:
         // a large argument is copied once, never rebuilt as a `Value`.
-        if !params.get().contains("\"_meta\"") {
-            return params.with_leading_members(&[("_meta", Value::Object(self.protocol_meta()))]);
+        if !params.may_have_key("_meta") {
+            let member = self.meta_member.get_or_insert_with(|| {
+                let meta = Value::Object(protocol_meta(&self.config, self.log_level));
+                format!("\"_meta\":{meta}")
+            });
+            return params.with_leading_text(member);
         }
         let Ok(Value::Object(mut object)) = params.to_value() else { return params };
         let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(meta) = meta {
-            for (key, value) in self.protocol_meta() {
+            for (key, value) in protocol_meta(&self.config, self.log_level) {
                 meta.entry(key).or_insert(value);
             }
         }
         RawJson::from(Value::Object(object))
     }
+}
 
-    /// The protocol members of every 2026-07-28 request's `_meta`.
-    fn protocol_meta(&self) -> Map<String, Value> {
-        let config = &self.config;
-        let mut meta = Map::new();
-        meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(MODERN.as_str()));
-        meta.insert(CLIENT_CAPABILITIES_KEY.into(), json_of(&config.capabilities));
-        meta.insert(CLIENT_INFO_KEY.into(), json_of(&config.client_info));
-        if let Some(level) = self.log_level {
-            meta.insert(LOG_LEVEL_KEY.into(), json_of(&level));
-        }
-        meta
+/// The protocol members of every 2026-07-28 request's `_meta`.
+fn protocol_meta(config: &ClientConfig, log_level: Option<LoggingLevel>) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(MODERN.as_str()));
+    meta.insert(CLIENT_CAPABILITIES_KEY.into(), json_of(&config.capabilities));
+    meta.insert(CLIENT_INFO_KEY.into(), json_of(&config.client_info));
+    if let Some(level) = log_level {
+        meta.insert(LOG_LEVEL_KEY.into(), json_of(&level));
     }
+    meta
 }
 
 fn json_of<T: serde::Serialize>(value: &T) -> Value {

@@ -138,6 +138,17 @@ impl RawJson {
         self.0.get()
     }
 
+    /// False when no member at any depth can be named `key` (plain ASCII, nothing to escape):
+    /// `"key"` is nowhere in the text and no `\u` escape could spell it. True means it may be.
+    /// A search for a few bytes is much cheaper than a JSON pass over a large text.
+    pub(crate) fn may_have_key(&self, key: &str) -> bool {
+        let text = self.get();
+        let quoted = text
+            .match_indices(key)
+            .any(|(at, _)| text[..at].ends_with('"') && text[at + key.len()..].starts_with('"'));
+        quoted || text.contains("\\u")
+    }
+
     /// This object with each of `members` the object lacks added at its start; anything but
     /// an object comes back as it was. Only the top-level keys are read (values are skipped,
     /// not built), and the text is copied once: no `Value` round trip for a result of several
@@ -145,8 +156,7 @@ impl RawJson {
     pub fn with_members_if_absent(self, members: &[(&str, Value)]) -> Self {
         // A key whose quoted name is nowhere in the text is absent: no need to read the keys
         // (a search for a few bytes is much cheaper than a JSON pass over a large text).
-        let text = self.get();
-        if !members.iter().any(|(key, _)| text.contains(&format!("\"{key}\""))) {
+        if !members.iter().any(|(key, _)| self.may_have_key(key)) {
             return self.with_leading_members(members);
         }
         let Ok(keys) = serde_json::from_str::<
@@ -163,17 +173,9 @@ impl RawJson {
     }
 
     /// This object with `members` added at its start, for a caller that knows the object has
-    /// none of them (a text without the key anywhere, say): the keys are not read. The text
-    /// is moved, not copied, when this is its only holder: a large object grows in place by
-    /// the members' length instead of being copied into a second buffer of its size.
+    /// none of them (a text without the key anywhere, say): the keys are not read.
     /// Anything but an object comes back as it was.
     pub fn with_leading_members(self, members: &[(&str, Value)]) -> Self {
-        let text = self.get();
-        let open = text.len() - text.trim_start().len();
-        if members.is_empty() || !text[open..].starts_with('{') {
-            return self;
-        }
-        let empty = text[open + 1..].trim_start().starts_with('}');
         let mut head = String::new();
         for (i, (key, value)) in members.iter().enumerate() {
             if i > 0 {
@@ -184,9 +186,22 @@ impl RawJson {
             head.push(':');
             head.push_str(&serde_json::to_string(value).unwrap_or_default());
         }
-        if !empty {
-            head.push(',');
+        self.with_leading_text(&head)
+    }
+
+    /// This object with `members`, the text of one or more members (`"a":1,"b":2`, as
+    /// serde_json writes them), added at its start; the caller knows the object has none of
+    /// them. The text is moved, not copied, when this is its only holder: a large object grows
+    /// in place by the members' length instead of being copied into a second buffer of its
+    /// size. Anything but an object comes back as it was.
+    pub(crate) fn with_leading_text(self, members: &str) -> Self {
+        let text = self.get();
+        let open = text.len() - text.trim_start().len();
+        if members.is_empty() || !text[open..].starts_with('{') {
+            return self;
         }
+        let empty = text[open + 1..].trim_start().starts_with('}');
+        let head: Cow<'_, str> = if empty { members.into() } else { format!("{members},").into() };
         let mut out = self.into_string();
         // Exactly: a doubled 1 MiB buffer would only shrink again below.
         out.reserve_exact(head.len());

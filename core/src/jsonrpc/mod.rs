@@ -7,7 +7,7 @@
 pub mod codes;
 mod decode;
 mod encode;
-mod error_path;
+pub(crate) mod error_path;
 mod message;
 mod peek;
 

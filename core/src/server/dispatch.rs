@@ -35,7 +35,10 @@ struct TokenOnly {
 }
 
 fn progress_token(params: Option<&RawJson>) -> Option<ProgressToken> {
-    let meta: MetaOnly = params?.parse().ok()?;
+    // Most requests ask for no progress: a search for the name spares a pass over what may be
+    // megabytes of arguments.
+    let params = params.filter(|p| p.may_have_key("progressToken"))?;
+    let meta: MetaOnly = params.parse().ok()?;
     meta.meta?.progress_token
 }
 

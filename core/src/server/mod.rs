@@ -41,7 +41,7 @@ pub(crate) use request_state::{Binding, LazyBinding};
 pub use request_state::{RequestStateConfig, RequestStateKey};
 pub use session::Session;
 pub(crate) use session::Shared;
-pub(crate) use stateless::{check_request_meta, meta_version};
+pub(crate) use stateless::{meta_text, meta_version, LastMeta};
 pub use uri_template::{UriTemplate, MAX_URI_LEN};
 
 use crate::io::{Input, Output};
@@ -66,7 +66,7 @@ impl<H: Clone> Server<H> {
     /// A session on a stdio stream, waiting for `initialize`.
     pub fn new(config: ServerConfig, registry: Registry<H>, now: Instant) -> Self {
         let transport = StdioTransport::new(config.max_line);
-        let shared = Arc::new(Shared { config, registry });
+        let shared = Arc::new(Shared::new(config, registry));
         Self { session: Session::with_shared(shared, now), transport, closing: false }
     }
 

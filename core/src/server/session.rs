@@ -24,6 +24,18 @@ use crate::schema::{
 pub(crate) struct Shared<H> {
     pub(crate) config: ServerConfig,
     pub(crate) registry: Registry<H>,
+    /// What a complete 2026-07-28 result gains, as member text: its `resultType` and the
+    /// `_meta` naming this server (made once, not per result).
+    pub(crate) complete_members: String,
+}
+
+impl<H> Shared<H> {
+    pub(crate) fn new(config: ServerConfig, registry: Registry<H>) -> Self {
+        let meta = serde_json::json!({ crate::schema::SERVER_INFO_KEY: config.server_info });
+        let complete = crate::schema::RESULT_COMPLETE;
+        let complete_members = format!("\"resultType\":\"{complete}\",\"_meta\":{meta}");
+        Self { config, registry, complete_members }
+    }
 }
 
 /// The server side of one MCP session, sans IO, over any transport. `H` is the app's handler
@@ -49,9 +61,8 @@ pub struct Session<H> {
     pub(super) stateless: Option<super::stateless::Stateless>,
     /// Who the requests of this session come from (OAuth), as the router found it.
     pub(crate) principal: Option<Arc<Principal>>,
-    /// The last 2026-07-28 `_meta` checked, as sent, and what it said: a stdio client sends
-    /// the same one with every request.
-    pub(super) last_meta: Option<(Box<str>, Arc<super::stateless::RequestMeta>)>,
+    /// The last 2026-07-28 `_meta` checked (the HTTP router hands a new session its own).
+    pub(crate) last_meta: super::stateless::LastMeta,
     /// Counts the client's changes to what a fleet shares of this session (see `saved.rs`).
     pub(crate) revision: u64,
 }
@@ -60,7 +71,7 @@ impl<H: Clone> Session<H> {
     /// A session waiting for `initialize`, with a registry of its own. (A router's sessions
     /// share one registry instead.)
     pub fn new(config: ServerConfig, registry: Registry<H>, now: Instant) -> Self {
-        Self::with_shared(Arc::new(Shared { config, registry }), now)
+        Self::with_shared(Arc::new(Shared::new(config, registry)), now)
     }
 
     /// A session waiting for `initialize`, sharing `shared` with other sessions.
@@ -82,7 +93,7 @@ impl<H: Clone> Session<H> {
             events: VecDeque::new(),
             stateless: None,
             principal: None,
-            last_meta: None,
+            last_meta: Default::default(),
             revision: 0,
         }
     }

@@ -29,18 +29,25 @@ use crate::transport::TransportKind;
 /// The revision this module speaks.
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
-/// The protocol members of a request's `_meta`, read without the rest of its params.
-#[derive(Deserialize)]
-struct MetaOnly {
-    #[serde(rename = "_meta")]
-    meta: Option<StatelessMeta>,
-}
-
-/// A request's `_meta` as sent.
+/// A request's `_meta` as sent, borrowed from its params' text.
 #[derive(Deserialize)]
 struct MetaText<'a> {
     #[serde(rename = "_meta", borrow)]
     meta: Option<&'a serde_json::value::RawValue>,
+}
+
+/// The text of a request's `_meta`, if its params are an object that has one: one pass over
+/// the params, after which the protocol members are read from this (small) text alone.
+pub(crate) fn meta_text(params: Option<&RawJson>) -> Option<&str> {
+    let view: MetaText<'_> = serde_json::from_str(params?.get()).ok()?;
+    view.meta.map(serde_json::value::RawValue::get)
+}
+
+/// Only the revision a `_meta` names.
+#[derive(Deserialize)]
+struct VersionOnly {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -91,27 +98,24 @@ fn cacheable(method: &str) -> bool {
 }
 
 impl<H: Clone> Session<H> {
-    /// The request's `_meta`, when it is a 2026-07-28 request this session answers as one:
-    /// the session speaks that revision, no `initialize` came yet, and the request names a
-    /// revision in its `_meta` (or is `server/discover`, which only that era has).
-    pub(super) fn stateless_meta(&self, r: &Request) -> Option<Option<RawJson>> {
+    /// The text of the request's `_meta` (`Some(None)`: it has none), when it is a
+    /// 2026-07-28 request this session answers as one: the session speaks that revision, no
+    /// `initialize` came yet, and the request names a revision in its `_meta` (or is
+    /// `server/discover`, which only that era has).
+    pub(super) fn stateless_meta(&self, r: &Request) -> Option<Option<Box<str>>> {
         let serves = self.shared.config.supported_versions.iter().any(|v| v.is_stateless());
         if !serves || self.phase != ServerPhase::AwaitingInitialize || r.method == "initialize" {
             return None;
         }
-        let names_version = r
-            .params
-            .as_ref()
-            .and_then(|p| p.parse::<MetaOnly>().ok())
-            .and_then(|m| m.meta)
-            .is_some_and(|m| m.protocol_version.is_some());
-        (names_version || r.method == "server/discover").then(|| r.params.clone())
+        let meta = meta_text(r.params.as_ref());
+        let names_version = meta_version(meta).is_some();
+        (names_version || r.method == "server/discover").then(|| meta.map(Box::from))
     }
 
-    /// Answers a 2026-07-28 request: checks its `_meta`, then serves it as the session era
-    /// would, with the client it describes, and marks its result.
-    pub(super) fn handle_stateless(&mut self, now: Instant, r: Request, params: Option<RawJson>) {
-        let checked = self.check_meta(params.as_ref(), &r.method);
+    /// Answers a 2026-07-28 request: checks its `_meta` (`meta`, its text), then serves it as
+    /// the session era would, with the client it describes, and marks its result.
+    pub(super) fn handle_stateless(&mut self, now: Instant, r: Request, meta: Option<Box<str>>) {
+        let checked = self.check_meta(meta.as_deref(), &r.method);
         let mut stateless = match checked {
             Ok(stateless) => stateless,
             Err(rejection) => return self.endpoint.reject_in(r.id, &rejection, MODERN),
@@ -158,9 +162,27 @@ impl<H: Clone> Session<H> {
     /// it says otherwise (an input-required result keeps its kind and gets no hints).
     pub(super) fn mark_complete(&self, result: RawJson, cacheable: bool) -> RawJson {
         let config = &self.shared.config;
+        let hints = cacheable && result_is_complete(&result);
+        // A result that has none of the members (nearly every one) gets their text spliced
+        // in, made once per server; only one that names some of them has its keys read.
+        let keys: &[&str] = if hints {
+            &["resultType", "_meta", "ttlMs", "cacheScope"]
+        } else {
+            &["resultType", "_meta"]
+        };
+        if !keys.iter().any(|key| result.may_have_key(key)) {
+            let complete = &self.shared.complete_members;
+            if !hints {
+                return result.with_leading_text(complete);
+            }
+            let scope = serde_json::to_string(&config.cache_scope).unwrap_or_default();
+            let ttl = config.cache_ttl_ms;
+            return result
+                .with_leading_text(&format!("{complete},\"ttlMs\":{ttl},\"cacheScope\":{scope}"));
+        }
         let mut members =
             vec![("resultType", Value::from(RESULT_COMPLETE)), self.server_info_meta()];
-        if cacheable && result_is_complete(&result) {
+        if hints {
             members.push(("ttlMs", Value::from(config.cache_ttl_ms)));
             members
                 .push(("cacheScope", serde_json::to_value(config.cache_scope).unwrap_or_default()));
@@ -200,7 +222,12 @@ impl<H: Clone> Session<H> {
         r: &Request,
         client: &ClientCapabilities,
     ) -> Result<RoundEntry, Rejection> {
-        let carried = r.params.as_ref().map(|p| p.parse::<Carried>()).transpose();
+        // Nearly every call carries neither: a search for their names spares a pass over
+        // what may be megabytes of arguments.
+        let carries =
+            |p: &RawJson| p.may_have_key("inputResponses") || p.may_have_key("requestState");
+        let params = r.params.as_ref().filter(|p| carries(p));
+        let carried = params.map(|p| p.parse::<Carried>()).transpose();
         let carried = carried.map_err(Rejection::InvalidParams)?.unwrap_or_default();
         let principal = self.principal.as_ref().map(|p| p.subject.as_str());
         let invalid = |why: &str| Rejection::InvalidParams(why.to_owned());
@@ -281,25 +308,10 @@ impl<H: Clone> Session<H> {
         }
     }
 
-    /// The revision, capabilities, info and log level a request's `_meta` names, checked
-    /// (read again only when it differs from the last one's).
-    fn check_meta(
-        &mut self,
-        params: Option<&RawJson>,
-        method: &str,
-    ) -> Result<Stateless, Rejection> {
-        let read = params.and_then(|p| serde_json::from_str::<MetaText<'_>>(p.get()).ok());
-        let text = read.and_then(|m| m.meta);
-        let meta = match (&self.last_meta, text) {
-            (Some((last, meta)), Some(text)) if **last == *text.get() => meta.clone(),
-            (_, text) => {
-                let meta = Arc::new(check_request_meta(&self.shared.config, params)?);
-                if let Some(text) = text {
-                    self.last_meta = Some((text.get().into(), meta.clone()));
-                }
-                meta
-            }
-        };
+    /// The revision, capabilities, info and log level a request's `_meta` (its text) names,
+    /// checked (read again only when it differs from the last one's).
+    fn check_meta(&mut self, text: Option<&str>, method: &str) -> Result<Stateless, Rejection> {
+        let meta = self.last_meta.check(&self.shared.config, text)?;
         let session = Arc::new(SessionInfo {
             protocol_version: meta.version,
             client_info: meta.client_info.clone(),
@@ -308,6 +320,32 @@ impl<H: Clone> Session<H> {
         });
         let entry = StatelessEntry { cacheable: cacheable(method), log_level: meta.log_level };
         Ok(Stateless { entry, session, round: None })
+    }
+}
+
+/// The last 2026-07-28 `_meta` checked, as sent, and what it said: a client sends the same
+/// one with every request, so it is read once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LastMeta(Option<(Box<str>, Arc<RequestMeta>)>);
+
+impl LastMeta {
+    /// What `text` (a request's `_meta`) says, checked: the last answer when the text is the
+    /// last one's.
+    pub(crate) fn check(
+        &mut self,
+        config: &super::ServerConfig,
+        text: Option<&str>,
+    ) -> Result<Arc<RequestMeta>, Rejection> {
+        match (&self.0, text) {
+            (Some((last, meta)), Some(text)) if **last == *text => Ok(meta.clone()),
+            (_, text) => {
+                let meta = Arc::new(check_request_meta(config, text)?);
+                if let Some(text) = text {
+                    self.0 = Some((text.into(), meta.clone()));
+                }
+                Ok(meta)
+            }
+        }
     }
 }
 
@@ -324,10 +362,10 @@ fn answer_failed(answer: &Result<RawJson, ErrorObject>) -> bool {
     }
 }
 
-/// The revision a request's `_meta` names, as sent (not checked), if it names one.
-pub(crate) fn meta_version(params: Option<&RawJson>) -> Option<String> {
-    let meta = params?.parse::<MetaOnly>().ok()?.meta?;
-    match meta.protocol_version? {
+/// The revision a request's `_meta` (its text, see [`meta_text`]) names, as sent (not
+/// checked), if it names one.
+pub(crate) fn meta_version(meta: Option<&str>) -> Option<String> {
+    match serde_json::from_str::<VersionOnly>(meta?).ok()?.protocol_version? {
         Value::String(v) => Some(v),
         other => Some(other.to_string()),
     }
@@ -347,12 +385,14 @@ pub(crate) struct RequestMeta {
 /// (required), its info and log level (each well formed when present).
 pub(crate) fn check_request_meta(
     config: &super::ServerConfig,
-    params: Option<&RawJson>,
+    meta: Option<&str>,
 ) -> Result<RequestMeta, Rejection> {
-    let meta =
-        params.map(|p| p.parse::<MetaOnly>()).transpose().map_err(Rejection::InvalidParams)?;
     let missing = |key: &str| Rejection::MissingRequestMeta { key: key.to_owned() };
-    let Some(meta) = meta.and_then(|m| m.meta) else { return Err(missing(PROTOCOL_VERSION_KEY)) };
+    let Some(meta) = meta else { return Err(missing(PROTOCOL_VERSION_KEY)) };
+    let meta = serde_json::from_str::<StatelessMeta>(meta).map_err(|e| {
+        let why = crate::jsonrpc::error_path::describe(meta, &e);
+        Rejection::InvalidParams(format!("_meta: {why}"))
+    })?;
     let requested = match meta.protocol_version {
         Some(Value::String(v)) => v,
         Some(other) => other.to_string(),
@@ -394,7 +434,7 @@ struct ResultKind {
 pub(super) fn result_is_complete(raw: &RawJson) -> bool {
     // Nearly every result has no `resultType` of its own yet: a search beats a parse of
     // what may be megabytes.
-    if !raw.get().contains("\"resultType\"") {
+    if !raw.may_have_key("resultType") {
         return true;
     }
     raw.parse::<ResultKind>()

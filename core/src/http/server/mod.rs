@@ -71,7 +71,7 @@ use crate::lifecycle::rules;
 use crate::rpc::{Incoming, Route};
 use crate::schema::ProtocolVersion;
 use crate::server::{
-    check_request_meta, meta_version, Event, ListKind, Registry, ServerConfig, Session, Shared,
+    meta_text, meta_version, Event, LastMeta, ListKind, Registry, ServerConfig, Session, Shared,
 };
 use crate::transport::TransportKind;
 
@@ -242,6 +242,9 @@ pub struct Router<H> {
     calls_asked: u64,
     /// The fleet sessions held here, by their key in the fleet's store.
     fleet_keys: HashMap<FleetKey, SessionId>,
+    /// The last 2026-07-28 `_meta` checked: each such POST's session starts with it, so a
+    /// client's unchanging `_meta` is read once, not twice per request.
+    last_meta: LastMeta,
 }
 
 /// What an accepted exchange is doing.
@@ -267,7 +270,7 @@ impl<H: Clone> Router<H> {
             None => Box::new(MemoryEventStore::default()),
         };
         Self {
-            shared: Arc::new(Shared { config: server, registry }),
+            shared: Arc::new(Shared::new(server, registry)),
             rng: ChaCha20Rng::from_seed(config.rng_seed),
             config,
             sessions: HashMap::new(),
@@ -280,6 +283,7 @@ impl<H: Clone> Router<H> {
             undecided: Vec::new(),
             calls_asked: 0,
             fleet_keys: HashMap::new(),
+            last_meta: LastMeta::default(),
         }
     }
 
@@ -532,7 +536,7 @@ impl<H: Clone> Router<H> {
             Err(rejection) => {
                 // A request that names its revision in `_meta` speaks 2026-07-28's errors.
                 let modern = supported.iter().any(|v| v.is_stateless())
-                    && incoming_params(&incoming).is_some_and(|p| meta_version(Some(p)).is_some());
+                    && meta_version(meta_text(incoming_params(&incoming))).is_some();
                 let version = if modern {
                     ProtocolVersion::V2026_07_28
                 } else {
@@ -545,7 +549,12 @@ impl<H: Clone> Router<H> {
             // 2026-07-28: no session; the request stands alone in a slot that ends with it.
             let checked = self.check_stateless(head, &incoming);
             match checked.and_then(|()| self.open_session(now, SlotKind::Ephemeral)) {
-                Ok(id) => id,
+                Ok(id) => {
+                    if let Some(slot) = self.sessions.get_mut(&id) {
+                        slot.machine.last_meta = self.last_meta.clone();
+                    }
+                    id
+                }
                 Err(rejection) => {
                     let version = ProtocolVersion::V2026_07_28;
                     return self.refuse_in(stream, ids.first().cloned(), &rejection, version);
@@ -605,7 +614,11 @@ impl<H: Clone> Router<H> {
 
     /// 2026-07-28: a POST carries one request or notification whose headers agree with its
     /// body, of a method the revision has, with the protocol data its `_meta` needs.
-    fn check_stateless(&self, head: &RequestHead, incoming: &Incoming) -> Result<(), Rejection> {
+    fn check_stateless(
+        &mut self,
+        head: &RequestHead,
+        incoming: &Incoming,
+    ) -> Result<(), Rejection> {
         let Incoming::Message(message) = incoming else {
             return Err(Rejection::BatchNotAllowed);
         };
@@ -622,8 +635,9 @@ impl<H: Clone> Router<H> {
             self.check_param_headers(&head.headers, params)?;
         }
         let header = head.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+        let meta = meta_text(params);
         if matches!(message, Message::Request(_))
-            && meta_version(params).is_some_and(|v| Some(v.as_str()) != header.map(str::trim))
+            && meta_version(meta).is_some_and(|v| Some(v.as_str()) != header.map(str::trim))
         {
             return Err(Rejection::HeaderMismatch { header: "MCP-Protocol-Version".into() });
         }
@@ -632,7 +646,7 @@ impl<H: Clone> Router<H> {
             if !rules::exists(ProtocolVersion::V2026_07_28, method, rules::Sender::Client) {
                 return Err(Rejection::MethodNotFound(method.to_owned()));
             }
-            check_request_meta(&self.shared.config, params)?;
+            self.last_meta.check(&self.shared.config, meta)?;
         }
         Ok(())
     }
