@@ -143,10 +143,20 @@ impl RawJson {
     /// A search for a few bytes is much cheaper than a JSON pass over a large text.
     pub(crate) fn may_have_key(&self, key: &str) -> bool {
         let text = self.get();
-        let quoted = text
-            .match_indices(key)
-            .any(|(at, _)| text[..at].ends_with('"') && text[at + key.len()..].starts_with('"'));
-        quoted || text.contains("\\u")
+        // `str::contains` searches for a short needle with SIMD; keys are short.
+        let mut quoted = [b'"'; 34];
+        let quoted = match key.len() {
+            n @ ..=32 => {
+                quoted[1..=n].copy_from_slice(key.as_bytes());
+                std::str::from_utf8(&quoted[..n + 2]).ok()
+            }
+            _ => None,
+        };
+        let named = match quoted {
+            Some(quoted) => text.contains(quoted),
+            None => text.contains(&format!("\"{key}\"")),
+        };
+        named || text.contains("\\u")
     }
 
     /// This object with each of `members` the object lacks added at its start; anything but

@@ -4,6 +4,7 @@
 //! marks with `x-mcp-header`, so that intermediaries can route without reading bodies.
 //! Values that are not plain header text travel as `=?base64?…?=`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use base64::engine::general_purpose::STANDARD;
@@ -11,7 +12,8 @@ use base64::Engine as _;
 use http::header::{HeaderName, HeaderValue};
 use http::HeaderMap;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::http::server::param_headers::lookup;
 use crate::rpc::{Outgoing, OutgoingKind};
@@ -20,16 +22,22 @@ use crate::schema::ProtocolVersion;
 /// Tool name → its `x-mcp-header` arguments: the header's name and the argument's path.
 pub(crate) type ParamMarks = HashMap<String, Vec<(String, Vec<String>)>>;
 
+/// What the headers repeat from a request's body, borrowed from its text: the arguments are
+/// read only for a tool that marks some of them.
 #[derive(Deserialize)]
-struct Body {
-    params: Option<Params>,
+struct Body<'a> {
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Params {
-    name: Option<String>,
-    uri: Option<String>,
-    arguments: Option<Map<String, Value>>,
+struct Params<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    uri: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
 }
 
 /// The headers of a 2026-07-28 POST carrying `out`.
@@ -45,16 +53,20 @@ pub(super) fn headers(out: &Outgoing, marks: &ParamMarks) -> HeaderMap {
     if !matches!(method.as_str(), "tools/call" | "prompts/get" | "resources/read") {
         return headers;
     }
-    let Some(params) = serde_json::from_slice::<Body>(&out.json).ok().and_then(|b| b.params) else {
+    let Some(params) = serde_json::from_slice::<Body<'_>>(&out.json).ok().and_then(|b| b.params)
+    else {
         return headers;
     };
     let named = if method == "resources/read" { &params.uri } else { &params.name };
     if let Some(named) = named {
         headers.insert(HeaderName::from_static("mcp-name"), encode(named));
     }
-    let marked = params.name.as_ref().filter(|_| method == "tools/call").and_then(|n| marks.get(n));
+    let marked =
+        params.name.as_ref().filter(|_| method == "tools/call").and_then(|n| marks.get(&**n));
+    let marked = marked.filter(|marked| !marked.is_empty());
+    let arguments = marked.and(params.arguments).and_then(|a| serde_json::from_str(a.get()).ok());
     for (name, path) in marked.into_iter().flatten() {
-        let Some(text) = lookup(params.arguments.as_ref(), path).and_then(as_text) else {
+        let Some(text) = lookup(arguments.as_ref(), path).and_then(as_text) else {
             continue;
         };
         if let Ok(header) = HeaderName::from_bytes(format!("mcp-param-{name}").as_bytes()) {

@@ -144,39 +144,34 @@ fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
 
 /// The names a 2026-07-28 request's headers must repeat from its body.
 #[derive(serde::Deserialize)]
-pub(super) struct Named {
-    pub(super) name: Option<String>,
+struct Named {
+    name: Option<String>,
     uri: Option<String>,
 }
 
 /// 2026-07-28: the headers of a POST agree with its body (`Mcp-Method` with the method,
 /// `Mcp-Name` with the tool's or prompt's name or the resource's URI, `MCP-Protocol-Version`
 /// with the `_meta` revision); a header that is missing, badly encoded or different is a
-/// `HeaderMismatch` naming it.
+/// `HeaderMismatch` naming it. Returns the name it checked (a tool's, for `tools/call`).
 pub(super) fn stateless_headers(
     headers: &HeaderMap,
     method: &str,
     params: Option<&RawJson>,
-) -> Result<(), Rejection> {
+) -> Result<Option<String>, Rejection> {
     let mismatch = |header: &str| Rejection::HeaderMismatch { header: header.to_owned() };
     let header = |name: &str| headers.get(name).map(|v| decode_header_value(v.as_bytes()));
     if header("mcp-method") != Some(Some(method.to_owned())) {
         return Err(mismatch("Mcp-Method"));
     }
-    let named = match method {
-        "tools/call" | "prompts/get" | "resources/read" => {
-            let named: Option<Named> = params.and_then(|p| p.parse().ok());
-            let named = named.and_then(|n| if method == "resources/read" { n.uri } else { n.name });
-            Some(named)
-        }
-        _ => None,
-    };
-    if let Some(named) = named {
-        if named.is_none() || header("mcp-name") != Some(named) {
-            return Err(mismatch("Mcp-Name"));
-        }
+    if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+        return Ok(None);
     }
-    Ok(())
+    let named: Option<Named> = params.and_then(|p| p.parse().ok());
+    let named = named.and_then(|n| if method == "resources/read" { n.uri } else { n.name });
+    if named.is_none() || header("mcp-name") != Some(named.clone()) {
+        return Err(mismatch("Mcp-Name"));
+    }
+    Ok(named)
 }
 
 /// A header value as text: plain visible ASCII as it is, `=?base64?…?=` decoded from

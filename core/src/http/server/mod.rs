@@ -630,9 +630,9 @@ impl<H: Clone> Router<H> {
                 return Err(Rejection::InvalidParams(why.into()));
             }
         };
-        checks::stateless_headers(&head.headers, method, params)?;
+        let named = checks::stateless_headers(&head.headers, method, params)?;
         if method == "tools/call" {
-            self.check_param_headers(&head.headers, params)?;
+            self.check_param_headers(&head.headers, named.as_deref(), params)?;
         }
         let header = head.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
         let meta = meta_text(params);
@@ -656,10 +656,10 @@ impl<H: Clone> Router<H> {
     fn check_param_headers(
         &self,
         headers: &HeaderMap,
+        tool: Option<&str>,
         params: Option<&crate::jsonrpc::RawJson>,
     ) -> Result<(), Rejection> {
-        let name = params.and_then(|p| p.parse::<checks::Named>().ok()).and_then(|n| n.name);
-        let tool = name.and_then(|name| self.shared.registry.find_tool(&name));
+        let tool = tool.and_then(|name| self.shared.registry.find_tool(name));
         let Some(properties) = tool.and_then(|t| t.tool.input_schema.properties.as_ref()) else {
             return Ok(());
         };
