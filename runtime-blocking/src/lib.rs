@@ -74,6 +74,7 @@ mod client;
 mod http_server;
 mod link;
 mod memory;
+mod read_timeout;
 mod server;
 mod workers;
 

@@ -20,10 +20,14 @@ use zest_core::runtime::http_client::{
 use zest_core::runtime::{ConnectError, OwnedEvent};
 
 use crate::link::lock;
+use crate::read_timeout::ReadTimeout;
 
 /// How often a caller reading an event stream looks whether its answer came by another way
 /// (its timeout, the session's end), since it cannot be woken from a blocked read.
 const GLANCE: Duration = Duration::from_millis(10);
+
+/// The size of a connection's read buffer.
+const READ_BUF: usize = 32 * 1024;
 
 /// Whether the caller performing an exchange has its answer.
 pub(crate) type Answered<'a> = Option<&'a dyn Fn() -> bool>;
@@ -68,10 +72,20 @@ impl Write for Io {
     }
 }
 
-/// One open connection.
+/// One open connection, with the buffer its responses are read into (kept for the next
+/// exchange: zeroing 32 KiB per call cost more than the call's own parsing).
 struct Conn {
     io: Io,
     http: ClientConn,
+    buf: Vec<u8>,
+    timeout: ReadTimeout,
+}
+
+impl Conn {
+    fn new(io: Io, config: &Config) -> Self {
+        let (buf, timeout) = (vec![0u8; READ_BUF], ReadTimeout::default());
+        Self { io, http: ClientConn::new(config.clone()), buf, timeout }
+    }
 }
 
 /// Cuts one exchange from another thread: set before or after its socket exists.
@@ -159,7 +173,7 @@ impl Connector {
         // Nagle would hold each small request back (docs/design-notes.md#latency-tcp_nodelay).
         let _ = tcp.set_nodelay(true);
         if !target.tls {
-            return Ok(Conn { io: Io::Plain(tcp), http: ClientConn::new(self.config.clone()) });
+            return Ok(Conn::new(Io::Plain(tcp), &self.config));
         }
         let name = zest_net::tls_server_name(target)?;
         let session = rustls::ClientConnection::new(self.tls.clone(), name)
@@ -182,7 +196,7 @@ impl Connector {
             }
         }
         let _ = stream.sock.set_write_timeout(None);
-        Ok(Conn { io: Io::Tls(Box::new(stream)), http: ClientConn::new(self.config.clone()) })
+        Ok(Conn::new(Io::Tls(Box::new(stream)), &self.config))
     }
 }
 
@@ -338,7 +352,6 @@ fn run(
 fn reusable(conn: Conn, abort: &AbortCell, ended: Ended) -> Option<Box<Conn>> {
     abort.detach();
     if matches!(ended, Ended::Done(true)) && !abort.is_aborted() {
-        let _ = conn.io.tcp().set_read_timeout(None);
         return Some(Box::new(conn));
     }
     None
@@ -353,7 +366,6 @@ fn pump(
     mut attempt: Attempt,
     answered: Answered<'_>,
 ) -> Ended {
-    let mut buf = vec![0u8; 32 * 1024];
     let mut streaming = false;
     loop {
         while let Some(t) = conn.http.poll_transmit() {
@@ -388,7 +400,7 @@ fn pump(
         let has_answer = caller.is_some_and(|answered| answered());
         let read = if has_answer {
             let _ = conn.io.tcp().set_nonblocking(true);
-            let read = conn.io.read(&mut buf);
+            let read = conn.io.read(&mut conn.buf);
             let _ = conn.io.tcp().set_nonblocking(false);
             read
         } else {
@@ -396,12 +408,12 @@ fn pump(
                 at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
             });
             let wait = until.into_iter().chain(caller.map(|_| GLANCE)).min();
-            let _ = conn.io.tcp().set_read_timeout(wait);
-            conn.io.read(&mut buf)
+            conn.timeout.set(conn.io.tcp(), wait);
+            conn.io.read(&mut conn.buf)
         };
         match read {
             Ok(0) => conn.http.handle_end(),
-            Ok(n) => conn.http.handle_data(&buf[..n]),
+            Ok(n) => conn.http.handle_data(&conn.buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
                 let now = Instant::now();

@@ -38,6 +38,7 @@ use zest_core::runtime::{backlog_exceeds, transmit_bytes, WriteQueue, WriteStep}
 
 use super::hub::{Hub, HubExt};
 use crate::link::{lock, Signal};
+use crate::read_timeout::ReadTimeout;
 use crate::workers::Workers;
 
 const READ_BUF: usize = 16 * 1024;
@@ -246,7 +247,7 @@ impl Conn {
         let retired = Retired::default();
         SERVING.with(|s| *s.borrow_mut() = Some((self.clone(), Some(retired.clone()))));
         let mut buf = vec![0u8; READ_BUF];
-        let mut timeout = None;
+        let mut timeout = ReadTimeout::default();
         loop {
             match self.serve(Some(&retired)) {
                 Served::Open => {}
@@ -254,10 +255,7 @@ impl Conn {
                 Served::Retired => return false,
             }
             let deadline = lock(&self.io).conn.poll_timeout();
-            let wanted = deadline.map(|at| until(at, Instant::now()));
-            if wanted != timeout && socket.set_read_timeout(wanted).is_ok() {
-                timeout = wanted;
-            }
+            timeout.set(&socket, deadline.map(|at| until(at, Instant::now())));
             let read = socket.read(&mut buf);
             let mut io = lock(&self.io);
             let now = Instant::now();
