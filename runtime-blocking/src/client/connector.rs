@@ -79,18 +79,22 @@ struct Conn {
     http: ClientConn,
     buf: Vec<u8>,
     timeout: ReadTimeout,
+    /// A second handle on the socket, which an exchange's [`AbortCell`] shuts it down with
+    /// (made once per connection, not per exchange).
+    cut: Option<Arc<TcpStream>>,
 }
 
 impl Conn {
     fn new(io: Io, config: &Config) -> Self {
         let (buf, timeout) = (vec![0u8; READ_BUF], ReadTimeout::default());
-        Self { io, http: ClientConn::new(config.clone()), buf, timeout }
+        let cut = io.tcp().try_clone().ok().map(Arc::new);
+        Self { io, http: ClientConn::new(config.clone()), buf, timeout, cut }
     }
 }
 
 /// Cuts one exchange from another thread: set before or after its socket exists.
 #[derive(Default)]
-pub(crate) struct AbortCell(Mutex<(bool, Option<TcpStream>)>);
+pub(crate) struct AbortCell(Mutex<(bool, Option<Arc<TcpStream>>)>);
 
 impl AbortCell {
     /// Cuts the exchange: its socket is shut down and nothing more of it is reported.
@@ -106,11 +110,12 @@ impl AbortCell {
         lock(&self.0).0
     }
 
-    /// Notes the socket the exchange runs on; false if it was aborted already.
-    fn attach(&self, socket: &TcpStream) -> bool {
+    /// Notes the socket the exchange runs on (a handle that can shut it down); false if it
+    /// was aborted already.
+    fn attach(&self, socket: Option<&Arc<TcpStream>>) -> bool {
         let mut cell = lock(&self.0);
         if !cell.0 {
-            cell.1 = socket.try_clone().ok();
+            cell.1 = socket.cloned();
         }
         !cell.0
     }
@@ -329,7 +334,7 @@ fn run(
     reused: bool,
     answered: Answered<'_>,
 ) -> Ran {
-    if !abort.attach(conn.io.tcp()) {
+    if !abort.attach(conn.cut.as_ref()) {
         return Ran::Done(None);
     }
     if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
