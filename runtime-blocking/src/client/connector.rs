@@ -29,6 +29,15 @@ const GLANCE: Duration = Duration::from_millis(10);
 /// The size of a connection's read buffer.
 const READ_BUF: usize = 32 * 1024;
 
+/// Where an exchange reports its events: all that one read brought at a time (they are
+/// taken out of the list), of one stream; false once nobody wants more.
+pub(crate) type Emit<'a> = dyn FnMut(StreamId, &mut Vec<OwnedEvent>) -> bool + 'a;
+
+/// Reports one event through `emit`.
+fn emit_one(emit: &mut Emit<'_>, stream: StreamId, event: OwnedEvent) -> bool {
+    emit(stream, &mut vec![event])
+}
+
 /// Whether the caller performing an exchange has its answer.
 pub(crate) type Answered<'a> = Option<&'a dyn Fn() -> bool>;
 
@@ -217,12 +226,12 @@ pub(crate) fn exchange(
     stream: StreamId,
     request: HttpRequest,
     abort: &AbortCell,
-    emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+    emit: &mut Emit<'_>,
     answered: Answered<'_>,
 ) -> Option<Rest> {
     let mut fail = |failure| {
         if !abort.is_aborted() {
-            emit(stream, OwnedEvent::Failed(failure));
+            emit_one(emit, stream, OwnedEvent::Failed(failure));
         }
     };
     let target = match Target::from_uri(&request.uri) {
@@ -246,7 +255,7 @@ pub(crate) fn exchange(
         },
     };
     let retry = reused.then(|| request.clone());
-    let try_on = |conn, request, emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool, reused| {
+    let try_on = |conn, request, emit: &mut Emit<'_>, reused| {
         run(conn, stream, request, abort, emit, reused, answered)
     };
     let conn = match try_on(conn, request, emit, retry.is_some()) {
@@ -262,7 +271,7 @@ pub(crate) fn exchange(
                 },
                 Err(failure) => {
                     if !abort.is_aborted() {
-                        emit(stream, OwnedEvent::Failed(failure));
+                        emit_one(emit, stream, OwnedEvent::Failed(failure));
                     }
                     return None;
                 }
@@ -282,12 +291,7 @@ pub(crate) struct Rest {
 
 impl Rest {
     /// Reads and reports the rest of the response until it ends.
-    pub(crate) fn finish(
-        self,
-        connector: &Connector,
-        abort: &AbortCell,
-        emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
-    ) {
+    pub(crate) fn finish(self, connector: &Connector, abort: &AbortCell, emit: &mut Emit<'_>) {
         let Self { mut conn, target } = self;
         let ended = pump(&mut conn, abort, emit, Attempt::new(false), None);
         let conn = reusable(*conn, abort, ended);
@@ -330,7 +334,7 @@ fn run(
     stream: StreamId,
     request: HttpRequest,
     abort: &AbortCell,
-    emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+    emit: &mut Emit<'_>,
     reused: bool,
     answered: Answered<'_>,
 ) -> Ran {
@@ -338,7 +342,7 @@ fn run(
         return Ran::Done(None);
     }
     if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
-        emit(stream, OwnedEvent::Failed(failure));
+        emit_one(emit, stream, OwnedEvent::Failed(failure));
         abort.detach();
         return Ran::Done(None);
     }
@@ -367,11 +371,12 @@ fn reusable(conn: Conn, abort: &AbortCell, ended: Ended) -> Option<Box<Conn>> {
 fn pump(
     conn: &mut Conn,
     abort: &AbortCell,
-    emit: &mut dyn FnMut(StreamId, OwnedEvent) -> bool,
+    emit: &mut Emit<'_>,
     mut attempt: Attempt,
     answered: Answered<'_>,
 ) -> Ended {
     let mut streaming = false;
+    let mut batch = (StreamId::STDIO, Vec::new());
     loop {
         while let Some(t) = conn.http.poll_transmit() {
             let written = match t {
@@ -387,16 +392,24 @@ fn pump(
                 conn.http.handle_write_failed(TransportFailure::Reset(e.to_string()));
             }
         }
-        while let Some((s, event)) = conn.http.poll_event() {
-            let step = attempt.event(&event);
+        // What one read brought is reported at once: one turn of the session, not one each.
+        let mut last = false;
+        while !last {
+            let Some((s, event)) = conn.http.poll_event() else { break };
+            last = attempt.event(&event) == AttemptStep::Last;
             streaming |= is_event_stream(&event);
-            if abort.is_aborted() || !emit(s, event) {
-                // Cut, or the session is over: nobody reads the rest.
+            if batch.0 != s && !batch.1.is_empty() && !emit(batch.0, &mut batch.1) {
                 return Ended::Done(false);
             }
-            if step == AttemptStep::Last {
-                return Ended::Done(conn.http.is_reusable());
-            }
+            batch.0 = s;
+            batch.1.push(event);
+        }
+        if !batch.1.is_empty() && (abort.is_aborted() || !emit(batch.0, &mut batch.1)) {
+            // Cut, or the session is over: nobody reads the rest.
+            return Ended::Done(false);
+        }
+        if last {
+            return Ended::Done(conn.http.is_reusable());
         }
         let deadline = conn.http.poll_timeout();
         // A caller reads a stream only until its answer is in (whichever way it came), and

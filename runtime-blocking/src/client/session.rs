@@ -36,7 +36,7 @@ use zest_core::runtime::{
 use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::RequestOptions;
 
-use super::connector::{self, AbortCell, Connector};
+use super::connector::{self, AbortCell, Connector, Emit};
 use super::progress::{CallProgress, ProgressRunner};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Signal, Slot, Wake};
 use crate::workers::Workers;
@@ -314,6 +314,17 @@ impl Session {
             // Taken here, so that this thread performs only what its own drain opened.
             (out, (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort)))
         });
+        self.deliver(deliveries);
+        if self.http.is_some() {
+            self.perform_http(exchanges, waits);
+        } else {
+            self.write(role);
+        }
+        out
+    }
+
+    /// Hands out what a turn of the lock decided (unlocked).
+    fn deliver(&self, deliveries: Deliveries) {
         for delivery in deliveries.outcomes {
             delivery.deliver();
         }
@@ -326,12 +337,6 @@ impl Session {
         for (handlers, tokens) in deliveries.tokens {
             handlers.tokens_changed(&tokens);
         }
-        if self.http.is_some() {
-            self.perform_http(exchanges, waits);
-        } else {
-            self.write(role);
-        }
-        out
     }
 
     /// Writes what the reader queued on a worker thread: a peer that stopped reading then
@@ -468,16 +473,26 @@ impl Session {
 /// Over HTTP: exchanges (on the caller's thread or threads of their own) instead of frames
 /// on a pipe.
 impl Session {
-    /// Feeds one event of exchange `stream` (on its thread); false once nobody wants more.
-    fn feed_http(&self, stream: StreamId, event: OwnedEvent) -> bool {
-        let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
-        self.drive(Role::WritesAside, |st, now| {
-            if end && st.exchanges.remove(&stream).is_some() {
-                self.exchange_ended.notify_all();
+    /// Feeds events of exchange `stream` (on its thread; taken out of `events`) in one turn
+    /// of the lock, draining the machine after each; false once nobody wants more.
+    fn feed_http(&self, stream: StreamId, events: &mut Vec<OwnedEvent>) -> bool {
+        let mut deliveries = Deliveries::default();
+        let (open, exchanges) = link::no_join(|| {
+            let mut st = lock(&self.state);
+            let now = Instant::now();
+            for event in events.drain(..) {
+                let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
+                if end && st.exchanges.remove(&stream).is_some() {
+                    self.exchange_ended.notify_all();
+                }
+                st.machine.handle_input(event.input(now, stream));
+                self.drain(&mut st, &mut deliveries);
             }
-            st.machine.handle_input(event.input(now, stream));
-            !st.closed
-        })
+            (!st.closed, (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort)))
+        });
+        self.deliver(deliveries);
+        self.perform_http(exchanges, None);
+        open
     }
 
     /// Drains the machine over HTTP (under the lock): the exchanges to open and cut are
@@ -550,7 +565,7 @@ impl Session {
         &self,
         stream: StreamId,
         cell: Arc<AbortCell>,
-        job: impl FnOnce(&mut dyn FnMut(StreamId, OwnedEvent) -> bool) + Send + 'static,
+        job: impl FnOnce(&mut Emit<'_>) + Send + 'static,
     ) {
         let me = self.me.clone();
         let workers = lock(&self.state).workers.clone();
@@ -561,14 +576,14 @@ impl Session {
         };
         if let Err(e) = workers.run(work) {
             let failure = TransportFailure::Other(format!("cannot start a thread: {e}"));
-            self.feed_http(stream, OwnedEvent::Failed(failure));
+            self.feed_http(stream, &mut vec![OwnedEvent::Failed(failure)]);
         }
     }
 
     /// Where an exchange reports its events: the session, while it lives (false once
     /// nobody wants more).
-    fn emitter(me: Weak<Self>) -> impl FnMut(StreamId, OwnedEvent) -> bool {
-        move |s, event| me.upgrade().is_some_and(|session| session.feed_http(s, event))
+    fn emitter(me: Weak<Self>) -> impl FnMut(StreamId, &mut Vec<OwnedEvent>) -> bool {
+        move |s, events| me.upgrade().is_some_and(|session| session.feed_http(s, events))
     }
 
     /// Exchange `stream` ended, with or without a last event (cut, or nobody wanted the
