@@ -92,3 +92,33 @@ fn a_connection_whose_reader_answers_everything_takes_one_thread() {
     drop(conn);
     server.shutdown();
 }
+
+/// This process's open file descriptors, now.
+fn open_descriptors() -> usize {
+    std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count()
+}
+
+/// A connection's reader, writer and cutter share one descriptor: a copy each cost a `dup`
+/// and a `close` apiece for every connection (one per call under rmcp's client).
+#[test]
+fn an_open_connection_holds_one_descriptor_on_the_server() {
+    let _alone = alone();
+    let server = server();
+    let mut first = load::RawConn::connect(server.local_addr());
+    let session = load::open_session(&mut first);
+    let headers = load::session_headers(&session);
+    let before = open_descriptors();
+    let mut conns: Vec<load::RawConn> = Vec::new();
+    for id in 0..4 {
+        let mut conn = load::RawConn::connect(server.local_addr());
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+        conns.push(conn);
+    }
+    // Each open connection: the client's socket here and the server's one.
+    assert_eq!(open_descriptors() - before, 2 * conns.len());
+    drop(conns);
+    drop(first);
+    server.shutdown();
+}

@@ -68,7 +68,7 @@ pub(super) struct Conn {
     hub: Arc<Hub>,
     /// The socket again, to cut the connection without the IO lock (whose holder may be
     /// stuck writing to a client that does not read).
-    cut: TcpStream,
+    cut: Arc<TcpStream>,
     /// [`Config::max_backlog_bytes`].
     backlog_limit: usize,
     /// Runs once the connection has ended (the last reader calls it).
@@ -79,7 +79,8 @@ pub(super) struct Conn {
 
 struct Io {
     conn: ServerConn,
-    socket: TcpStream,
+    /// Shared with the reader and `cut` (one descriptor, not a copy each).
+    socket: Arc<TcpStream>,
     /// What the connection sends, joined into one write where small (a response's head
     /// and body went out in two `send`s, each a segment and a wake-up for the client).
     out: WriteQueue,
@@ -135,8 +136,8 @@ pub(super) fn spawn(
     // Nagle would hold small SSE events and JSON answers back
     // (docs/design-notes.md#latency-tcp_nodelay).
     let _ = socket.set_nodelay(true);
-    let reading = socket.try_clone()?;
-    let cut = socket.try_clone()?;
+    let socket = Arc::new(socket);
+    let (reading, cut) = (socket.clone(), socket.clone());
     let Shared { hub, config, ids, threads } = shared.clone();
     let backlog_limit = config.max_backlog_bytes;
     let conn = ServerConn::new(config, Instant::now(), ids);
@@ -206,6 +207,11 @@ impl Conn {
         }
     }
 
+    /// Shuts the socket down at once (past the shutdown's grace period).
+    pub(super) fn cut(&self) {
+        let _ = self.cut.shutdown(Shutdown::Both);
+    }
+
     /// The server is shutting down: close now if between requests, else once the answer
     /// under way is written.
     pub(super) fn stop(&self) {
@@ -230,7 +236,7 @@ impl Conn {
         self.wake.notify_one();
     }
 
-    fn start_reader(self: &Arc<Self>, socket: TcpStream) -> io::Result<()> {
+    fn start_reader(self: &Arc<Self>, socket: Arc<TcpStream>) -> io::Result<()> {
         let reader = self.clone();
         self.threads.run(move || {
             if reader.read_loop(socket) {
@@ -243,7 +249,7 @@ impl Conn {
     /// The reader: serves and reads until the connection is closed (true), or until a new
     /// reader took over while this one ran a handler (false). It serves before its first
     /// read: a reader that takes over may find a pipelined request waiting.
-    fn read_loop(self: &Arc<Self>, mut socket: TcpStream) -> bool {
+    fn read_loop(self: &Arc<Self>, socket: Arc<TcpStream>) -> bool {
         let retired = Retired::default();
         SERVING.with(|s| *s.borrow_mut() = Some((self.clone(), Some(retired.clone()))));
         let mut buf = vec![0u8; READ_BUF];
@@ -256,7 +262,7 @@ impl Conn {
             }
             let deadline = lock(&self.io).conn.poll_timeout();
             timeout.set(&socket, deadline.map(|at| until(at, Instant::now())));
-            let read = socket.read(&mut buf);
+            let read = (&*socket).read(&mut buf);
             let mut io = lock(&self.io);
             let now = Instant::now();
             match read {
@@ -435,8 +441,7 @@ impl Conn {
         if io.conn.is_closed() {
             return;
         }
-        let socket = io.socket.try_clone();
-        if socket.and_then(|s| self.start_reader(s)).is_ok() {
+        if self.start_reader(io.socket.clone()).is_ok() {
             let (_, retired) = queue.inline.take().expect("a reader runs a handler");
             retired.store(true, Ordering::Release);
         }
@@ -494,7 +499,7 @@ impl Io {
             if !close {
                 return;
             }
-            let _ = self.socket.flush();
+            let _ = (&*self.socket).flush();
             let _ = self.socket.shutdown(Shutdown::Write);
         }
     }
@@ -504,7 +509,7 @@ impl Io {
         loop {
             match self.out.poll_step() {
                 WriteStep::Write(bytes) => {
-                    let result = self.socket.write(&bytes);
+                    let result = (&*self.socket).write(&bytes);
                     drop(bytes);
                     self.out.handle_write_result(result)?;
                 }

@@ -15,7 +15,7 @@ mod hub;
 
 use std::collections::HashMap;
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
@@ -81,11 +81,10 @@ struct Done {
     set: Condvar,
 }
 
-/// The open connections: their channel (to wake them at shutdown) and a handle on their
-/// socket (to cut them once the grace period is over).
+/// The open connections, to stop at shutdown and to cut once its grace period is over.
 #[derive(Default)]
 struct Conns {
-    open: Mutex<HashMap<u64, (ToConn, TcpStream)>>,
+    open: Mutex<HashMap<u64, ToConn>>,
     changed: Condvar,
 }
 
@@ -234,7 +233,6 @@ fn run(
         }
         // Out of descriptors, or a connection reset before accept: go on.
         let Ok(socket) = accepted else { continue };
-        let Ok(handle) = socket.try_clone() else { continue };
         next_id += 1;
         let id = next_id;
         // Filed before its threads start, so that its end (which removes it) comes after.
@@ -246,12 +244,12 @@ fn run(
         };
         // Without threads for it the connection is dropped (closed) at once.
         if let Ok(conn) = conn::spawn(&shared, socket, done) {
-            open.insert(id, (conn, handle));
+            open.insert(id, conn);
         }
     }
     drop(listener);
     // Connections between requests close now; the others once their answer is written.
-    for (conn, _) in lock(&conns.open).values() {
+    for conn in lock(&conns.open).values() {
         conn.stop();
     }
     hub.wait_idle(Instant::now() + grace);
@@ -262,8 +260,8 @@ fn run(
         let now = Instant::now();
         if now >= deadline {
             // Past the grace period: cut what is left (a client that stopped reading).
-            for (_, socket) in open.values() {
-                let _ = socket.shutdown(Shutdown::Both);
+            for conn in open.values() {
+                conn.cut();
             }
             break;
         }
