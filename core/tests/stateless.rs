@@ -67,6 +67,14 @@ impl Harness {
         self.written.iter().rev().find(|m| m["id"] == id).expect("answered")
     }
 
+    /// Sends request `id`, a `tools/call` of `echo` ("hi") with `meta`; what the app gets.
+    fn call_echo(&mut self, id: &str, meta: &str) -> Event<Handler> {
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{meta}}}}}"#
+        ));
+        self.events.pop().expect("a call")
+    }
+
     fn request(&mut self, id: &str, method: &str, params: &str) -> Value {
         self.send(&format!(
             r#"{{"jsonrpc":"2.0","id":"{id}","method":"{method}","params":{{{params}}}}}"#
@@ -141,10 +149,7 @@ fn a_call_reaches_the_app_with_the_client_its_meta_describes() {
 #[test]
 fn a_request_without_a_log_level_gets_no_logs() {
     let mut h = Harness::new(modern_config());
-    h.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{META}}}}}"#
-    ));
-    let Some(Event::Call { id, .. }) = h.events.pop() else { panic!("no call") };
+    let Event::Call { id, .. } = h.call_echo("c", META) else { panic!("no call") };
     let now = h.now;
     h.server.log(now, Some(&id), LoggingLevel::Emergency, None, json!("x")).unwrap();
     h.drain();
@@ -605,13 +610,8 @@ fn each_request_is_served_with_the_client_its_own_meta_describes() {
     // The server reads an unchanged `_meta` once; a changed one is read again.
     let mut h = Harness::new(modern_config());
     let other = META.replace(r#""name":"modern""#, r#""name":"other""#);
-    for (id, meta, name) in
-        [("1", META, "modern"), ("2", other.as_str(), "other"), ("3", META, "modern")]
-    {
-        h.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{meta}}}}}"#
-        ));
-        let Some(Event::Call { context, .. }) = h.events.pop() else { panic!("no call {id}") };
+    for (id, meta, name) in [("1", META, "modern"), ("2", &other, "other"), ("3", META, "modern")] {
+        let Event::Call { context, .. } = h.call_echo(id, meta) else { panic!("no call {id}") };
         assert_eq!(context.session.expect("a client").client_info.name, name, "request {id}");
     }
 }
@@ -620,10 +620,7 @@ fn each_request_is_served_with_the_client_its_own_meta_describes() {
 fn a_result_with_a_meta_of_its_own_keeps_it() {
     // Results without `_meta` get the server's info spliced in; one with it is left alone.
     let mut h = Harness::new(modern_config());
-    h.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{META}}}}}"#
-    ));
-    let Some(Event::Call { id, .. }) = h.events.pop() else { panic!("no call") };
+    let Event::Call { id, .. } = h.call_echo("m", META) else { panic!("no call") };
     let now = h.now;
     let own = json!({"content": [], "_meta": {"mine": 1}});
     h.server.respond(now, id, Ok(RawJson::from(own))).unwrap();
