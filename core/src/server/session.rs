@@ -24,17 +24,19 @@ use crate::schema::{
 pub(crate) struct Shared<H> {
     pub(crate) config: ServerConfig,
     pub(crate) registry: Registry<H>,
-    /// What a complete 2026-07-28 result gains, as member text: its `resultType` and the
-    /// `_meta` naming this server (made once, not per result).
+    /// The `_meta` naming this server that 2026-07-28 results carry (made once).
+    pub(crate) server_meta: serde_json::Value,
+    /// What a complete 2026-07-28 result gains, as member text: its `resultType` and
+    /// `server_meta`.
     pub(crate) complete_members: String,
 }
 
 impl<H> Shared<H> {
     pub(crate) fn new(config: ServerConfig, registry: Registry<H>) -> Self {
-        let meta = serde_json::json!({ crate::schema::SERVER_INFO_KEY: config.server_info });
+        let server_meta = serde_json::json!({ crate::schema::SERVER_INFO_KEY: config.server_info });
         let complete = crate::schema::RESULT_COMPLETE;
-        let complete_members = format!("\"resultType\":\"{complete}\",\"_meta\":{meta}");
-        Self { config, registry, complete_members }
+        let complete_members = format!("\"resultType\":\"{complete}\",\"_meta\":{server_meta}");
+        Self { config, registry, server_meta, complete_members }
     }
 }
 

@@ -22,7 +22,6 @@ use crate::rpc::{RoundEntry, StatelessEntry};
 use crate::schema::{
     ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, ProtocolVersion,
     CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE, RESULT_INPUT_REQUIRED,
-    SERVER_INFO_KEY,
 };
 use crate::transport::TransportKind;
 
@@ -192,8 +191,7 @@ impl<H: Clone> Session<H> {
 
     /// `_meta` naming this server, as results of this revision SHOULD carry.
     fn server_info_meta(&self) -> (&'static str, Value) {
-        let info = serde_json::to_value(&self.shared.config.server_info).unwrap_or_default();
-        ("_meta", serde_json::json!({ SERVER_INFO_KEY: info }))
+        ("_meta", self.shared.server_meta.clone())
     }
 
     fn discover(&self) -> DiscoverResult {

@@ -168,7 +168,7 @@ pub(super) fn stateless_headers(
     }
     let named: Option<Named> = params.and_then(|p| p.parse().ok());
     let named = named.and_then(|n| if method == "resources/read" { n.uri } else { n.name });
-    if named.is_none() || header("mcp-name") != Some(named.clone()) {
+    if named.is_none() || header("mcp-name").flatten() != named {
         return Err(mismatch("Mcp-Name"));
     }
     Ok(named)
