@@ -177,7 +177,7 @@ impl Session {
         waits: bool,
     ) -> Result<RequestId, CallError> {
         let answered = waits.then(|| slot.clone());
-        self.drive_as(Role::WritesHere, answered.as_ref(), |st, now| {
+        self.drive_as(Role::WritesHere, answered.as_ref(), |st, now, _| {
             let id =
                 st.machine.request(now, method, Some(params), opts).map_err(CallError::Usage)?;
             st.dispatch.insert(id.clone(), None, CallSlot(slot), on_progress);
@@ -294,37 +294,27 @@ impl Session {
     /// Locks the machine, runs `f`, drains, unlocks; then delivers outcomes and writes the
     /// frames (or, on the reader, has them written).
     fn drive<T>(&self, role: Role, f: impl FnOnce(&mut State, Instant) -> T) -> T {
-        self.drive_as(role, None, f)
+        self.drive_as(role, None, |st, now, _| f(st, now))
     }
 
-    /// [`drive`](Self::drive); with the slot of a call whose caller waits for it, an HTTP
+    /// [`drive`](Self::drive), where `f` may also drain between inputs (into the
+    /// deliveries it is given); with the slot of a call whose caller waits for it, an HTTP
     /// exchange this drive alone opened is performed on this thread (see
     /// [`perform_http`](Self::perform_http)).
     fn drive_as<T>(
         &self,
         role: Role,
         waits: Option<&Outcome>,
-        f: impl FnOnce(&mut State, Instant) -> T,
+        f: impl FnOnce(&mut State, Instant, &mut Deliveries) -> T,
     ) -> T {
         let mut deliveries = Deliveries::default();
         let (out, exchanges) = link::no_join(|| {
             let mut st = lock(&self.state);
-            let out = f(&mut st, Instant::now());
+            let out = f(&mut st, Instant::now(), &mut deliveries);
             self.drain(&mut st, &mut deliveries);
             // Taken here, so that this thread performs only what its own drain opened.
             (out, (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort)))
         });
-        self.deliver(deliveries);
-        if self.http.is_some() {
-            self.perform_http(exchanges, waits);
-        } else {
-            self.write(role);
-        }
-        out
-    }
-
-    /// Hands out what a turn of the lock decided (unlocked).
-    fn deliver(&self, deliveries: Deliveries) {
         for delivery in deliveries.outcomes {
             delivery.deliver();
         }
@@ -337,6 +327,12 @@ impl Session {
         for (handlers, tokens) in deliveries.tokens {
             handlers.tokens_changed(&tokens);
         }
+        if self.http.is_some() {
+            self.perform_http(exchanges, waits);
+        } else {
+            self.write(role);
+        }
+        out
     }
 
     /// Writes what the reader queued on a worker thread: a peer that stopped reading then
@@ -476,23 +472,17 @@ impl Session {
     /// Feeds events of exchange `stream` (on its thread; taken out of `events`) in one turn
     /// of the lock, draining the machine after each; false once nobody wants more.
     fn feed_http(&self, stream: StreamId, events: &mut Vec<OwnedEvent>) -> bool {
-        let mut deliveries = Deliveries::default();
-        let (open, exchanges) = link::no_join(|| {
-            let mut st = lock(&self.state);
-            let now = Instant::now();
+        self.drive_as(Role::WritesAside, None, |st, now, deliveries| {
             for event in events.drain(..) {
                 let end = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
                 if end && st.exchanges.remove(&stream).is_some() {
                     self.exchange_ended.notify_all();
                 }
                 st.machine.handle_input(event.input(now, stream));
-                self.drain(&mut st, &mut deliveries);
+                self.drain(st, deliveries);
             }
-            (!st.closed, (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort)))
-        });
-        self.deliver(deliveries);
-        self.perform_http(exchanges, None);
-        open
+            !st.closed
+        })
     }
 
     /// Drains the machine over HTTP (under the lock): the exchanges to open and cut are
