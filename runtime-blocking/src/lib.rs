@@ -3,9 +3,11 @@
 //! - [`Client::spawn`] runs an MCP server as a child process over stdio. Calls block the
 //!   calling thread and may come from many threads at once. The child runs in its own process
 //!   group and is always shut down and reaped: close stdin, wait, SIGTERM, wait, SIGKILL.
-//! - [`serve_stdio`] / [`serve`] serve a [`Registry`] of plain closures; each request runs
-//!   on a thread of its own with a [`RequestContext`] (progress, logging, cancellation,
-//!   asking the client for sampling).
+//! - [`serve_stdio`] / [`serve`] serve a [`Registry`] of plain closures with a
+//!   [`RequestContext`] (progress, logging, cancellation, asking the client for sampling); a
+//!   request runs on the thread that read it, and one that runs for more than 5–10 ms (or
+//!   asks the client something) lets a new thread read on, so no request waits long behind
+//!   another.
 //! - [`Client::connect`] / [`Client::connect_to`] reach a server over Streamable HTTP or
 //!   legacy HTTP+SSE (`http` and `https`): the same [`Client`] and [`ClientApi`]; a caller
 //!   performs its request's exchange itself up to a JSON answer, and an event stream is read

@@ -57,6 +57,8 @@ pub(crate) fn may_join() -> bool {
 pub(crate) enum Role {
     WritesAside,
     WritesHere,
+    /// The stdio server's reader while it runs handlers: it writes at the end of its turn.
+    Defers,
 }
 
 /// Locks, ignoring poisoning (every critical section leaves its data consistent).

@@ -12,7 +12,8 @@ use zest_core::runtime::{Link, PeerCall, Report};
 
 use super::ServerHandle;
 
-/// The context of one client request, passed to its handler (which runs on its own thread):
+/// The context of one client request, passed to its handler (which runs on a thread of its
+/// own, or first on the stdio server's reader):
 /// `request_id()`, `is_cancelled()`, `progress(..)`, `log(..)`, `log_as(..)` and the client
 /// requests of [`PeerApi`](crate::PeerApi), the same methods as on every runtime.
 ///

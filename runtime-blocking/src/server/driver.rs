@@ -1,16 +1,18 @@
 //! The server's session: the core machine under one lock, driven by whichever thread has an
 //! input (see [`crate::link`]):
 //!
-//! - the reader feeds the client's bytes and drains; a call to a handler starts it on a
-//!   thread of its own;
+//! - the reader feeds the client's bytes and drains, runs the handlers they start itself and
+//!   writes their answers at the end of its turn (see [`super::reader`]); a handler started
+//!   elsewhere, or queued behind one that runs long, runs on a thread of its own;
 //! - that handler thread feeds its answer (and its progress, logs and requests to the client)
 //!   and writes the resulting frames itself;
 //! - the supervisor (the thread that called `serve`) feeds due deadlines, has what the
 //!   reader queued written on a worker thread (the reader never writes), and returns once the
 //!   session has closed and its last frames are written (or 5 s have passed).
 
+use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -28,6 +30,7 @@ use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::server::{Broadcast, Call, CallContext, Server};
 
 use super::context::{Feed, SessionLink};
+use super::reader::{on_active_reader, ReadInto, Reading, Tick, TICK};
 use super::{handle_on, Broadcaster, RequestContext};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
@@ -36,10 +39,15 @@ pub(crate) struct ServerSession<W> {
     me: Weak<Self>,
     state: Mutex<State>,
     out: Arc<Outbox<W>>,
-    /// `ServerConfig::max_backlog_bytes`: past it, nothing more is read from the client, and
-    /// one that does not read is cut off.
-    backlog_limit: usize,
+    /// The reader's backlog rule (`ServerConfig::max_backlog_bytes`: past it, nothing more is
+    /// read from the client, and one that does not read is cut off).
+    watch: Mutex<BacklogWatch>,
+    /// The client's input and its reader threads, once supervising started.
+    reading: OnceLock<Arc<Reading>>,
 }
+
+/// A handler to run, as a thread runs it.
+type Job = Box<dyn FnOnce() + Send>;
 
 struct State {
     machine: Server<SyncHandler<RequestContext>>,
@@ -50,6 +58,8 @@ struct State {
     pending: Vec<Bytes>,
     closed: Option<CloseReason>,
     workers: Workers,
+    /// Handlers the active reader runs in its turn, in the order they were read.
+    on_reader: VecDeque<(RequestId, Job)>,
 }
 
 impl<W: Write + Send + 'static> ServerSession<W> {
@@ -66,39 +76,41 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             pending: Vec::new(),
             closed: None,
             workers: Workers::new("zest-handler"),
+            on_reader: VecDeque::new(),
         };
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
             state: Mutex::new(state),
             out: Outbox::new(writer),
-            backlog_limit,
+            watch: Mutex::new(BacklogWatch::new(backlog_limit)),
+            reading: OnceLock::new(),
         })
     }
 
-    /// Feeds one read of the client's bytes (on the reader thread); false once the session
-    /// is over.
-    /// While more than `max_backlog_bytes` wait for the client, the reader reads nothing more
-    /// (`watch`); a client that takes nothing meanwhile is cut off.
-    pub(crate) fn feed_read(&self, event: StreamEvent<'_>, watch: &mut BacklogWatch) -> bool {
-        let feed = |st: &mut State, now, event| {
-            st.machine
-                .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
-            st.closed.is_none()
-        };
-        if !self.drive(Role::WritesAside, |st, now| feed(st, now, event)) {
-            return false;
-        }
-        if self.out.hold_reader(watch) {
-            return true;
-        }
-        // The client does not take what it is sent: what waits was dropped; the session ends.
-        let event = StreamEvent::Failed(not_reading(watch.limit()));
-        self.drive(Role::WritesAside, |st, now| feed(st, now, event))
+    /// Starts reading `input` on a reader thread.
+    pub(crate) fn start_reading(self: &Arc<Self>, reading: Arc<Reading>) -> std::io::Result<()> {
+        let reading = self.reading.get_or_init(|| reading);
+        reading.start(self.clone())
     }
 
-    /// The rule the reader holds to (see [`feed_read`](Self::feed_read)).
-    pub(crate) fn backlog_watch(&self) -> BacklogWatch {
-        BacklogWatch::new(self.backlog_limit)
+    /// Retires the active reader and starts a new one; the handlers queued behind the old
+    /// one go to threads of their own, and what it had not written is written aside.
+    fn hand_reading_over(self: &Arc<Self>) {
+        let Some(reading) = self.reading.get() else { return };
+        let (jobs, workers) = {
+            let mut st = lock(&self.state);
+            if reading.hand_over(self.clone()).is_err() {
+                // No thread to spare: the old reader goes on, and is looked at again.
+                return;
+            }
+            (std::mem::take(&mut st.on_reader), st.workers.clone())
+        };
+        for (id, job) in jobs {
+            if let Err(e) = workers.run(job) {
+                self.drive(Role::WritesAside, |st, now| cannot_start(st, now, id, &e));
+            }
+        }
+        self.write_aside();
     }
 
     /// The supervisor: runs until the session closes, writes what is left, returns why.
@@ -107,11 +119,14 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         loop {
             match self.out.next() {
                 Wake::Write => self.write_aside(),
-                Wake::Due => self.drive(Role::WritesAside, |st, now| {
-                    if st.machine.poll_timeout().is_some_and(|at| at <= now) {
-                        st.machine.handle_input(Input::Timeout(now));
-                    }
-                }),
+                Wake::Due => {
+                    self.drive(Role::WritesAside, |st, now| {
+                        if st.machine.poll_timeout().is_some_and(|at| at <= now) {
+                            st.machine.handle_input(Input::Timeout(now));
+                        }
+                    });
+                    self.watch_reader();
+                }
                 Wake::CloseAsked => {}
                 Wake::Closed => break,
             }
@@ -124,15 +139,29 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         })
     }
 
+    /// The supervisor's look at a busy reader: one stuck in its turn is replaced.
+    fn watch_reader(&self) {
+        let (Some(reading), Some(me)) = (self.reading.get(), self.me.upgrade()) else { return };
+        match reading.tick() {
+            Tick::Idle => return,
+            Tick::Stuck => me.hand_reading_over(),
+            Tick::Again => {}
+        }
+        self.out.wake_by(Some(Instant::now() + TICK));
+    }
+
     /// Locks the machine, runs `f`, drains, unlocks; then completes peer requests and writes
-    /// the frames (or, on the reader, has them written).
+    /// the frames (or, on the reader, has them written). `Role::Defers` (a handler's inputs)
+    /// leaves them to the reader's turn if this thread is the active reader, decided under
+    /// the lock (where readers are retired), and writes them here otherwise.
     fn drive<T>(&self, role: Role, f: impl FnOnce(&mut State, Instant) -> T) -> T {
         let mut answered = Vec::new();
-        let out = link::no_join(|| {
+        let (out, role) = link::no_join(|| {
             let mut st = lock(&self.state);
             let out = f(&mut st, Instant::now());
             self.drain(&mut st, &mut answered);
-            out
+            let defers = role == Role::Defers;
+            (out, if defers && !on_active_reader() { Role::WritesHere } else { role })
         });
         for delivery in answered {
             delivery.deliver();
@@ -152,6 +181,9 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     }
 
     fn write(&self, role: Role) {
+        if role == Role::Defers {
+            return;
+        }
         if let Some(e) = self.out.flush(role == Role::WritesHere) {
             let why = format!("writing: {e}");
             self.drive(Role::WritesHere, |st, now| {
@@ -198,7 +230,8 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         self.out.wake_by(st.machine.poll_timeout());
     }
 
-    /// Runs a handler on a thread of its own; that thread then feeds the answer.
+    /// Runs a handler on the active reader (when it drains) or on a thread of its own; that
+    /// thread then feeds the answer.
     fn run_handler(
         &self,
         st: &mut State,
@@ -213,29 +246,84 @@ impl<W: Write + Send + 'static> ServerSession<W> {
         let link = SessionLink::new(me.clone(), server);
         let ctx = RequestContext::new(id.clone(), cancelled.clone(), link).with_session(context);
         let done_id = id.clone();
-        let spawned = st.workers.run(move || {
+        let job = move || {
             let result = answer_caught(|| handler.run(&ctx, call));
             drop(ctx);
-            me.drive(Role::WritesHere, |st, now| {
+            me.drive(Role::Defers, |st, now| {
                 st.dispatch.finished(&done_id);
                 // Err: the client cancelled it or the session closed; nothing to send.
                 let _ = st.machine.respond(now, done_id, result);
             });
-        });
-        if let Err(e) = spawned {
-            st.dispatch.finished(&id);
-            let result = Err(internal(&format!("cannot start a handler thread: {e}")));
-            let _ = st.machine.respond(Instant::now(), id, result);
+        };
+        if on_active_reader() {
+            st.on_reader.push_back((id, Box::new(job)));
+        } else if let Err(e) = st.workers.run(job) {
+            cannot_start(st, Instant::now(), id, &e);
         }
+    }
+}
+
+/// Answers a call whose handler thread could not start.
+fn cannot_start(st: &mut State, now: Instant, id: RequestId, e: &std::io::Error) {
+    st.dispatch.finished(&id);
+    let result = Err(internal(&format!("cannot start a handler thread: {e}")));
+    let _ = st.machine.respond(now, id, result);
+}
+
+impl<W: Write + Send + 'static> ReadInto for ServerSession<W> {
+    /// While more than `max_backlog_bytes` wait for the client, the reader reads nothing more;
+    /// a client that takes nothing meanwhile is cut off.
+    fn feed(&self, event: StreamEvent<'_>) -> bool {
+        let feed = |st: &mut State, now, event| {
+            st.machine
+                .handle_input(Input::Receive(now, Receive { stream: StreamId::STDIO, event }));
+            st.closed.is_none()
+        };
+        if !self.drive(Role::WritesAside, |st, now| feed(st, now, event)) {
+            return false;
+        }
+        let mut watch = lock(&self.watch);
+        if self.out.hold_reader(&mut watch) {
+            return true;
+        }
+        // The client does not take what it is sent: what waits was dropped; the session ends.
+        let event = StreamEvent::Failed(not_reading(watch.limit()));
+        drop(watch);
+        self.drive(Role::WritesAside, |st, now| feed(st, now, event))
+    }
+
+    fn run_next(&self) -> bool {
+        let job = {
+            let mut st = lock(&self.state);
+            if !on_active_reader() {
+                return false;
+            }
+            st.on_reader.pop_front()
+        };
+        job.map(|(_, job)| job()).is_some()
+    }
+
+    fn write_turn(&self) {
+        self.write(Role::WritesHere);
+    }
+
+    fn tick_soon(&self) {
+        self.out.wake_by(Some(Instant::now() + TICK));
     }
 }
 
 impl<W: Write + Send + 'static> Feed for ServerSession<W> {
     fn report(&self, report: Report) -> Result<(), UsageError> {
-        self.drive(Role::WritesHere, |st, now| report.apply(now, &mut st.machine))
+        self.drive(Role::Defers, |st, now| report.apply(now, &mut st.machine))
     }
 
     fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
+        if on_active_reader() {
+            // The client's answer must be read while this handler waits for it.
+            if let Some(me) = self.me.upgrade() {
+                me.hand_reading_over();
+            }
+        }
         let slot = Arc::new(Slot::new());
         // A request the machine refuses is answered at once, in the slot.
         self.drive(Role::WritesHere, |st, now| {

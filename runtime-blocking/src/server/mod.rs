@@ -1,10 +1,11 @@
-//! The stdio server: a reader thread, handler threads (one per running request, idle ones
-//! reused) and the calling thread as supervisor; each feeds the core server machine under a
-//! lock (see [`driver`]).
+//! The stdio server: a reader thread that also runs the calls it reads (see [`reader`]),
+//! handler threads for the calls that must not wait for it (idle ones reused) and the calling
+//! thread as supervisor; each feeds the core server machine under a lock (see [`driver`]).
 
 mod context;
 mod driver;
 mod handle;
+mod reader;
 
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use zest_core::handler::SyncHandler;
 use zest_core::io::TransportFailure;
 use zest_core::server::{Server, ServerConfig};
 
-use crate::{child, link};
+use crate::link;
 pub(crate) use context::Feed;
 pub use context::{RequestContext, SessionLink};
 use driver::ServerSession;
@@ -30,8 +31,8 @@ pub type Registry = zest_core::server::Registry<SyncHandler<RequestContext>>;
 
 /// Serves one session on this process's stdin and stdout until stdin ends; returns why the
 /// session closed. Stdout carries only protocol frames (handlers MUST NOT print to it); frames
-/// are written and flushed by the thread that produced them (a handler's answer by its own
-/// thread), in order. Log to stderr.
+/// are written in order, the answers of the calls of one read together by the reader after
+/// it ran them, others by the thread that produced them. Log to stderr.
 ///
 /// The lists are fixed and subscriptions not offered, unless the config says otherwise
 /// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`] serves with a
@@ -74,9 +75,7 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let reading = session.clone();
-    let mut watch = session.backlog_watch();
-    if let Err(e) = child::read_stream(reader, move |event| reading.feed_read(event, &mut watch)) {
+    if let Err(e) = session.start_reading(reader::Reading::new(reader)) {
         let why = format!("cannot start the reader thread: {e}");
         return CloseReason::TransportFailed(TransportFailure::Other(why));
     }
