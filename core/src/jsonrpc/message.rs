@@ -210,12 +210,16 @@ impl RawJson {
         if members.is_empty() || !text[open..].starts_with('{') {
             return self;
         }
-        let empty = text[open + 1..].trim_start().starts_with('}');
-        let head: Cow<'_, str> = if empty { members.into() } else { format!("{members},").into() };
+        let comma = if text[open + 1..].trim_start().starts_with('}') { "" } else { "," };
         let mut out = self.into_string();
         // Exactly: a doubled 1 MiB buffer would only shrink again below.
-        out.reserve_exact(head.len());
-        out.insert_str(open + 1, &head);
+        out.reserve_exact(members.len() + comma.len());
+        if comma.is_empty() {
+            out.insert_str(open + 1, members);
+        } else {
+            // One move of the rest of the text, not two.
+            out.insert_str(open + 1, &[members, comma].concat());
+        }
         // Invariant: members spliced in after an object's `{` leave a valid object.
         Self::from_string_unchecked(out)
     }
