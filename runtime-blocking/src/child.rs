@@ -65,26 +65,31 @@ where
     reader.spawn(move || {
         link::no_join(|| {
             let mut buf = vec![0u8; READ_BUF];
-            loop {
-                let more = match stream.read(&mut buf) {
-                    Ok(0) => {
-                        feed(StreamEvent::End);
-                        false
-                    }
-                    Ok(n) => feed(StreamEvent::Data(&buf[..n])),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
-                    Err(e) => {
-                        feed(StreamEvent::Failed(TransportFailure::Reset(format!("reading: {e}"))));
-                        false
-                    }
-                };
-                if !more {
-                    return;
-                }
-            }
+            while read_once(&mut stream, &mut buf, &mut feed) {}
         });
     })?;
     Ok(())
+}
+
+/// Reads `stream` once and feeds what came (bytes, its end, a failure); false once nothing
+/// more will come or `feed` wants no more.
+pub(crate) fn read_once(
+    stream: &mut (impl Read + ?Sized),
+    buf: &mut [u8],
+    feed: &mut impl FnMut(StreamEvent<'_>) -> bool,
+) -> bool {
+    match stream.read(buf) {
+        Ok(0) => {
+            feed(StreamEvent::End);
+            false
+        }
+        Ok(n) => feed(StreamEvent::Data(&buf[..n])),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
+        Err(e) => {
+            feed(StreamEvent::Failed(TransportFailure::Reset(format!("reading: {e}"))));
+            false
+        }
+    }
 }
 
 /// Delivers each stderr line to `f` until EOF.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use zest_core::io::{StreamEvent, TransportFailure};
+use zest_core::io::StreamEvent;
 
 use crate::link::{self, lock};
 
@@ -112,19 +112,7 @@ impl Reading {
                 if turns.retired.load(SeqCst) {
                     return;
                 }
-                match input.read(&mut buf) {
-                    Ok(0) => {
-                        session.feed(StreamEvent::End);
-                        false
-                    }
-                    Ok(n) => session.feed(StreamEvent::Data(&buf[..n])),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
-                    Err(e) => {
-                        let why = TransportFailure::Reset(format!("reading: {e}"));
-                        session.feed(StreamEvent::Failed(why));
-                        false
-                    }
-                }
+                crate::child::read_once(&mut *input, &mut buf, &mut |event| session.feed(event))
             };
             self.busy_turn(session, turns);
             if !more {
