@@ -23,8 +23,8 @@
 use std::cell::Cell;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, WaitTimeoutResult};
-use std::thread;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, WaitTimeoutResult};
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -109,23 +109,31 @@ impl Signal {
     }
 }
 
-/// One outcome, set once by any thread, taken by the one waiting thread.
+/// One outcome, set once by any thread, taken by the one waiting thread, which parks until
+/// then: setting it wakes that thread only if it sleeps, and it wakes to a free lock.
 pub(crate) struct Slot<T> {
     value: Mutex<Option<T>>,
-    set: Signal,
+    /// The thread in [`wait`](Self::wait), once one waits.
+    waiter: OnceLock<Thread>,
 }
 
 impl<T> Slot<T> {
     pub(crate) fn new() -> Self {
-        Self { value: Mutex::new(None), set: Signal::default() }
+        Self { value: Mutex::new(None), waiter: OnceLock::new() }
     }
 
     /// Sets the outcome unless one is already set.
     pub(crate) fn set(&self, value: T) {
-        let mut v = lock(&self.value);
-        if v.is_none() {
+        {
+            let mut v = lock(&self.value);
+            if v.is_some() {
+                return;
+            }
             *v = Some(value);
-            self.set.notify_one();
+        }
+        // A waiter that registered after this looks finds the value before it parks.
+        if let Some(waiter) = self.waiter.get() {
+            waiter.unpark();
         }
     }
 
@@ -134,14 +142,15 @@ impl<T> Slot<T> {
         lock(&self.value).is_some()
     }
 
-    /// Blocks until the outcome is set, and takes it.
+    /// Blocks until the outcome is set, and takes it. One thread waits on a slot.
     pub(crate) fn wait(&self) -> T {
-        let mut v = lock(&self.value);
+        let _ = self.waiter.set(thread::current());
         loop {
-            if let Some(value) = v.take() {
+            if let Some(value) = lock(&self.value).take() {
                 return value;
             }
-            v = self.set.wait(v);
+            // Wakes on the setter's unpark (or spuriously: looked at again).
+            thread::park();
         }
     }
 }
