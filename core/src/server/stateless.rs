@@ -36,10 +36,29 @@ struct MetaText<'a> {
 }
 
 /// The text of a request's `_meta`, if its params are an object that has one: one pass over
-/// the params, after which the protocol members are read from this (small) text alone.
+/// the params, after which the protocol members are read from this (small) text alone. A
+/// `_meta` written first (as zest's client writes it) is read alone, without a pass over the
+/// arguments after it (the params were read whole when the message was decoded).
 pub(crate) fn meta_text(params: Option<&RawJson>) -> Option<&str> {
-    let view: MetaText<'_> = serde_json::from_str(params?.get()).ok()?;
+    let text = params?.get();
+    if let Some(leading) = leading_meta(text) {
+        return (leading != "null").then_some(leading);
+    }
+    // (Params given as an array name no `_meta`: a struct would take their first element.)
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let view: MetaText<'_> = serde_json::from_str(text).ok()?;
     view.meta.map(serde_json::value::RawValue::get)
+}
+
+/// The value of `_meta` when it is the first member of the object `text` (spelled without
+/// escapes), read alone.
+fn leading_meta(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest.strip_prefix("\"_meta\"")?.trim_start().strip_prefix(':')?;
+    let mut value = serde_json::Deserializer::from_str(rest);
+    <&serde_json::value::RawValue>::deserialize(&mut value).ok().map(|raw| raw.get())
 }
 
 /// Only the revision a `_meta` names.
@@ -438,4 +457,35 @@ pub(super) fn result_is_complete(raw: &RawJson) -> bool {
     raw.parse::<ResultKind>()
         .map(|k| k.result_type.is_none_or(|t| t == RESULT_COMPLETE))
         .unwrap_or(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta_of(params: &str) -> Option<String> {
+        let params = RawJson::from_string(params.to_owned()).unwrap();
+        meta_text(Some(&params)).map(str::to_owned)
+    }
+
+    #[test]
+    fn a_meta_is_found_first_last_or_absent() {
+        assert_eq!(meta_of(r#"{"_meta":{"a":1},"arguments":{}}"#).as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(meta_of(r#" { "_meta" : {"a":1} }"#).as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(meta_of(r#"{"arguments":{},"_meta":{"a":1}}"#).as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(meta_of(r#"{"\u005fmeta":{"a":1}}"#).as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(meta_of(r#"{"_meta":null,"arguments":{}}"#), None);
+        assert_eq!(meta_of(r#"{"arguments":{},"_meta":null}"#), None);
+        assert_eq!(meta_of(r#"{"arguments":{}}"#), None);
+        assert_eq!(meta_of("[1]"), None);
+    }
+
+    #[test]
+    fn a_leading_meta_is_read_without_the_members_after_it() {
+        // Read whole, a second `_meta` makes the params unreadable as a struct; a leading one
+        // is taken as it stands.
+        let twice = r#"{"_meta":{"a":1},"arguments":{},"_meta":{"b":2}}"#;
+        assert_eq!(meta_of(twice).as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(meta_of(r#"{"arguments":{},"_meta":{"a":1},"_meta":{"b":2}}"#), None);
+    }
 }
