@@ -6,9 +6,10 @@
 //!   elsewhere, or queued behind one that runs long, runs on a thread of its own;
 //! - that handler thread feeds its answer (and its progress, logs and requests to the client)
 //!   and writes the resulting frames itself;
-//! - the supervisor (the thread that called `serve`) feeds due deadlines, has what the
-//!   reader queued written on a worker thread (the reader never writes), and returns once the
-//!   session has closed and its last frames are written (or 5 s have passed).
+//! - the supervisor (the thread that called `serve`) feeds due deadlines, has what a feed
+//!   queued written on a worker thread (the reader writes only at the end of its turn, which
+//!   the supervisor's tick watches), and returns once the session has closed and its last
+//!   frames are written (or 5 s have passed).
 
 use std::collections::VecDeque;
 use std::io::Write;
