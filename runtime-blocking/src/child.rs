@@ -51,7 +51,7 @@ pub(crate) fn spawn(command: &StdioCommand) -> io::Result<Spawned> {
 }
 
 /// Size of the read buffer of a stream's reader thread.
-const READ_BUF: usize = 64 * 1024;
+pub(crate) const READ_BUF: usize = 64 * 1024;
 
 /// Reads `stream` on a thread of its own until EOF or error, handing each read to `feed`
 /// (bytes, then exactly one `End` or `Failed`). `feed` returns false to stop early. The

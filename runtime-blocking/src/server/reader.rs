@@ -18,13 +18,12 @@ use std::time::Duration;
 
 use zest_core::io::StreamEvent;
 
+use crate::child::{read_once, READ_BUF};
 use crate::link::{self, lock};
 
 /// How often the supervisor looks at a busy reader: a handler that runs longer than one to
 /// two ticks no longer holds back the calls read after it.
 pub(crate) const TICK: Duration = Duration::from_millis(5);
-
-const READ_BUF: usize = 64 * 1024;
 
 /// One reader thread's state: its busy turns (odd while in one) and whether it was retired.
 #[derive(Default)]
@@ -112,7 +111,7 @@ impl Reading {
                 if turns.retired.load(SeqCst) {
                     return;
                 }
-                crate::child::read_once(&mut *input, &mut buf, &mut |event| session.feed(event))
+                read_once(&mut *input, &mut buf, &mut |event| session.feed(event))
             };
             self.busy_turn(session, turns);
             if !more {
