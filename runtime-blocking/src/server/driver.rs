@@ -31,7 +31,7 @@ use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::server::{Broadcast, Call, CallContext, Server};
 
 use super::context::{Feed, SessionLink};
-use super::reader::{on_active_reader, ReadInto, Reading, Tick, TICK};
+use super::reader::{ReadInto, Reading, Tick, TICK};
 use super::{handle_on, Broadcaster, RequestContext};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Slot, Wake};
 use crate::workers::Workers;
@@ -92,6 +92,11 @@ impl<W: Write + Send + 'static> ServerSession<W> {
     pub(crate) fn start_reading(self: &Arc<Self>, reading: Arc<Reading>) -> std::io::Result<()> {
         let reading = self.reading.get_or_init(|| reading);
         reading.start(self.clone())
+    }
+
+    /// Whether this thread is this session's active reader.
+    fn on_reader(&self) -> bool {
+        self.reading.get().is_some_and(|reading| reading.active_here())
     }
 
     /// Retires the active reader and starts a new one; the handlers queued behind the old
@@ -162,7 +167,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
             let out = f(&mut st, Instant::now());
             self.drain(&mut st, &mut answered);
             let defers = role == Role::Defers;
-            (out, if defers && !on_active_reader() { Role::WritesHere } else { role })
+            (out, if defers && !self.on_reader() { Role::WritesHere } else { role })
         });
         for delivery in answered {
             delivery.deliver();
@@ -256,7 +261,7 @@ impl<W: Write + Send + 'static> ServerSession<W> {
                 let _ = st.machine.respond(now, done_id, result);
             });
         };
-        if on_active_reader() {
+        if self.on_reader() {
             st.on_reader.push_back((id, Box::new(job)));
         } else if let Err(e) = st.workers.run(job) {
             cannot_start(st, Instant::now(), id, &e);
@@ -296,7 +301,7 @@ impl<W: Write + Send + 'static> ReadInto for ServerSession<W> {
     fn run_next(&self) -> bool {
         let job = {
             let mut st = lock(&self.state);
-            if !on_active_reader() {
+            if !self.on_reader() {
                 return false;
             }
             st.on_reader.pop_front()
@@ -319,7 +324,7 @@ impl<W: Write + Send + 'static> Feed for ServerSession<W> {
     }
 
     fn peer_request(&self, call: PeerCall) -> Result<RawJson, CallError> {
-        if on_active_reader() {
+        if self.on_reader() {
             // The client's answer must be read while this handler waits for it.
             if let Some(me) = self.me.upgrade() {
                 me.hand_reading_over();

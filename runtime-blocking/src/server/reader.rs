@@ -25,21 +25,18 @@ use crate::link::{self, lock};
 /// two ticks no longer holds back the calls read after it.
 pub(crate) const TICK: Duration = Duration::from_millis(5);
 
-/// One reader thread's state: its busy turns (odd while in one) and whether it was retired.
+/// One reader thread's state: its busy turns (odd while in one), whether it was retired, and
+/// whose reader it is (the address of its [`Reading`]).
 #[derive(Default)]
 pub(crate) struct Turns {
     retired: AtomicBool,
     count: AtomicU64,
+    reading: usize,
 }
 
 thread_local! {
     /// On a reader thread: its state.
     static READER: RefCell<Option<Arc<Turns>>> = const { RefCell::new(None) };
-}
-
-/// Whether this thread is the session's reader, not retired.
-pub(crate) fn on_active_reader() -> bool {
-    READER.with(|r| r.borrow().as_ref().is_some_and(|turns| !turns.retired.load(SeqCst)))
 }
 
 /// What a session's readers share.
@@ -76,9 +73,20 @@ impl Reading {
         })
     }
 
+    /// Whether this thread is this session's reader, not retired (a handler on one session's
+    /// reader may feed another session).
+    pub(crate) fn active_here(&self) -> bool {
+        READER.with(|r| {
+            r.borrow().as_ref().is_some_and(|turns| {
+                turns.reading == std::ptr::from_ref(self) as usize && !turns.retired.load(SeqCst)
+            })
+        })
+    }
+
     /// Starts a reader thread feeding `session`; it becomes the active reader.
     pub(crate) fn start(self: &Arc<Self>, session: Arc<dyn ReadInto>) -> io::Result<()> {
-        let turns = Arc::new(Turns::default());
+        let reading = Arc::as_ptr(self) as usize;
+        let turns = Arc::new(Turns { reading, ..Turns::default() });
         let (reading, mine) = (self.clone(), turns.clone());
         let mut current = lock(&self.current);
         thread::Builder::new().name("zest-reader".into()).spawn(move || {
