@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::codes;
+use super::{codes, raw_text};
 use crate::framing::KEPT_BUFFER_MAX;
 
 /// A request id: an integer or a string, echoed exactly as received (`1` and `"1"` differ).
@@ -77,11 +77,24 @@ fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJso
     // Invariant: serializing fails only for maps with non-string keys or a Serialize impl
     // that errors; our schema types have neither.
     serde_json::to_writer(&mut *buf, value).expect("schema types always serialize");
-    // Invariant: serde_json writes valid UTF-8 JSON. (serde_json has no way to make a
-    // `RawValue` of a borrowed text without reading it once more.)
+    // Invariant: serde_json writes valid UTF-8 JSON.
     let text = std::str::from_utf8(buf).expect("serde_json writes UTF-8");
-    let raw: &RawValue = serde_json::from_str(text).expect("serde_json output is valid JSON");
-    RawJson::from_raw(raw.to_owned())
+    RawJson::from_raw(raw_text::borrowed(text).to_owned())
+}
+
+/// How many `"` and `\` [`RawJson::may_have_any_key`] looks behind before it searches for each
+/// key on its own: one SIMD pass a key then costs less than comparing at every quote.
+const QUOTES_READ_ONE_BY_ONE: usize = 4096;
+
+/// Whether `"key"` for any of `keys_quoted` (each `key"`) or a `\u` escape is in `text`.
+fn search_each(text: &[u8], keys_quoted: &[String]) -> bool {
+    let named = |key: &String| {
+        let mut needle = Vec::with_capacity(key.len() + 1);
+        needle.push(b'"');
+        needle.extend_from_slice(key.as_bytes());
+        memchr::memmem::find(text, &needle).is_some()
+    };
+    keys_quoted.iter().any(named) || memchr::memmem::find(text, b"\\u").is_some()
 }
 
 /// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.
@@ -125,8 +138,8 @@ impl RawJson {
     }
 
     fn from_string_unchecked(text: String) -> Self {
-        // Invariant: callers pass text produced by serde_json.
-        Self::from_raw(RawValue::from_string(text).expect("serde_json output is valid JSON"))
+        // Invariant: callers pass text produced by serde_json, or valid pieces joined.
+        Self::from_raw(raw_text::boxed(text))
     }
 
     pub(crate) fn from_raw(raw: Box<RawValue>) -> Self {
@@ -142,21 +155,33 @@ impl RawJson {
     /// `"key"` is nowhere in the text and no `\u` escape could spell it. True means it may be.
     /// A search for a few bytes is much cheaper than a JSON pass over a large text.
     pub(crate) fn may_have_key(&self, key: &str) -> bool {
-        let text = self.get();
-        // `str::contains` searches for a short needle with SIMD; keys are short.
-        let mut quoted = [b'"'; 34];
-        let quoted = match key.len() {
-            n @ ..=32 => {
-                quoted[1..=n].copy_from_slice(key.as_bytes());
-                std::str::from_utf8(&quoted[..n + 2]).ok()
+        self.may_have_any_key(&[key])
+    }
+
+    /// [`may_have_key`](Self::may_have_key) for several keys, in one pass over the text:
+    /// memchr finds each `"` and `\` with SIMD, and only what follows them is compared. A text
+    /// with many of them (structured JSON rather than one large string) is searched key by key
+    /// instead, past [`QUOTES_READ_ONE_BY_ONE`] of them, so no text costs more than that.
+    pub(crate) fn may_have_any_key(&self, keys: &[&str]) -> bool {
+        let text = self.get().as_bytes();
+        let mut quoted = Vec::with_capacity(keys.len());
+        for key in keys {
+            quoted.push(format!("{key}\""));
+        }
+        for (seen, at) in memchr::memchr2_iter(b'"', b'\\', text).enumerate() {
+            if seen == QUOTES_READ_ONE_BY_ONE {
+                return search_each(text, &quoted);
             }
-            _ => None,
-        };
-        let named = match quoted {
-            Some(quoted) => text.contains(quoted),
-            None => text.contains(&format!("\"{key}\"")),
-        };
-        named || text.contains("\\u")
+            let after = &text[at + 1..];
+            let found = match text[at] {
+                b'\\' => after.first() == Some(&b'u'),
+                _ => quoted.iter().any(|key| after.starts_with(key.as_bytes())),
+            };
+            if found {
+                return true;
+            }
+        }
+        false
     }
 
     /// This object with each of `members` the object lacks added at its start; anything but
@@ -166,7 +191,7 @@ impl RawJson {
     pub fn with_members_if_absent(self, members: &[(&str, Value)]) -> Self {
         // A key whose quoted name is nowhere in the text is absent: no need to read the keys
         // (a search for a few bytes is much cheaper than a JSON pass over a large text).
-        if !members.iter().any(|(key, _)| self.may_have_key(key)) {
+        if !self.may_have_any_key(&members.iter().map(|(key, _)| *key).collect::<Vec<_>>()) {
             return self.with_leading_members(members);
         }
         let Ok(keys) = serde_json::from_str::<

@@ -188,7 +188,7 @@ impl<H: Clone> Session<H> {
         } else {
             &["resultType", "_meta"]
         };
-        if !keys.iter().any(|key| result.may_have_key(key)) {
+        if !result.may_have_any_key(keys) {
             let complete = &self.shared.complete_members;
             if !hints {
                 return result.with_leading_text(complete);
@@ -241,8 +241,7 @@ impl<H: Clone> Session<H> {
     ) -> Result<RoundEntry, Rejection> {
         // Nearly every call carries neither: a search for their names spares a pass over
         // what may be megabytes of arguments.
-        let carries =
-            |p: &RawJson| p.may_have_key("inputResponses") || p.may_have_key("requestState");
+        let carries = |p: &RawJson| p.may_have_any_key(&["inputResponses", "requestState"]);
         let params = r.params.as_ref().filter(|p| carries(p));
         let carried = params.map(|p| p.parse::<Carried>()).transpose();
         let carried = carried.map_err(Rejection::InvalidParams)?.unwrap_or_default();
