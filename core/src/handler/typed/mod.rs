@@ -121,6 +121,16 @@ pub trait FromCall<C>: Sized {
     /// Takes the parameter from the call; `Err` is answered without running the handler.
     fn from_call(parts: &Parts<C>) -> Result<Self, ToolError>;
 
+    /// True for the one parameter that is the call's arguments: a handler takes it after
+    /// every other parameter, with [`from_call_last`](Self::from_call_last).
+    const IS_ARGUMENTS: bool = false;
+
+    /// Takes the parameter as the last to read `parts`, so it may move out what it reads
+    /// (the arguments, instead of copying them). By default, [`from_call`](Self::from_call).
+    fn from_call_last(parts: &mut Parts<C>) -> Result<Self, ToolError> {
+        Self::from_call(parts)
+    }
+
     /// The JSON Schema of the arguments, for the one parameter that is the arguments.
     fn arguments_schema() -> Option<Value> {
         None
@@ -197,6 +207,22 @@ fn missing_state<S>() -> String {
     format!("the handler takes State<{name}>, but the registry holds no state of type {name}; call Registry::with_state first")
 }
 
+#[cfg(feature = "schemars")]
+fn arguments_as<T: serde::de::DeserializeOwned>(
+    value: Value,
+    target: &str,
+) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = if path == "." {
+            format!("invalid arguments for {target}: {}", e.inner())
+        } else {
+            format!("invalid arguments for {target}: {path}: {}", e.inner())
+        };
+        ToolError::new(message)
+    })
+}
+
 /// The arguments as `T`, after the session validated them against `T`'s schema.
 #[cfg(feature = "schemars")]
 impl<C, T> FromCall<C> for T
@@ -204,17 +230,14 @@ where
     T: serde::de::DeserializeOwned + schemars::JsonSchema,
 {
     fn from_call(parts: &Parts<C>) -> Result<Self, ToolError> {
-        let value = Value::Object(parts.arguments.clone());
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
-            let target = &parts.target;
-            let message = if path == "." {
-                format!("invalid arguments for {target}: {}", e.inner())
-            } else {
-                format!("invalid arguments for {target}: {path}: {}", e.inner())
-            };
-            ToolError::new(message)
-        })
+        arguments_as(Value::Object(parts.arguments.clone()), &parts.target)
+    }
+
+    const IS_ARGUMENTS: bool = true;
+
+    /// Moves the arguments out: a 1 MiB text argument is not copied on its way in.
+    fn from_call_last(parts: &mut Parts<C>) -> Result<Self, ToolError> {
+        arguments_as(Value::Object(std::mem::take(&mut parts.arguments)), &parts.target)
     }
 
     fn arguments_schema() -> Option<Value> {

@@ -50,7 +50,18 @@ pub trait SyncCallable<C, Args>: Send + Sync + 'static {
 }
 
 macro_rules! callable {
-    ($($A:ident),*) => {
+    ($take:ident; $($A:ident),*) => {
+        /// Each parameter from `parts`, in order, except that the arguments are taken after
+        /// every other parameter, by moving them out. The first error a parameter gives.
+        #[allow(non_snake_case, unused_mut, unused_variables)]
+        fn $take<C, $($A: FromCall<C>,)*>(mut parts: Parts<C>) -> Result<($($A,)*), ToolError> {
+            $(let $A = if $A::IS_ARGUMENTS { None } else { Some($A::from_call(&parts)?) };)*
+            Ok(($(match $A {
+                Some(value) => value,
+                None => $A::from_call_last(&mut parts)?,
+            },)*))
+        }
+
         impl<C, F, Fut, $($A,)*> AsyncCallable<C, ($($A,)*)> for F
         where
             F: Fn($($A),*) -> Fut + Send + Sync + 'static,
@@ -62,16 +73,17 @@ macro_rules! callable {
 
             #[allow(non_snake_case, unused_variables)]
             fn call(&self, parts: Parts<C>) -> BoxFuture<'static, Result<Fut::Output, ToolError>> {
-                $(let $A = match $A::from_call(&parts) {
-                    Ok(value) => value,
-                    Err(e) => return Box::pin(std::future::ready(Err(e))),
-                };)*
-                let fut = self($($A),*);
-                Box::pin(async move { Ok(fut.await) })
+                match $take::<C, $($A),*>(parts) {
+                    Ok(($($A,)*)) => {
+                        let fut = self($($A),*);
+                        Box::pin(async move { Ok(fut.await) })
+                    }
+                    Err(e) => Box::pin(std::future::ready(Err(e))),
+                }
             }
 
             fn arguments_schema() -> Result<Option<Value>, String> {
-                one_schema(vec![$($A::arguments_schema()),*])
+                one_schema(vec![$($A::arguments_schema()),*], &[$($A::IS_ARGUMENTS),*])
             }
 
             #[allow(unused_variables)]
@@ -90,12 +102,12 @@ macro_rules! callable {
 
             #[allow(non_snake_case, unused_variables)]
             fn call(&self, parts: Parts<C>) -> Result<R, ToolError> {
-                $(let $A = $A::from_call(&parts)?;)*
+                let ($($A,)*) = $take::<C, $($A),*>(parts)?;
                 Ok(self($($A),*))
             }
 
             fn arguments_schema() -> Result<Option<Value>, String> {
-                one_schema(vec![$($A::arguments_schema()),*])
+                one_schema(vec![$($A::arguments_schema()),*], &[$($A::IS_ARGUMENTS),*])
             }
 
             #[allow(unused_variables)]
@@ -107,17 +119,17 @@ macro_rules! callable {
     };
 }
 
-callable!();
-callable!(A1);
-callable!(A1, A2);
-callable!(A1, A2, A3);
+callable!(take_none;);
+callable!(take_one; A1);
+callable!(take_two; A1, A2);
+callable!(take_three; A1, A2, A3);
 
-fn one_schema(schemas: Vec<Option<Value>>) -> Result<Option<Value>, String> {
+fn one_schema(schemas: Vec<Option<Value>>, arguments: &[bool]) -> Result<Option<Value>, String> {
     let mut given = schemas.into_iter().flatten();
     let first = given.next();
     match given.next() {
-        None => Ok(first),
-        Some(_) => Err("a handler takes at most one argument type".to_owned()),
+        None if arguments.iter().filter(|is| **is).count() <= 1 => Ok(first),
+        _ => Err("a handler takes at most one argument type".to_owned()),
     }
 }
 
@@ -380,4 +392,48 @@ fn prompt_outcome<R: IntoPromptResult>(
     outcome: Result<R, ToolError>,
 ) -> Result<GetPromptResult, ErrorObject> {
     outcome.and_then(R::into_prompt_result).map_err(ToolError::into_error_object)
+}
+
+#[cfg(all(test, feature = "schemars"))]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Echo {
+        text: String,
+    }
+
+    /// Reads the arguments as they stand when its turn comes.
+    struct SeenArguments(usize);
+
+    impl FromCall<()> for SeenArguments {
+        fn from_call(parts: &Parts<()>) -> Result<Self, ToolError> {
+            Ok(Self(parts.arguments().len()))
+        }
+    }
+
+    fn parts_with_text(text: &str) -> (Parts<()>, *const u8) {
+        let text = text.to_owned();
+        let at = text.as_ptr();
+        let arguments = Map::from_iter([("text".to_owned(), Value::String(text))]);
+        (Parts::new((), None, arguments, "tool \"echo\"".to_owned()), at)
+    }
+
+    #[test]
+    fn the_arguments_are_moved_into_their_parameter_not_copied() {
+        let (parts, at) = parts_with_text("a large text");
+        let (echo,) = take_one::<(), Echo>(parts).unwrap();
+        assert_eq!(echo.text, "a large text");
+        assert_eq!(echo.text.as_ptr(), at);
+    }
+
+    #[test]
+    fn every_other_parameter_reads_the_arguments_before_they_are_moved() {
+        let (parts, at) = parts_with_text("text");
+        let (echo, seen) = take_two::<(), Echo, SeenArguments>(parts).unwrap();
+        assert_eq!((echo.text.as_ptr(), seen.0), (at, 1));
+        let (parts, _) = parts_with_text("text");
+        let (seen, _echo) = take_two::<(), SeenArguments, Echo>(parts).unwrap();
+        assert_eq!(seen.0, 1);
+    }
 }
