@@ -86,15 +86,31 @@ fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJso
 /// key on its own: one SIMD pass a key then costs less than comparing at every quote.
 const QUOTES_READ_ONE_BY_ONE: usize = 4096;
 
-/// Whether `"key"` for any of `keys_quoted` (each `key"`) or a `\u` escape is in `text`.
-fn search_each(text: &[u8], keys_quoted: &[String]) -> bool {
-    let named = |key: &String| {
-        let mut needle = Vec::with_capacity(key.len() + 1);
-        needle.push(b'"');
-        needle.extend_from_slice(key.as_bytes());
-        memchr::memmem::find(text, &needle).is_some()
+/// Texts shorter than this are searched key by key with std's substring search: its setup
+/// costs less than memchr's, and a search of a few hundred bytes is nothing.
+const ONE_PASS_MIN: usize = 4096;
+
+/// Whether `"key"` for any of `keys`, or a `\u` escape, is in the short `text`.
+fn search_short(text: &str, keys: &[&str]) -> bool {
+    let quoted = |key: &&str| {
+        let mut quoted = [b'"'; 34];
+        match key.len() {
+            n @ ..=32 => {
+                quoted[1..=n].copy_from_slice(key.as_bytes());
+                // Invariant: a `str` between two quotes is UTF-8.
+                text.contains(std::str::from_utf8(&quoted[..n + 2]).unwrap_or_default())
+            }
+            _ => text.contains(&format!("\"{key}\"")),
+        }
     };
-    keys_quoted.iter().any(named) || memchr::memmem::find(text, b"\\u").is_some()
+    keys.iter().any(quoted) || text.contains("\\u")
+}
+
+/// Whether `"key"` for any of `keys`, or a `\u` escape, is in the long `text`: one SIMD
+/// search a key.
+fn search_each(text: &[u8], keys: &[&str]) -> bool {
+    let quoted = |key: &&str| memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some();
+    keys.iter().any(quoted) || memchr::memmem::find(text, b"\\u").is_some()
 }
 
 /// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.
@@ -158,24 +174,26 @@ impl RawJson {
         self.may_have_any_key(&[key])
     }
 
-    /// [`may_have_key`](Self::may_have_key) for several keys, in one pass over the text:
-    /// memchr finds each `"` and `\` with SIMD, and only what follows them is compared. A text
-    /// with many of them (structured JSON rather than one large string) is searched key by key
-    /// instead, past [`QUOTES_READ_ONE_BY_ONE`] of them, so no text costs more than that.
+    /// [`may_have_key`](Self::may_have_key) for several keys. A text of 4 KiB or more is read
+    /// in one pass: memchr finds each `"` and `\` with SIMD, and only what follows them is
+    /// compared; one with many of them (structured JSON rather than one large string) is
+    /// searched key by key instead, past [`QUOTES_READ_ONE_BY_ONE`] of them, so no text costs
+    /// more than that. A shorter text is searched key by key.
     pub(crate) fn may_have_any_key(&self, keys: &[&str]) -> bool {
-        let text = self.get().as_bytes();
-        let mut quoted = Vec::with_capacity(keys.len());
-        for key in keys {
-            quoted.push(format!("{key}\""));
+        if self.get().len() < ONE_PASS_MIN {
+            return search_short(self.get(), keys);
         }
+        let text = self.get().as_bytes();
         for (seen, at) in memchr::memchr2_iter(b'"', b'\\', text).enumerate() {
             if seen == QUOTES_READ_ONE_BY_ONE {
-                return search_each(text, &quoted);
+                return search_each(text, keys);
             }
             let after = &text[at + 1..];
             let found = match text[at] {
                 b'\\' => after.first() == Some(&b'u'),
-                _ => quoted.iter().any(|key| after.starts_with(key.as_bytes())),
+                _ => keys.iter().any(|key| {
+                    after.starts_with(key.as_bytes()) && after.get(key.len()) == Some(&b'"')
+                }),
             };
             if found {
                 return true;

@@ -216,6 +216,14 @@ fn a_key_is_found_at_any_depth_or_through_an_escape() {
 }
 
 #[test]
+fn a_key_after_a_long_string_is_found_in_one_pass() {
+    let long = "x".repeat(8192);
+    assert!(may_have(&format!(r#"{{"a":"{long}","_meta":1}}"#), &["x", "_meta"]));
+    assert!(may_have(&format!(r#"{{"a":"{long}\u0041"}}"#), &["x"]));
+    assert!(!may_have(&format!(r#"{{"a":"{long}_meta","metas":1}}"#), &["_meta", "x"]));
+}
+
+#[test]
 fn a_key_past_many_quotes_is_still_found() {
     // More quotes than are compared one by one: the rest is searched key by key.
     let many = r#""s","#.repeat(3000);
