@@ -126,7 +126,8 @@ impl<H: Clone> Session<H> {
             return None;
         }
         let meta = meta_text(r.params.as_ref());
-        let names_version = meta_version(meta).is_some();
+        // The last `_meta` checked named a revision: the same text is not read again.
+        let names_version = self.last_meta.is_last(meta) || meta_version(meta).is_some();
         (names_version || r.method == "server/discover").then(|| meta.map(Box::from))
     }
 
@@ -345,6 +346,11 @@ impl<H: Clone> Session<H> {
 pub(crate) struct LastMeta(Option<(Box<str>, Arc<RequestMeta>)>);
 
 impl LastMeta {
+    /// Whether `text` is the last `_meta` checked (and found good).
+    pub(crate) fn is_last(&self, text: Option<&str>) -> bool {
+        matches!((&self.0, text), (Some((last, _)), Some(text)) if **last == *text)
+    }
+
     /// What `text` (a request's `_meta`) says, checked: the last answer when the text is the
     /// last one's.
     pub(crate) fn check(
@@ -486,5 +492,22 @@ mod tests {
         let twice = r#"{"_meta":{"a":1},"arguments":{},"_meta":{"b":2}}"#;
         assert_eq!(meta_of(twice).as_deref(), Some(r#"{"a":1}"#));
         assert_eq!(meta_of(r#"{"arguments":{},"_meta":{"a":1},"_meta":{"b":2}}"#), None);
+    }
+
+    #[test]
+    fn only_the_last_meta_checked_and_found_good_is_known() {
+        let config = crate::server::ServerConfig::new("s", "1");
+        let meta = |version: &str| {
+            format!(r#"{{"{PROTOCOL_VERSION_KEY}":"{version}","{CLIENT_CAPABILITIES_KEY}":{{}}}}"#)
+        };
+        let good = &meta("2026-07-28");
+        let mut last = LastMeta::default();
+        assert!(!last.is_last(Some(good)));
+        assert!(last.check(&config, Some(good)).is_ok());
+        assert!(last.is_last(Some(good)));
+        assert!(!last.is_last(Some(&meta("2025-11-25"))) && !last.is_last(None));
+        let bad = &meta("1999-01-01");
+        assert!(last.check(&config, Some(bad)).is_err());
+        assert!(!last.is_last(Some(bad)));
     }
 }
