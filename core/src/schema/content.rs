@@ -138,9 +138,13 @@ impl Serialize for ContentBlock {
     }
 }
 
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
+impl ContentBlock {
+    /// The block a JSON object's members spell (see [`content_de`](super::content_de) for
+    /// the text block read directly).
+    pub(super) fn from_members<E: serde::de::Error>(
+        members: Map<String, Value>,
+    ) -> Result<Self, E> {
+        let value = Value::Object(members);
         Ok(match wire::type_tag(&value) {
             Some("text") => Self::Text(wire::untagged_body(value)?),
             Some("image") => Self::Image(wire::untagged_body(value)?),

@@ -16,6 +16,7 @@ mod common;
 mod completion;
 mod constructors;
 mod content;
+mod content_de;
 mod discover;
 mod elicitation;
 mod lifecycle;
