@@ -1,6 +1,8 @@
 //! Reading a content block straight from its text. A `text` block whose `type` comes first
 //! (as the SDKs write it) is read member by member into [`TextContent`], without a `Value` of
-//! the block; any other block is gathered into a `Value` and read from it, as before.
+//! the block, so an error in it names its member (`content[0].text: invalid type: …`); any
+//! other block is gathered into a `Value` and read from it once read whole, as before, so an
+//! error in it names the block (`content[1]: …`).
 
 use std::fmt;
 
@@ -37,7 +39,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
         if let Some(key) = map.next_key::<String>()? {
             let value: Value = map.next_value()?;
             if key == "type" && value == "text" {
-                return text_members(map).map(|text| Ok(ContentBlock::Text(text)));
+                return text_members(map);
             }
             members.insert(key, value);
         }
@@ -77,6 +79,10 @@ impl<'de> Visitor<'de> for BlockVisitor {
         Ok(Ok(ContentBlock::Unknown(Value::Null)))
     }
 
+    fn visit_none<E: de::Error>(self) -> Result<Read, E> {
+        Ok(Ok(ContentBlock::Unknown(Value::Null)))
+    }
+
     fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Read, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element::<Value>()? {
@@ -86,26 +92,52 @@ impl<'de> Visitor<'de> for BlockVisitor {
     }
 }
 
-/// The members of a `text` block after its `type`.
-fn text_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<TextContent, A::Error> {
-    let (mut text, mut annotations, mut meta, mut extra) = (None, None, None, Map::new());
+/// The members of a `text` block after its `type`. Should a later `type` name another kind
+/// (the last one counts, as when every block was read as a `Value`), the members read so far
+/// and the rest are gathered to be decoded as that kind.
+fn text_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Read, A::Error> {
+    let (mut text, mut block) = (None, TextContent::default());
     while let Some(key) = map.next_key::<TextKey>()? {
         match key {
             TextKey::Text => text = Some(map.next_value()?),
-            TextKey::Annotations => annotations = map.next_value()?,
-            TextKey::Meta => meta = map.next_value()?,
+            TextKey::Annotations => block.annotations = map.next_value()?,
+            TextKey::Meta => block.meta = map.next_value()?,
             TextKey::Type => {
-                if map.next_value::<Value>()? != "text" {
-                    return Err(de::Error::custom("a content block with two different types"));
+                let kind: Value = map.next_value()?;
+                if kind != "text" {
+                    let mut members = members_read(text, block).map_err(de::Error::custom)?;
+                    members.insert("type".to_owned(), kind);
+                    while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                        members.insert(key, value);
+                    }
+                    return Ok(Err(members));
                 }
             }
             TextKey::Other(key) => {
-                extra.insert(key, map.next_value()?);
+                block.extra.insert(key, map.next_value()?);
             }
         }
     }
-    let text = text.ok_or_else(|| de::Error::missing_field("text"))?;
-    Ok(TextContent { text, annotations, meta, extra })
+    block.text = text.ok_or_else(|| de::Error::missing_field("text"))?;
+    Ok(Ok(ContentBlock::Text(block)))
+}
+
+/// The members of a text block read so far, as JSON again.
+fn members_read(
+    text: Option<String>,
+    block: TextContent,
+) -> Result<Map<String, Value>, serde_json::Error> {
+    let mut members = block.extra;
+    if let Some(text) = text {
+        members.insert("text".to_owned(), Value::String(text));
+    }
+    if let Some(annotations) = block.annotations {
+        members.insert("annotations".to_owned(), serde_json::to_value(annotations)?);
+    }
+    if let Some(meta) = block.meta {
+        members.insert("_meta".to_owned(), Value::Object(meta));
+    }
+    Ok(members)
 }
 
 /// A member name of a text block.
@@ -189,5 +221,29 @@ mod tests {
         assert!(read(r#"{"type":"text"}"#).is_err());
         assert!(read(r#"{"type":"text","text":5}"#).is_err());
         assert!(read(r#"{"type":"text","text":"a","type":"image"}"#).is_err());
+    }
+
+    #[test]
+    fn the_last_type_of_a_block_is_the_one_that_counts() {
+        for text in [
+            r#"{"type":"text","text":"a","annotations":{"priority":1},"x":2,"type":"video"}"#,
+            r#"{"type":"text","text":"a","type":5}"#,
+            r#"{"type":"text","_meta":{"m":1},"type":"image","data":"AA==","mimeType":"i/p"}"#,
+        ] {
+            assert_eq!(read(text).unwrap(), read_as_value(text), "for {text}");
+        }
+        assert!(matches!(read(r#"{"type":"text","type":"video"}"#), Ok(ContentBlock::Unknown(_))));
+    }
+
+    #[test]
+    fn an_error_names_the_member_of_a_text_block_and_the_whole_of_any_other() {
+        use crate::jsonrpc::error_path::describe;
+        let path = |text: &str| {
+            let error = serde_json::from_str::<crate::schema::CallToolResult>(text).unwrap_err();
+            describe(text, &error)
+        };
+        assert!(path(r#"{"content":[{"type":"text","text":5}]}"#).starts_with("content[0].text: "));
+        assert!(path(r#"{"content":[{"text":5,"type":"text"}]}"#).starts_with("content[0]: "));
+        assert!(path(r#"{"content":[{"type":"image","data":5}]}"#).starts_with("content[0]: "));
     }
 }
