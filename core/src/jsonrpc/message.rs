@@ -82,7 +82,7 @@ fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJso
     RawJson::from_raw(raw_text::borrowed(text).to_owned())
 }
 
-/// How many `"` and `\` [`RawJson::may_have_any_key`] looks behind before it searches for each
+/// How many `"` and `\` [`RawJson::may_have_any_key`] looks at before it searches for each
 /// key on its own: one SIMD pass a key then costs less than comparing at every quote.
 const QUOTES_READ_ONE_BY_ONE: usize = 4096;
 
@@ -92,7 +92,7 @@ const ONE_PASS_MIN: usize = 4096;
 
 /// Whether `"key"` for any of `keys`, or a `\u` escape, is in the short `text`.
 fn search_short(text: &str, keys: &[&str]) -> bool {
-    let quoted = |key: &&str| {
+    let found = |key: &&str| {
         let mut quoted = [b'"'; 34];
         match key.len() {
             n @ ..=32 => {
@@ -103,14 +103,14 @@ fn search_short(text: &str, keys: &[&str]) -> bool {
             _ => text.contains(&format!("\"{key}\"")),
         }
     };
-    keys.iter().any(quoted) || text.contains("\\u")
+    keys.iter().any(found) || text.contains("\\u")
 }
 
 /// Whether `"key"` for any of `keys`, or a `\u` escape, is in the long `text`: one SIMD
 /// search a key.
 fn search_each(text: &[u8], keys: &[&str]) -> bool {
-    let quoted = |key: &&str| memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some();
-    keys.iter().any(quoted) || memchr::memmem::find(text, b"\\u").is_some()
+    let found = |key: &&str| memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some();
+    keys.iter().any(found) || memchr::memmem::find(text, b"\\u").is_some()
 }
 
 /// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.

@@ -7,6 +7,13 @@
 //! tried once per process on a small text ([`route_works`]); where it fails (a later
 //! serde_json), every text is parsed as before. A test below fails when the route stops
 //! working, so the loss does not go unnoticed.
+//!
+//! What the route skips is a check, not a safety guarantee zest needs: core has no unsafe
+//! code that relies on a `RawValue` being valid (serde_json's `from_string_unchecked` is
+//! `unsafe` for code that does, and core forbids `unsafe`). Text that is not JSON would be
+//! written to the peer as it is, so every caller passes text serde_json wrote, or such texts
+//! joined at an object's `{` (`RawJson::with_leading_text`); debug builds,
+//! every test among them, parse it anyway and panic if it is not JSON.
 
 use std::sync::OnceLock;
 
@@ -18,8 +25,10 @@ use serde_json::value::RawValue;
 const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
 
 /// `text`, which the caller knows is valid JSON (serde_json wrote it, or valid pieces were
-/// joined), as a `RawValue`: moved, neither read nor copied, where the route works.
+/// joined), as a `RawValue`: moved, not read, where the route works (and not copied when its
+/// capacity is its length; a larger buffer is shrunk first, which may move it).
 pub(crate) fn boxed(text: String) -> Box<RawValue> {
+    debug_assert_json(&text);
     if route_works() {
         // The route never looks at the text: it worked on the probe, so it works here.
         boxed_by_key(text).expect("the raw-value route worked on the probe")
@@ -31,10 +40,19 @@ pub(crate) fn boxed(text: String) -> Box<RawValue> {
 /// `text`, which the caller knows is valid JSON, as a borrowed `RawValue`, not read where
 /// the route works.
 pub(crate) fn borrowed(text: &str) -> &RawValue {
+    debug_assert_json(text);
     if route_works() {
         borrowed_by_key(text).expect("the raw-value route worked on the probe")
     } else {
         serde_json::from_str(text).expect("the caller passes valid JSON")
+    }
+}
+
+/// Panics, in debug builds only, when `text` is not one JSON value.
+fn debug_assert_json(text: &str) {
+    if cfg!(debug_assertions) {
+        let parsed = serde_json::from_str::<serde::de::IgnoredAny>(text);
+        assert!(parsed.is_ok(), "not JSON, and about to be sent as JSON: {text:.200}");
     }
 }
 
@@ -76,6 +94,13 @@ mod tests {
         assert_eq!(raw.get(), "not read");
         assert_eq!(raw.get().as_ptr(), at);
         assert_eq!(borrowed_by_key("nor this").unwrap().get(), "nor this");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "not JSON")]
+    fn text_that_is_not_json_is_caught_in_debug_builds() {
+        boxed("{\"a\":".to_owned());
     }
 
     #[test]

@@ -216,7 +216,7 @@ fn a_key_is_found_at_any_depth_or_through_an_escape() {
 }
 
 #[test]
-fn a_key_after_a_long_string_is_found_in_one_pass() {
+fn a_key_after_a_long_string_is_found() {
     let long = "x".repeat(8192);
     assert!(may_have(&format!(r#"{{"a":"{long}","_meta":1}}"#), &["x", "_meta"]));
     assert!(may_have(&format!(r#"{{"a":"{long}\u0041"}}"#), &["x"]));

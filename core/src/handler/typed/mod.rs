@@ -122,11 +122,16 @@ pub trait FromCall<C>: Sized {
     fn from_call(parts: &Parts<C>) -> Result<Self, ToolError>;
 
     /// True for the one parameter that is the call's arguments: a handler takes it after
-    /// every other parameter, with [`from_call_last`](Self::from_call_last).
+    /// every other parameter, with [`from_call_last`](Self::from_call_last). Hidden: only
+    /// the arguments type zest implements it for sets it (`Parts` lets nothing else move the
+    /// arguments out).
+    #[doc(hidden)]
     const IS_ARGUMENTS: bool = false;
 
     /// Takes the parameter as the last to read `parts`, so it may move out what it reads
-    /// (the arguments, instead of copying them). By default, [`from_call`](Self::from_call).
+    /// (the arguments, instead of copying them); called instead of
+    /// [`from_call`](Self::from_call) only when [`IS_ARGUMENTS`](Self::IS_ARGUMENTS) is true.
+    #[doc(hidden)]
     fn from_call_last(parts: &mut Parts<C>) -> Result<Self, ToolError> {
         Self::from_call(parts)
     }

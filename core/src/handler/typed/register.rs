@@ -16,8 +16,9 @@ use crate::schema::{
 use crate::server::Registry;
 
 /// A function or closure usable as an async handler: every parameter is a [`FromCall`]
-/// type, in any order (up to three), and it returns a future. `Args` is the tuple of its
-/// parameter types; callers never name it.
+/// type, in any order (up to three), and it returns a future. The parameters are taken in
+/// order, the arguments last; the first that fails is the call's answer. `Args` is the tuple
+/// of its parameter types; callers never name it.
 pub trait AsyncCallable<C, Args>: Send + Sync + 'static {
     /// What the future yields.
     type Output: Send + 'static;
@@ -52,7 +53,8 @@ pub trait SyncCallable<C, Args>: Send + Sync + 'static {
 macro_rules! callable {
     ($take:ident; $($A:ident),*) => {
         /// Each parameter from `parts`, in order, except that the arguments are taken after
-        /// every other parameter, by moving them out. The first error a parameter gives.
+        /// every other parameter, by moving them out. The first error in that order: a
+        /// parameter's before the arguments'.
         #[allow(non_snake_case, unused_mut, unused_variables)]
         fn $take<C, $($A: FromCall<C>,)*>(mut parts: Parts<C>) -> Result<($($A,)*), ToolError> {
             $(let $A = if $A::IS_ARGUMENTS { None } else { Some($A::from_call(&parts)?) };)*
