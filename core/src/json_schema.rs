@@ -126,7 +126,7 @@ impl<'s> Validator<'s> {
             return;
         }
         let schema = match schema {
-            Value::Object(schema) => schema,
+            Value::Object(schema) => Keywords::of(schema),
             Value::Bool(false) => {
                 errs.push(path, "no value is allowed here");
                 return;
@@ -176,21 +176,16 @@ impl<'s> Validator<'s> {
     }
 
     /// `type`, `enum` and `const`.
-    fn check_value(
-        &mut self,
-        schema: &Map<String, Value>,
-        inst: &Value,
-        path: &str,
-        errs: &mut Errors,
-    ) {
-        let expected: Vec<&str> = match schema.get("type") {
-            Some(Value::String(name)) => vec![name],
-            Some(Value::Array(names)) if !names.is_empty() => {
-                names.iter().filter_map(Value::as_str).collect()
-            }
-            _ => Vec::new(),
+    fn check_value(&mut self, schema: Keywords<'_>, inst: &Value, path: &str, errs: &mut Errors) {
+        let names = match schema.get("type") {
+            Some(name @ Value::String(_)) => std::slice::from_ref(name),
+            Some(Value::Array(names)) => names.as_slice(),
+            _ => &[],
         };
-        if !expected.is_empty() && !expected.iter().any(|name| has_type(inst, name)) {
+        // Checked without collecting the names: this runs for every value validated.
+        let mut named = names.iter().filter_map(Value::as_str).peekable();
+        if named.peek().is_some() && !named.any(|name| has_type(inst, name)) {
+            let expected: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
             let got = type_name(inst);
             errs.push(path, format!("expected {}, got {got}", expected.join(" or ")));
         }
@@ -209,7 +204,7 @@ impl<'s> Validator<'s> {
     /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`.
     fn check_combinators(
         &mut self,
-        schema: &'s Map<String, Value>,
+        schema: Keywords<'s>,
         inst: &Value,
         path: &mut String,
         depth: usize,
@@ -262,7 +257,7 @@ impl<'s> Validator<'s> {
 
     fn check_array(
         &mut self,
-        schema: &'s Map<String, Value>,
+        schema: Keywords<'s>,
         items: &[Value],
         path: &mut String,
         depth: usize,
@@ -312,7 +307,7 @@ impl<'s> Validator<'s> {
 
     fn check_object(
         &mut self,
-        schema: &'s Map<String, Value>,
+        schema: Keywords<'s>,
         members: &Map<String, Value>,
         path: &mut String,
         depth: usize,
@@ -351,7 +346,7 @@ impl<'s> Validator<'s> {
         let Some(additional) = schema.get("additionalProperties") else {
             return;
         };
-        if schema.contains_key("patternProperties") || !self.spend(len) {
+        if schema.get("patternProperties").is_some() || !self.spend(len) {
             return;
         }
         let declared = |name: &str| properties.is_some_and(|p| p.contains_key(name));
@@ -429,7 +424,7 @@ impl<'s> Validator<'s> {
     }
 }
 
-fn check_number(schema: &Map<String, Value>, n: &Number, path: &str, errs: &mut Errors) {
+fn check_number(schema: Keywords<'_>, n: &Number, path: &str, errs: &mut Errors) {
     let bound = |key: &str| schema.get(key).and_then(Value::as_number);
     if let Some(min) = bound("minimum") {
         if compare(n, min) == Some(Ordering::Less) {
@@ -458,7 +453,7 @@ fn check_number(schema: &Map<String, Value>, n: &Number, path: &str, errs: &mut 
     }
 }
 
-fn check_string(schema: &Map<String, Value>, s: &str, path: &str, errs: &mut Errors) {
+fn check_string(schema: Keywords<'_>, s: &str, path: &str, errs: &mut Errors) {
     let (min, max) = (count(schema, "minLength"), count(schema, "maxLength"));
     if min.is_none() && max.is_none() {
         return;
@@ -473,13 +468,74 @@ fn check_string(schema: &Map<String, Value>, s: &str, path: &str, errs: &mut Err
 }
 
 /// A non-negative integer keyword (`minItems`, `maxLength`…); `2.0` counts as 2.
-fn count(schema: &Map<String, Value>, key: &str) -> Option<usize> {
+fn count(schema: Keywords<'_>, key: &str) -> Option<usize> {
     let value = schema.get(key)?;
     if let Some(n) = value.as_u64() {
         return Some(usize::try_from(n).unwrap_or(usize::MAX));
     }
     let f = value.as_f64()?;
     (f >= 0.0 && f.fract() == 0.0).then_some(f as usize) // `as` saturates
+}
+
+/// A schema object with a note of which of the keywords [`validate`] applies it has: most
+/// schemas use few of the thirty, and each absent one is then known absent without a search.
+#[derive(Clone, Copy)]
+struct Keywords<'s> {
+    map: &'s Map<String, Value>,
+    present: u32,
+}
+
+impl<'s> Keywords<'s> {
+    fn of(map: &'s Map<String, Value>) -> Self {
+        Self { map, present: map.keys().fold(0, |present, key| present | keyword_bit(key)) }
+    }
+
+    /// The keyword's value; a keyword `validate` does not apply is searched for as it is.
+    fn get(self, key: &str) -> Option<&'s Value> {
+        let bit = keyword_bit(key);
+        if bit != 0 && self.present & bit == 0 {
+            return None;
+        }
+        self.map.get(key)
+    }
+}
+
+/// The bit of a keyword [`validate`] applies; 0 for any other key.
+fn keyword_bit(key: &str) -> u32 {
+    let index = match key {
+        "$ref" => 0,
+        "type" => 1,
+        "enum" => 2,
+        "const" => 3,
+        "allOf" => 4,
+        "anyOf" => 5,
+        "oneOf" => 6,
+        "not" => 7,
+        "if" => 8,
+        "then" => 9,
+        "else" => 10,
+        "minItems" => 11,
+        "maxItems" => 12,
+        "prefixItems" => 13,
+        "items" => 14,
+        "additionalItems" => 15,
+        "uniqueItems" => 16,
+        "minProperties" => 17,
+        "maxProperties" => 18,
+        "required" => 19,
+        "properties" => 20,
+        "additionalProperties" => 21,
+        "patternProperties" => 22,
+        "minimum" => 23,
+        "exclusiveMinimum" => 24,
+        "maximum" => 25,
+        "exclusiveMaximum" => 26,
+        "multipleOf" => 27,
+        "minLength" => 28,
+        "maxLength" => 29,
+        _ => return 0,
+    };
+    1 << index
 }
 
 fn has_type(inst: &Value, name: &str) -> bool {

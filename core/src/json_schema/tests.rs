@@ -456,3 +456,55 @@ quickcheck::quickcheck! {
         }
     }
 }
+
+/// Every keyword the module applies has its own bit, so an absent one is skipped without a
+/// search and a present one is always looked up.
+#[test]
+fn every_applied_keyword_has_its_own_bit() {
+    let applied = [
+        "$ref",
+        "type",
+        "enum",
+        "const",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "minItems",
+        "maxItems",
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "required",
+        "properties",
+        "additionalProperties",
+        "patternProperties",
+        "minimum",
+        "exclusiveMinimum",
+        "maximum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+    ];
+    let mut seen = 0u32;
+    for key in applied {
+        let bit = super::keyword_bit(key);
+        assert_eq!(bit.count_ones(), 1, "{key}");
+        assert_eq!(seen & bit, 0, "{key} shares a bit");
+        seen |= bit;
+    }
+    assert_eq!(super::keyword_bit("format"), 0);
+    // A schema with only some keywords still finds each of them.
+    let schema = json!({"type": "object", "required": ["a"], "maxProperties": 1});
+    let Value::Object(map) = &schema else { unreachable!() };
+    let keywords = super::Keywords::of(map);
+    assert!(keywords.get("required").is_some() && keywords.get("maxProperties").is_some());
+    assert!(keywords.get("properties").is_none() && keywords.get("$ref").is_none());
+}
