@@ -87,27 +87,34 @@ impl Meta {
     }
 }
 
-/// True when building a map of this JSON object text surely succeeds: no `\u` escape (a lone
-/// surrogate is refused by the map, not by a skim), no number with an exponent or of more
-/// than 300 digits (out of range for an `f64`), nesting well under serde_json's limit of 128.
+/// True when building a map of this JSON object text surely succeeds: no escape at all (a
+/// `\u` may be a lone surrogate, which the map refuses and a skim does not), no number with an
+/// exponent or of more than 300 digits (out of range for an `f64`), nesting well under
+/// serde_json's limit of 128. Only the text between strings is read byte by byte.
 fn surely_parses(text: &[u8]) -> bool {
-    const MAX_NESTING: usize = 100;
-    let (mut depth, mut digits, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &byte in text {
-        if in_string {
-            match byte {
-                _ if escaped => {
-                    if byte == b'u' {
-                        return false;
-                    }
-                    escaped = false;
-                }
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
+    if memchr::memchr(b'\\', text).is_some() {
+        return false;
+    }
+    let mut depth = 0;
+    let mut rest = text;
+    loop {
+        let open = memchr::memchr(b'"', rest).unwrap_or(rest.len());
+        if !plain_between_strings(&rest[..open], &mut depth) {
+            return false;
         }
+        // Without escapes, a string ends at the next quote.
+        let Some(close) = rest.get(open + 1..).and_then(|s| memchr::memchr(b'"', s)) else {
+            return true;
+        };
+        rest = &rest[open + 1 + close + 1..];
+    }
+}
+
+/// Reads what stands between two strings: brackets (counted into `depth`) and numbers.
+fn plain_between_strings(between: &[u8], depth: &mut usize) -> bool {
+    const MAX_NESTING: usize = 100;
+    let mut digits = 0;
+    for &byte in between {
         match byte {
             b'0'..=b'9' => {
                 digits += 1;
@@ -117,14 +124,13 @@ fn surely_parses(text: &[u8]) -> bool {
                 continue;
             }
             b'e' | b'E' if digits > 0 => return false,
-            b'"' => in_string = true,
             b'{' | b'[' => {
-                depth += 1;
-                if depth > MAX_NESTING {
+                *depth += 1;
+                if *depth > MAX_NESTING {
                     return false;
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'}' | b']' => *depth = depth.saturating_sub(1),
             _ => {}
         }
         digits = 0;

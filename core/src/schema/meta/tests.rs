@@ -28,6 +28,7 @@ fn reads_as_the_map_would_whatever_the_text() {
         "{}".to_owned(),
         r#"{"a":{"b":[true,false,null,"x\"y\\z"]},"c":1.5e3,"d":"\u00e9\ud83d\ude00"}"#.to_owned(),
         r#"{"k":"v","k":"last"}"#.to_owned(),
+        r#"{"c":1.5e3,"d":[1E2,-0.5],"e":"1e9 in a string"}"#.to_owned(),
         r#"{"big":123456789012345678901234567890}"#.to_owned(),
         format!(r#"{{"deep":{deep}}}"#),
     ];
@@ -43,8 +44,12 @@ fn reads_as_the_map_would_whatever_the_text() {
 #[test]
 fn what_the_map_refuses_is_refused_when_decoded() {
     let deep = format!("{}1{}", "[".repeat(140), "]".repeat(140));
-    let refused =
-        [r#"{"a":"\ud800"}"#.to_owned(), r#"{"a":1e400}"#.to_owned(), format!(r#"{{"a":{deep}}}"#)];
+    let refused = [
+        r#"{"a":"\ud800"}"#.to_owned(),
+        r#"{"a":1e400}"#.to_owned(),
+        format!(r#"{{"a":{}}}"#, "9".repeat(400)),
+        format!(r#"{{"a":{deep}}}"#),
+    ];
     for text in &refused {
         assert!(serde_json::from_str::<Map<String, Value>>(text).is_err(), "{text}");
         assert!(serde_json::from_str::<Meta>(text).is_err(), "{text}");
