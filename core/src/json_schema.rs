@@ -477,6 +477,9 @@ fn count(schema: Keywords<'_>, key: &str) -> Option<usize> {
     (f >= 0.0 && f.fract() == 0.0).then_some(f as usize) // `as` saturates
 }
 
+/// The most keys a schema object may have for [`Keywords::of`] to read them all.
+const MASKED_KEYS_MAX: usize = 32;
+
 /// A schema object with a note of which of the keywords [`validate`] applies it has: most
 /// schemas use few of the thirty, and each absent one is then known absent without a search.
 #[derive(Clone, Copy)]
@@ -487,7 +490,14 @@ struct Keywords<'s> {
 
 impl<'s> Keywords<'s> {
     fn of(map: &'s Map<String, Value>) -> Self {
-        Self { map, present: map.keys().fold(0, |present, key| present | keyword_bit(key)) }
+        // Validation's budget counts subschemas, not their keys: a schema with very many
+        // keys (the peer's own `outputSchema`, say) is searched as before, key by key.
+        let present = if map.len() > MASKED_KEYS_MAX {
+            u32::MAX
+        } else {
+            map.keys().fold(0, |present, key| present | keyword_bit(key))
+        };
+        Self { map, present }
     }
 
     /// The keyword's value; a keyword `validate` does not apply is searched for as it is.

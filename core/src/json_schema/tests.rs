@@ -507,4 +507,12 @@ fn every_applied_keyword_has_its_own_bit() {
     let keywords = super::Keywords::of(map);
     assert!(keywords.get("required").is_some() && keywords.get("maxProperties").is_some());
     assert!(keywords.get("properties").is_none() && keywords.get("$ref").is_none());
+    // Past the bound, the keys are not read: every keyword is searched for.
+    let mut wide: serde_json::Map<String, Value> =
+        (0..40).map(|i| (format!("x-{i}"), json!(i))).collect();
+    wide.insert("required".into(), json!(["a"]));
+    let keywords = super::Keywords::of(&wide);
+    assert_eq!(keywords.present, u32::MAX);
+    assert!(keywords.get("required").is_some() && keywords.get("type").is_none());
+    assert!(validate(&Value::Object(wide), &json!({})).is_err());
 }

@@ -10,7 +10,7 @@ mod encode;
 pub(crate) mod error_path;
 mod message;
 mod peek;
-pub(crate) mod raw_text;
+mod raw_text;
 
 pub use decode::{decode, DecodeError, Frame, InvalidReason};
 pub use encode::{encode_batch_into, encode_line};

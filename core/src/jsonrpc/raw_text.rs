@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// serde_json's key for a raw value inside its own deserializer protocol.
-pub(crate) const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
+const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
 
 /// `text`, which the caller knows is valid JSON (serde_json wrote it, or valid pieces were
 /// joined), as a `RawValue`: moved, not read, where the route works (and not copied when its
