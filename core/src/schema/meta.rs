@@ -11,17 +11,24 @@ use std::sync::OnceLock;
 
 use serde::de::{self, MapAccess, Unexpected, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::jsonrpc::raw_text;
+/// The name under which serde_json's own deserializers hand a value's text to a visitor that
+/// asks for it (its `RawValue` protocol); any other deserializer hands over the value itself.
+const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
 
 /// The `_meta` object reserved on params, results and many nested types.
 ///
-/// Read and change it as the [`Map`] it derefs to (`meta.get(key)`, `meta.insert(..)`); make
-/// one with [`Meta::new`] or from a map (`Meta::from(map)`, `map.into()`). A `_meta` decoded
-/// from a peer's message is kept as its text until first read; decoding refuses what the map
-/// would refuse (a value that is not an object, for one), so reading never fails.
+/// Read and change it as the [`Map`] it derefs to (`meta.get(key)`, `meta.insert(..)`,
+/// `for (key, value) in &meta`); make one with [`Meta::new`], from a map (`Meta::from(map)`,
+/// `map.into()`) or from pairs (`collect()`), and take the map out with
+/// [`into_map`](Meta::into_map). (Code written when `Meta` was an alias of
+/// `Map<String, Value>` builds one with `Some(map.into())` where it wrote `Some(map)`.)
+///
+/// A `_meta` decoded by serde_json (from a message's text or from a `Value`) is kept as its
+/// text until first read, or compared, printed or written (each reads it); decoding refuses
+/// what the map would refuse (a value that is not an object, a lone surrogate, an
+/// out-of-range number), as an error of the message that carried it.
 ///
 /// Keys under reserved prefixes (second label `modelcontextprotocol` or `mcp`) belong to the
 /// spec; implementations MUST NOT assume anything about values under them.
@@ -32,9 +39,9 @@ pub struct Meta(Box<Lazy>);
 
 #[derive(Clone, Default)]
 struct Lazy {
-    /// The text as received, while the map is unchanged (`None` once it was changed, or for a
-    /// `_meta` made here).
-    text: Option<Box<RawValue>>,
+    /// The text as serde_json handed it over, until the map is built from it or changed
+    /// (`None` for a `_meta` made here). Never written as it is: the map is.
+    text: Option<Box<str>>,
     /// The map, built from `text` when first read.
     map: OnceLock<Map<String, Value>>,
 }
@@ -55,7 +62,7 @@ impl Meta {
     /// text that does not contain it), without building the map.
     pub(crate) fn may_have(&self, key: &str) -> bool {
         match (&self.0.text, self.0.map.get()) {
-            (Some(text), None) => text.get().contains(key),
+            (Some(text), None) => text.contains(key),
             _ => self.contains_key(key),
         }
     }
@@ -64,7 +71,9 @@ impl Meta {
         let lazy = &*self.0;
         lazy.map.get_or_init(|| {
             // `from_text` let through only texts this parse takes.
-            lazy.text.as_ref().and_then(|t| serde_json::from_str(t.get()).ok()).unwrap_or_default()
+            // serde_json vouched for the text (valid JSON), and `from_text` kept only texts
+            // the map takes, so this never falls back to the empty map.
+            lazy.text.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default()
         })
     }
 
@@ -83,14 +92,15 @@ impl Meta {
                 .map(Self::from)
                 .map_err(E::custom);
         }
-        Ok(Self(Box::new(Lazy { text: Some(raw_text::boxed(text)), map: OnceLock::new() })))
+        Ok(Self(Box::new(Lazy { text: Some(text.into_boxed_str()), map: OnceLock::new() })))
     }
 }
 
 /// True when building a map of this JSON object text surely succeeds: no escape at all (a
 /// `\u` may be a lone surrogate, which the map refuses and a skim does not), no number with an
 /// exponent or of more than 300 digits (out of range for an `f64`), nesting well under
-/// serde_json's limit of 128. Only the text between strings is read byte by byte.
+/// serde_json's limit of 128, every string and bracket closed. Only the text between strings
+/// is read byte by byte.
 fn surely_parses(text: &[u8]) -> bool {
     if memchr::memchr(b'\\', text).is_some() {
         return false;
@@ -103,8 +113,11 @@ fn surely_parses(text: &[u8]) -> bool {
             return false;
         }
         // Without escapes, a string ends at the next quote.
-        let Some(close) = rest.get(open + 1..).and_then(|s| memchr::memchr(b'"', s)) else {
-            return true;
+        if open == rest.len() {
+            return depth == 0;
+        }
+        let Some(close) = memchr::memchr(b'"', &rest[open + 1..]) else {
+            return false; // a string left open
         };
         rest = &rest[open + 1 + close + 1..];
     }
@@ -187,6 +200,30 @@ impl PartialEq<Map<String, Value>> for Meta {
     }
 }
 
+impl PartialEq<Meta> for Map<String, Value> {
+    fn eq(&self, other: &Meta) -> bool {
+        *self == **other
+    }
+}
+
+impl<'a> IntoIterator for &'a Meta {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for Meta {
+    type Item = (String, Value);
+    type IntoIter = serde_json::map::IntoIter;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_map().into_iter()
+    }
+}
+
 impl fmt::Debug for Meta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
@@ -203,7 +240,7 @@ impl<'de> Deserialize<'de> for Meta {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // serde_json's own deserializers hand a value's text to a visitor that asks under
         // their raw-value name; any other deserializer hands over the value itself.
-        deserializer.deserialize_newtype_struct(raw_text::RAW_VALUE_KEY, MetaVisitor)
+        deserializer.deserialize_newtype_struct(RAW_VALUE_KEY, MetaVisitor)
     }
 }
 
@@ -224,7 +261,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
         let Some(first) = access.next_key::<String>()? else {
             return Ok(Meta::new());
         };
-        if first == raw_text::RAW_VALUE_KEY {
+        if first == RAW_VALUE_KEY {
             return Meta::from_text(access.next_value::<String>()?);
         }
         // A deserializer that hands over the members themselves.

@@ -16,7 +16,7 @@ fn a_received_meta_is_kept_as_text_until_read() {
         serde_json::from_str(&format!(r#"{{"content":[],"_meta":{text}}}"#)).unwrap();
     let meta = result.meta.unwrap();
     assert!(meta.0.map.get().is_none(), "built before it was read");
-    assert_eq!(meta.0.text.as_ref().map(|t| t.get()), Some(text));
+    assert_eq!(meta.0.text.as_deref(), Some(text));
     assert_eq!(*meta, map_of(text));
     assert!(meta.0.map.get().is_some());
 }
@@ -110,4 +110,28 @@ fn a_progress_token_is_found_without_building_a_meta_that_has_none() {
 #[test]
 fn an_optional_meta_is_one_pointer_wide() {
     assert_eq!(size_of::<Option<Meta>>(), size_of::<usize>());
+}
+
+#[test]
+fn a_text_left_open_or_unbalanced_is_never_kept() {
+    assert!(super::surely_parses(br#"{"a":[1,{"b":"}"}]}"#));
+    assert!(!super::surely_parses(br#"{"a":"#));
+    assert!(!super::surely_parses(br#"{"a":"open"#));
+    assert!(!super::surely_parses(br#"{"a":[1}"#));
+    // Handed over under serde_json's raw-value name by a deserializer that is not serde_json:
+    // refused when the map would refuse it, not kept and read as an empty map.
+    let entry = (super::RAW_VALUE_KEY, r#"{"a":"#);
+    let handed = serde::de::value::MapDeserializer::<_, serde::de::value::Error>::new(
+        std::iter::once(entry),
+    );
+    assert!(Meta::deserialize(handed).is_err());
+}
+
+#[test]
+fn reads_as_a_map_in_every_way() {
+    let meta: Meta = serde_json::from_str(r#"{"a":1,"b":2}"#).unwrap();
+    let keys: Vec<&String> = (&meta).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["a", "b"]);
+    assert_eq!(map_of(r#"{"a":1,"b":2}"#), meta);
+    assert_eq!(meta.into_iter().count(), 2);
 }
