@@ -4,8 +4,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::wire;
-use super::Meta;
 use crate::jsonrpc::RequestId;
+
+/// The `_meta` object reserved on params, results and many nested types.
+///
+/// Keys under reserved prefixes (second label `modelcontextprotocol` or `mcp`) belong to the
+/// spec; implementations MUST NOT assume anything about values under them.
+pub type Meta = Map<String, Value>;
 
 /// An opaque pagination cursor. Clients MUST NOT parse, modify or persist it.
 pub type Cursor = String;
@@ -22,9 +27,7 @@ pub const PROGRESS_TOKEN_KEY: &str = "progressToken";
 /// Returns `None` when there is no `_meta`, no token, or a token that is neither a string nor an
 /// integer (the receiver then sends no progress).
 pub fn progress_token(meta: Option<&Meta>) -> Option<ProgressToken> {
-    // Most `_meta`s have none: a received one is then not built into a map.
-    let meta = meta.filter(|meta| meta.may_have(PROGRESS_TOKEN_KEY))?;
-    match meta.get(PROGRESS_TOKEN_KEY)? {
+    match meta?.get(PROGRESS_TOKEN_KEY)? {
         Value::String(s) => Some(RequestId::String(s.clone())),
         Value::Number(n) => n.as_i64().map(RequestId::Number),
         _ => None,

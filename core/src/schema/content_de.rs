@@ -135,7 +135,7 @@ fn members_read(
         members.insert("annotations".to_owned(), serde_json::to_value(annotations)?);
     }
     if let Some(meta) = block.meta {
-        members.insert("_meta".to_owned(), Value::Object(meta.into_map()));
+        members.insert("_meta".to_owned(), Value::Object(meta));
     }
     Ok(members)
 }

@@ -21,7 +21,6 @@ mod discover;
 mod elicitation;
 mod lifecycle;
 mod logging;
-mod meta;
 pub mod methods;
 mod mrtr;
 mod notifications;
@@ -39,7 +38,7 @@ pub use capabilities::{
 };
 pub use common::{
     progress_token, set_progress_token, Annotations, Cursor, EmptyParams, EmptyResult, Icon,
-    IconTheme, Implementation, PaginatedParams, ProgressToken, Role, PROGRESS_TOKEN_KEY,
+    IconTheme, Implementation, Meta, PaginatedParams, ProgressToken, Role, PROGRESS_TOKEN_KEY,
 };
 pub use completion::{
     CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext, Reference,
@@ -60,7 +59,6 @@ pub use elicitation::{
 };
 pub use lifecycle::{InitializeParams, InitializeResult};
 pub use logging::{LoggingLevel, LoggingMessageParams, SetLevelParams};
-pub use meta::Meta;
 pub use mrtr::{InputRequest, InputRequiredResult, InputResponses};
 pub use notifications::{CancelledParams, ProgressParams};
 pub use prompts::{

@@ -20,7 +20,7 @@ use crate::jsonrpc::{ErrorObject, RawJson, Request};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{RoundEntry, StatelessEntry};
 use crate::schema::{
-    ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, Meta, ProtocolVersion,
+    ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, ProtocolVersion,
     CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RESULT_COMPLETE, RESULT_INPUT_REQUIRED,
 };
 use crate::transport::TransportKind;
@@ -227,7 +227,7 @@ impl<H: Clone> Session<H> {
             instructions: config.instructions.clone(),
             ttl_ms: config.cache_ttl_ms,
             cache_scope: config.cache_scope,
-            meta: self.server_info_meta().1.as_object().cloned().map(Meta::from),
+            meta: self.server_info_meta().1.as_object().cloned(),
             extra: Default::default(),
         }
     }
