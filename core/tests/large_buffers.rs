@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use zest_core::framing::lines::{LineDecoder, LineEvent};
 use zest_core::framing::sse::{SseDecoder, SseItem};
 use zest_core::framing::KEPT_BUFFER_MAX;
-use zest_core::jsonrpc::RawJson;
+use zest_core::jsonrpc::{decode, Frame, Message, RawJson, Response, KEPT_TEXTS_MAX};
 use zest_core::runtime::{WriteQueue, WriteStep};
 use zest_core::schema::methods::CallTool;
 use zest_core::schema::{CallToolParams, ProtocolVersion};
@@ -268,4 +268,41 @@ fn a_line_decoder_reuses_its_buffer_and_keeps_no_more_than_the_bound() {
 fn an_sse_decoder_reuses_its_buffers_and_keeps_no_more_than_the_bound() {
     let mut decoder = SseDecoder::new(64 * MIB);
     reuses_and_bounds("sse", |len| feed_event(&mut decoder, len));
+}
+
+#[test]
+fn a_large_text_is_made_in_a_kept_buffer() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let value = json!({"text": "x".repeat(MIB)});
+    drop(RawJson::from(&value));
+    let (raw, made) = counted(|| RawJson::from(&value));
+    assert_eq!(made.fresh, 0, "serializing a second 1 MiB value took a fresh buffer");
+    assert_eq!(raw.parse::<Value>().unwrap(), value);
+    let line = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{}}}"#, raw.get());
+    drop(raw);
+    drop(decode(line.as_bytes()).unwrap());
+    let (frame, read) = counted(|| decode(line.as_bytes()).unwrap());
+    assert_eq!(read.fresh, 0, "reading a second 1 MiB result took a fresh buffer");
+    let Frame::Single(Message::Response(Response { outcome: Ok(result), .. })) = frame else {
+        panic!("a result")
+    };
+    assert_eq!(result.parse::<Value>().unwrap(), value);
+}
+
+#[test]
+fn the_kept_text_buffers_are_bounded() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let value = json!({"text": "x".repeat(MIB)});
+    // This thread's serialization buffer grows on the first text and is kept.
+    drop(RawJson::from(&value));
+    let before = live();
+    let texts: Vec<RawJson> = (0..3 * KEPT_TEXTS_MAX).map(|_| RawJson::from(&value)).collect();
+    drop(texts);
+    let kept = live() - before;
+    let bound = (KEPT_TEXTS_MAX * (MIB + 64)) as isize + SLACK;
+    assert!(kept <= bound, "{kept} bytes kept after dropping {} texts", 3 * KEPT_TEXTS_MAX);
+    let huge = json!({"text": "x".repeat(KEPT_BUFFER_MAX)});
+    let before = live();
+    drop(RawJson::from(&huge));
+    assert!(live() - before <= SLACK, "a text past KEPT_BUFFER_MAX was kept");
 }

@@ -188,7 +188,8 @@ impl Client {
         }
         // Most results are complete: a search for the marker is far cheaper than a parse
         // of a result that may be megabytes long.
-        if !result.get().contains(RESULT_INPUT_REQUIRED) {
+        if memchr::memmem::find(result.get().as_bytes(), RESULT_INPUT_REQUIRED.as_bytes()).is_none()
+        {
             return false;
         }
         let Ok(asked) = result.parse::<InputRequired>() else { return false };

@@ -148,20 +148,16 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(default, deserialize_with = "present_owned")]
-    params: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "present_owned")]
-    result: Option<Box<RawValue>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     error: Option<&'a RawValue>,
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
-}
-
-fn present_owned<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
-    Box::<RawValue>::deserialize(d).map(Some)
 }
 
 fn decode_one(text: &str) -> Result<Message, DecodeError> {
@@ -194,7 +190,7 @@ fn decode_one(text: &str) -> Result<Message, DecodeError> {
         let params = match env.params {
             None => None,
             Some(p) if matches!(p.get().as_bytes().first(), Some(b'{' | b'[')) => {
-                Some(RawJson::from_raw(p))
+                Some(RawJson::copy_of(p.get()))
             }
             Some(p) if p.get() == "null" => None,
             Some(_) => return Err(invalid(InvalidReason::InvalidParams)),
@@ -208,7 +204,7 @@ fn decode_one(text: &str) -> Result<Message, DecodeError> {
     let outcome = match (env.result, env.error) {
         (Some(_), Some(_)) => return Err(invalid(InvalidReason::MixedShape)),
         (None, None) => return Err(invalid(InvalidReason::MissingMember)),
-        (Some(result), None) => Ok(RawJson::from_raw(result)),
+        (Some(result), None) => Ok(RawJson::copy_of(result.get())),
         (None, Some(error)) => Err(serde_json::from_str::<ErrorObject>(error.get())
             .map_err(|_| invalid(InvalidReason::MalformedError))?),
     };

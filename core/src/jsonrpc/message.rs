@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{codes, raw_text};
+use super::{codes, raw_text, text_pool};
 use crate::framing::KEPT_BUFFER_MAX;
 
 /// A request id: an integer or a string, echoed exactly as received (`1` and `"1"` differ).
@@ -71,7 +71,8 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Serializes `value` into `buf` (emptied first) and copies the text out, exactly sized.
+/// Serializes `value` into `buf` (emptied first) and copies the text out (into a kept buffer
+/// when it is large, see [`text_pool`]).
 fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJson {
     buf.clear();
     // Invariant: serializing fails only for maps with non-string keys or a Serialize impl
@@ -79,7 +80,7 @@ fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJso
     serde_json::to_writer(&mut *buf, value).expect("schema types always serialize");
     // Invariant: serde_json writes valid UTF-8 JSON.
     let text = std::str::from_utf8(buf).expect("serde_json writes UTF-8");
-    RawJson::from_raw(raw_text::borrowed(text).to_owned())
+    RawJson::copy_of(text)
 }
 
 /// How many `"` and `\` [`RawJson::may_have_any_key`] looks at before it searches for each
@@ -119,7 +120,19 @@ fn search_each(text: &[u8], keys: &[&str]) -> bool {
 /// stdio frame never contains a raw newline. Clones share the text (a 2026-07-28 client keeps
 /// each request's params for a retry beside the copy it sends).
 #[derive(Clone)]
-pub struct RawJson(Arc<Box<RawValue>>);
+pub struct RawJson(Arc<Text>);
+
+/// A valid JSON text; one of [`text_pool::KEPT_TEXT_MIN`] bytes or more gives its buffer back to
+/// the pool when dropped.
+struct Text(String);
+
+impl Drop for Text {
+    fn drop(&mut self) {
+        if self.0.capacity() >= text_pool::KEPT_TEXT_MIN {
+            text_pool::give_back(std::mem::take(&mut self.0));
+        }
+    }
+}
 
 impl RawJson {
     /// Serializes `value` compactly.
@@ -145,7 +158,21 @@ impl RawJson {
 
     /// Wraps already-valid JSON text; `None` if it is not valid JSON.
     pub fn from_string(text: String) -> Option<Self> {
-        RawValue::from_string(text).ok().map(Self::from_raw)
+        let value = serde_json::from_str::<&RawValue>(&text).ok()?.get();
+        if value.len() < text.len() {
+            // Whitespace around the value is dropped, as `RawValue::from_string` does.
+            return Some(Self::copy_of(value));
+        }
+        Some(Self(Arc::new(Text(text))))
+    }
+
+    /// A copy of `text`, which the caller knows is one valid JSON value (a member of a
+    /// message serde_json read, say); a large one goes into a kept buffer
+    /// ([`text_pool`]) rather than fresh memory.
+    pub(crate) fn copy_of(text: &str) -> Self {
+        let mut buf = text_pool::buffer_for(text.len());
+        buf.push_str(text);
+        Self::from_string_unchecked(buf)
     }
 
     /// The empty object `{}`.
@@ -155,16 +182,17 @@ impl RawJson {
 
     fn from_string_unchecked(text: String) -> Self {
         // Invariant: callers pass text produced by serde_json, or valid pieces joined.
-        Self::from_raw(raw_text::boxed(text))
+        raw_text::debug_assert_json(&text);
+        Self(Arc::new(Text(text)))
     }
 
     pub(crate) fn from_raw(raw: Box<RawValue>) -> Self {
-        Self(Arc::new(raw))
+        Self(Arc::new(Text(Box::<str>::from(raw).into_string())))
     }
 
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0 .0
     }
 
     /// False when no member at any depth can be named `key` (plain ASCII, nothing to escape):
@@ -270,8 +298,8 @@ impl RawJson {
     /// The text, moved out when this is its only holder, copied otherwise.
     fn into_string(self) -> String {
         match Arc::try_unwrap(self.0) {
-            Ok(raw) => Box::<str>::from(raw).into_string(),
-            Err(shared) => shared.get().to_owned(),
+            Ok(mut text) => std::mem::take(&mut text.0),
+            Err(shared) => shared.0.clone(),
         }
     }
 
@@ -279,7 +307,7 @@ impl RawJson {
     /// the member that failed when it is not the whole value (`content[0].text: invalid
     /// type: …`).
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, String> {
-        let text = self.0.get();
+        let text = self.get();
         serde_json::from_str(text).map_err(|e| super::error_path::describe(text, &e))
     }
 
@@ -296,7 +324,7 @@ impl RawJson {
     /// Valid JSON has no raw control characters inside strings, so the result never contains
     /// a newline.
     pub(crate) fn compact(&self) -> Cow<'_, str> {
-        let text = self.0.get();
+        let text = self.get();
         if !text.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
             return Cow::Borrowed(text);
         }
@@ -321,13 +349,13 @@ impl RawJson {
 
     /// True when the text is a JSON object.
     pub fn is_object(&self) -> bool {
-        self.0.get().trim_start().starts_with('{')
+        self.get().trim_start().starts_with('{')
     }
 }
 
 impl fmt::Debug for RawJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0.get())
+        f.write_str(self.get())
     }
 }
 
@@ -335,7 +363,7 @@ impl PartialEq for RawJson {
     /// Semantic equality: `{"a":1}` equals `{ "a": 1 }` and `{"b":2,"a":1}`. Text that no
     /// `Value` can hold (see [`to_value`](Self::to_value)) is compared without its whitespace.
     fn eq(&self, other: &Self) -> bool {
-        if self.0.get() == other.0.get() {
+        if self.get() == other.get() {
             return true;
         }
         match (self.to_value(), other.to_value()) {
@@ -347,7 +375,7 @@ impl PartialEq for RawJson {
 
 impl Serialize for RawJson {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        raw_text::trusted(self.get()).serialize(s)
     }
 }
 

@@ -11,11 +11,13 @@ pub(crate) mod error_path;
 mod message;
 mod peek;
 mod raw_text;
+mod text_pool;
 
 pub use decode::{decode, DecodeError, Frame, InvalidReason};
 pub use encode::{encode_batch_into, encode_line};
 pub use message::{ErrorObject, Message, Notification, RawJson, Request, RequestId, Response};
 pub(crate) use peek::{peek, PeekKind};
+pub use text_pool::{KEPT_TEXTS_MAX, KEPT_TEXT_MIN};
 
 #[cfg(test)]
 mod tests;
