@@ -11,6 +11,7 @@
 //! [`methods`] ties each method name to its params and result types.
 
 mod builders;
+mod call_result_de;
 mod capabilities;
 mod common;
 mod completion;

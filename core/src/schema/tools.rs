@@ -177,7 +177,8 @@ pub struct CallToolParams {
 ///
 /// Failures of the tool itself (including invalid argument values) are reported here with
 /// `is_error: Some(true)`, not as a JSON-RPC error, so the model can see them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Its `Deserialize` reads each member once, any it does not know straight into `extra`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Unstructured result. Required by the spec; read as empty when a server omits it.

@@ -1,0 +1,139 @@
+//! Reading a `tools/call` result member by member. serde's derive puts a struct with a
+//! flattened map through its buffered content for every member it does not know, and every
+//! 2026-07-28 result has one (`resultType`): a few allocations and a second pass for each
+//! call. Here each known member is read into its field, any other straight into `extra`.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::tools::CallToolResult;
+
+impl<'de> Deserialize<'de> for CallToolResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ResultVisitor)
+    }
+}
+
+/// A member's name: one of the fields, or another member kept in `extra`.
+enum Member {
+    Content,
+    StructuredContent,
+    IsError,
+    Meta,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "content" => Member::Content,
+                    "structuredContent" => Member::StructuredContent,
+                    "isError" => Member::IsError,
+                    "_meta" => Member::Meta,
+                    other => Member::Other(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(Name)
+    }
+}
+
+struct ResultVisitor;
+
+impl<'de> Visitor<'de> for ResultVisitor {
+    type Value = CallToolResult;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct CallToolResult")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CallToolResult, A::Error> {
+        let mut out = CallToolResult::default();
+        let mut seen = [false; 4];
+        let mut once = |at: usize, name: &'static str| {
+            if std::mem::replace(&mut seen[at], true) {
+                return Err(de::Error::duplicate_field(name));
+            }
+            Ok(())
+        };
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Content => {
+                    once(0, "content")?;
+                    out.content = map.next_value()?;
+                }
+                Member::StructuredContent => {
+                    once(1, "structuredContent")?;
+                    out.structured_content = map.next_value()?;
+                }
+                Member::IsError => {
+                    once(2, "isError")?;
+                    out.is_error = map.next_value()?;
+                }
+                Member::Meta => {
+                    once(3, "_meta")?;
+                    out.meta = map.next_value()?;
+                }
+                Member::Other(name) => {
+                    let value: Value = map.next_value()?;
+                    out.extra.insert(name, value);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_member_goes_to_its_field_and_any_other_to_extra() {
+        let sent = json!({
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "hi"}],
+            "structuredContent": {"n": 1},
+            "isError": false,
+            "_meta": {"io.example/k": 2},
+            "task": {"id": "t1"}
+        });
+        let text = sent.to_string();
+        let read: CallToolResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.content, vec![super::super::ContentBlock::text("hi")]);
+        assert_eq!(read.structured_content, Some(json!({"n": 1})));
+        assert_eq!(read.is_error, Some(false));
+        assert_eq!(read.meta.as_ref().map(|m| m["io.example/k"].clone()), Some(json!(2)));
+        assert_eq!(read.extra.len(), 2);
+        assert_eq!(read.extra["resultType"], "complete");
+        assert_eq!(read.extra["task"], json!({"id": "t1"}));
+        assert_eq!(serde_json::to_value(&read).unwrap(), sent, "a lossless round trip");
+        let from_value: CallToolResult = serde_json::from_value(sent).unwrap();
+        assert_eq!(from_value, read);
+    }
+
+    #[test]
+    fn absent_and_null_members_are_defaults_and_a_repeated_one_is_refused() {
+        let empty: CallToolResult = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty, CallToolResult::default());
+        let nulls: CallToolResult =
+            serde_json::from_str(r#"{"isError":null,"_meta":null,"structuredContent":null}"#)
+                .unwrap();
+        assert_eq!(nulls, CallToolResult::default());
+        let twice = serde_json::from_str::<CallToolResult>(r#"{"content":[],"content":[]}"#);
+        assert!(twice.unwrap_err().to_string().contains("duplicate field `content`"));
+        let not_a_map = serde_json::from_str::<CallToolResult>("[]");
+        assert!(not_a_map.is_err());
+    }
+}
