@@ -12,7 +12,7 @@
 //! included; past it the call fails [`RequestError::TimedOut`] and its unanswered asks are
 //! cancelled. A server may ask for input [`MAX_ROUNDS`] times per call, no more.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde::Deserialize;
@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use super::{Client, Event, ServerRequest};
 use crate::error::{CloseReason, RequestError};
+use crate::jsonrpc::own_ids::OwnIdMap;
 use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
 use crate::rpc::RequestOptions;
 use crate::schema::RESULT_INPUT_REQUIRED;
@@ -28,13 +29,13 @@ use crate::schema::RESULT_INPUT_REQUIRED;
 #[derive(Debug, Default)]
 pub(super) struct Rounds {
     /// Calls in flight that may be answered with input required, by wire id.
-    sent: HashMap<RequestId, Sent>,
+    sent: OwnIdMap<RequestId, Sent>,
     /// Wire ids of retries, to the app's id.
-    renamed: HashMap<RequestId, RequestId>,
+    renamed: OwnIdMap<RequestId, RequestId>,
     /// Calls whose asks the app is answering, by the app's id.
-    waiting: HashMap<RequestId, Waiting>,
+    waiting: OwnIdMap<RequestId, Waiting>,
     /// Local ids of asks, to their call (the app's id) and key.
-    asks: HashMap<RequestId, (RequestId, String)>,
+    asks: OwnIdMap<RequestId, (RequestId, String)>,
     /// Asks whose call ended first, newest last: answering them is allowed and does nothing.
     dropped: std::collections::VecDeque<RequestId>,
     next_ask: u64,

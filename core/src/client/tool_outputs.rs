@@ -7,7 +7,8 @@
 //! Every request gets exactly one `Event::Response`, and this table drops its entry then, so
 //! it never holds more than the calls in flight plus one schema per listed tool.
 
-use std::collections::{HashMap, HashSet};
+use crate::jsonrpc::own_ids::{OwnIdMap, OwnIdSet};
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,9 +28,9 @@ pub(super) struct ToolOutputs {
     /// Tool name → its `outputSchema`, verbatim, from the latest `tools/list` page naming it.
     schemas: HashMap<String, Value>,
     /// `tools/list` requests in flight.
-    lists: HashSet<RequestId>,
+    lists: OwnIdSet,
     /// `tools/call` requests in flight, with the tool they call.
-    calls: HashMap<RequestId, String>,
+    calls: OwnIdMap<RequestId, String>,
     /// Tool name → the arguments its `inputSchema` marks with `x-mcp-header` (2026-07-28
     /// over HTTP mirrors them into `Mcp-Param-*` headers).
     pub(super) marks: ParamMarks,

@@ -9,6 +9,7 @@ mod decode;
 mod encode;
 pub(crate) mod error_path;
 mod message;
+pub(crate) mod own_ids;
 mod peek;
 mod raw_text;
 mod text_pool;

@@ -1,6 +1,7 @@
 //! Our requests awaiting a response.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::jsonrpc::own_ids::{OwnIdMap, OwnIdSet};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::jsonrpc::RequestId;
@@ -33,8 +34,8 @@ pub(crate) enum Completion {
 #[derive(Debug, Default)]
 pub(crate) struct Outstanding {
     next_id: i64,
-    pending: HashMap<RequestId, Pending>,
-    abandoned: HashSet<RequestId>,
+    pending: OwnIdMap<RequestId, Pending>,
+    abandoned: OwnIdSet,
     abandoned_order: VecDeque<RequestId>,
 }
 

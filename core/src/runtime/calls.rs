@@ -9,7 +9,7 @@
 //!
 //! This is routing only: ids, deadlines and outcomes are the machine's.
 
-use std::collections::HashMap;
+use crate::jsonrpc::own_ids::OwnIdMap;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,8 +65,8 @@ impl CallKeys {
 /// broken promise: the machine answers every request before `Closed`), unless its caller
 /// [`abandon`](Self::abandon)s it first.
 pub struct Calls<R> {
-    by_id: HashMap<RequestId, Waiting<R>>,
-    by_key: HashMap<CallKey, RequestId>,
+    by_id: OwnIdMap<RequestId, Waiting<R>>,
+    by_key: OwnIdMap<CallKey, RequestId>,
 }
 
 struct Waiting<R> {
@@ -100,7 +100,7 @@ impl<R: ReplySlot> Delivery<R> {
 impl<R: ReplySlot> Calls<R> {
     /// An empty table.
     pub fn new() -> Self {
-        Self { by_id: HashMap::new(), by_key: HashMap::new() }
+        Self { by_id: OwnIdMap::default(), by_key: OwnIdMap::default() }
     }
 
     /// Issues a request with `send` (the machine's `request` command) and files `reply` under
