@@ -306,3 +306,15 @@ fn the_kept_text_buffers_are_bounded() {
     drop(RawJson::from(&huge));
     assert!(live() - before <= SLACK, "a text past KEPT_BUFFER_MAX was kept");
 }
+
+#[test]
+fn a_small_text_handed_over_in_a_large_buffer_does_not_hold_it() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut text = String::with_capacity(MIB);
+    text.push_str(r#"{"a":1}"#);
+    let before = live();
+    let raw = RawJson::from_string(text).unwrap();
+    let held = live() - before;
+    assert!(held <= SLACK - MIB as isize, "{held} more bytes held for a 7-byte text");
+    assert_eq!(raw.get(), r#"{"a":1}"#);
+}

@@ -118,10 +118,13 @@ impl RawJson {
     /// Serializes `value` compactly.
     ///
     /// The text is written into a buffer each thread keeps (up to
-    /// [`KEPT_BUFFER_MAX`](crate::framing::KEPT_BUFFER_MAX)), then copied once
-    /// into memory of its exact size. Growing a fresh buffer by doubling instead left a large
-    /// message's worth of freed memory per call at the top of the heap, which glibc gave back
-    /// to the OS and faulted in again on the next call.
+    /// [`KEPT_BUFFER_MAX`](crate::framing::KEPT_BUFFER_MAX)), then copied once: into memory
+    /// of its exact size, or a large one into a kept buffer (see [`KEPT_TEXT_MIN`]). Growing a
+    /// fresh buffer by doubling instead left a large message's worth of freed memory per call
+    /// at the top of the heap, which glibc gave back to the OS and faulted in again on the
+    /// next call.
+    ///
+    /// [`KEPT_TEXT_MIN`]: super::KEPT_TEXT_MIN
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut buf) => {
@@ -142,6 +145,11 @@ impl RawJson {
         if value.len() < text.len() {
             // Whitespace around the value is dropped, as `RawValue::from_string` does.
             return Some(Self::copy_of(value));
+        }
+        let mut text = text;
+        if text.capacity() > 2 * text.len() {
+            // A caller's reused buffer is not held for a small text.
+            text.shrink_to_fit();
         }
         Some(Self(Arc::new(Text(text))))
     }
@@ -261,7 +269,8 @@ impl RawJson {
         }
         let comma = if text[open + 1..].trim_start().starts_with('}') { "" } else { "," };
         let mut out = self.into_string();
-        // Exactly: a doubled 1 MiB buffer would only shrink again below.
+        // Grown by exactly the members' length (if it has no room for them yet): a doubled
+        // 1 MiB buffer would hold a megabyte for nothing.
         out.reserve_exact(members.len() + comma.len());
         if comma.is_empty() {
             out.insert_str(open + 1, members);

@@ -6,9 +6,9 @@
 //! a server's time a call. serde_json also builds a `RawValue` from a map holding one entry
 //! under its raw-value key (the protocol its own deserializer speaks) and takes that entry's
 //! text as it is. The key is serde_json's private name, so the route is tried once per
-//! process on a small text ([`route_works`]); where it fails (a later serde_json), every text
-//! is parsed as before. A test below fails when the route stops working, so the loss does
-//! not go unnoticed.
+//! process on a small text ([`route_works`]); where it fails (a later serde_json), a text is
+//! parsed each time it is serialized. A test below fails when the route stops working, so
+//! the loss does not go unnoticed.
 //!
 //! What the route skips is a check, not a safety guarantee zest needs: core has no unsafe
 //! code that relies on a `RawValue` being valid (serde_json's `from_string_unchecked` is

@@ -126,7 +126,9 @@ impl<R: ReplySlot> Calls<R> {
     }
 
     /// Files `reply` for the request the machine issued as `id`, abandonable by `key` if
-    /// given. Ids and keys are unique per session (the machine never reuses an id, and
+    /// given. Only ids the machine issued and keys from [`CallKeys`] belong here: the table
+    /// hashes them with a hash a peer's chosen ids could collide (`own_ids`). Ids and keys
+    /// are unique per session (the machine never reuses an id, and
     /// [`CallKeys`] never repeats a key); a call filed again under the same id settles the
     /// earlier one as closed locally, so that it still gets its one outcome.
     pub fn insert(

@@ -178,8 +178,8 @@ pub(super) trait HubExt {
     /// the answer anyway); `returned` runs once it has returned, before its answer is fed.
     fn run_here(&self, start: Started, returned: impl FnOnce());
     /// The call on `stream` runs on `conn`'s reader and its connection's close cancels it:
-    /// if it still runs [`CLOSE_WATCH_AFTER`] from now, the timer thread has another thread
-    /// read the socket ([`Conn::read_aside`]).
+    /// if it still runs [`CLOSE_WATCH_AFTER`] from now (or up to twice that: see there), the
+    /// timer thread has another thread read the socket ([`Conn::read_aside`]).
     fn watch_close(&self, conn: &Arc<Conn>, stream: StreamId);
     /// The timer thread: sleeps until the router's next deadline and fires it, until
     /// [`stop_timer`](Self::stop_timer).
@@ -245,8 +245,9 @@ impl HubExt for Arc<Hub> {
 
     fn watch_close(&self, conn: &Arc<Conn>, stream: StreamId) {
         let host = self.host();
-        let at = Instant::now() + CLOSE_WATCH_AFTER;
         let mut timer = lock(&host.timer);
+        // Taken under the lock, so the watches stay in deadline order.
+        let at = Instant::now() + CLOSE_WATCH_AFTER;
         timer.watches.push_back(Watch { at, conn: Arc::downgrade(conn), stream });
         let due = timer.sweep_at(at);
         timer.wake_by(due, &host.sooner);
