@@ -205,8 +205,13 @@ impl RawJson {
             let after = &text[at + 1..];
             let found = match text[at] {
                 b'\\' => after.first() == Some(&b'u'),
+                // The closing quote and the first byte first: most quotes fail them, and a
+                // call to `memcmp` for each quote and key cost 3 % of a server at 64 B.
                 _ => keys.iter().any(|key| {
-                    after.starts_with(key.as_bytes()) && after.get(key.len()) == Some(&b'"')
+                    let key = key.as_bytes();
+                    after.get(key.len()) == Some(&b'"')
+                        && key.first().is_none_or(|first| after.first() == Some(first))
+                        && &after[..key.len()] == key
                 }),
             };
             if found {
