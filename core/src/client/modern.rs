@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::{Client, ClientConfig, Event, Negotiated, Phase, Transport};
 use crate::error::{CloseReason, ProtocolViolation, UsageError};
+use crate::jsonrpc::key_search::Keys;
 use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
 use crate::lifecycle::rules::{self, Sender};
 use crate::rpc::RequestOptions;
@@ -140,7 +141,8 @@ impl Client {
         let params = params.unwrap_or_else(RawJson::empty_object);
         // Params without a `_meta` of their own (nearly all) get ours spliced into their text:
         // a large argument is copied once, never rebuilt as a `Value`.
-        if !params.may_have_key("_meta") {
+        static META: Keys = Keys::new(&["_meta"]);
+        if !params.may_name(&META) {
             let member = self.meta_member.get_or_insert_with(|| {
                 let meta = Value::Object(protocol_meta(&self.config, self.log_level));
                 format!("\"_meta\":{meta}")

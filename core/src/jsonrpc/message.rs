@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::key_search::{self, Keys};
 use super::{codes, raw_text, text_pool};
 use crate::framing::KEPT_BUFFER_MAX;
 
@@ -81,17 +82,6 @@ fn serialize_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> RawJso
     // Invariant: serde_json writes valid UTF-8 JSON.
     let text = std::str::from_utf8(buf).expect("serde_json writes UTF-8");
     RawJson::copy_of(text)
-}
-
-/// How many `"` and `\` [`RawJson::may_have_any_key`] looks at before it searches for each
-/// key on its own: one SIMD pass a key then costs less than comparing at every quote.
-const QUOTES_READ_ONE_BY_ONE: usize = 4096;
-
-/// Whether `"key"` for any of `keys`, or a `\u` escape, is in the long `text`: one SIMD
-/// search a key.
-fn search_each(text: &[u8], keys: &[&str]) -> bool {
-    let found = |key: &&str| memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some();
-    keys.iter().any(found) || memchr::memmem::find(text, b"\\u").is_some()
 }
 
 /// A JSON value kept as the text the peer sent (or we serialized), parsed only on demand.
@@ -183,42 +173,17 @@ impl RawJson {
         &self.0 .0
     }
 
-    /// False when no member at any depth can be named `key` (plain ASCII, nothing to escape):
-    /// `"key"` is nowhere in the text and no `\u` escape could spell it. True means it may be.
-    /// A search for a few bytes is much cheaper than a JSON pass over a large text.
-    pub(crate) fn may_have_key(&self, key: &str) -> bool {
-        self.may_have_any_key(&[key])
+    /// False when no member at any depth can be named by one of `keys` (plain ASCII, nothing
+    /// to escape): no `"key"` is in the text and no `\u` escape could spell one. True means
+    /// one may be. A search for a few bytes is much cheaper than a JSON pass over a large text.
+    pub(crate) fn may_name(&self, keys: &Keys) -> bool {
+        keys.may_be_in(self.get().as_bytes())
     }
 
-    /// [`may_have_key`](Self::may_have_key) for several keys, in one pass: memchr finds each
-    /// `"` and `\` with SIMD, and only what follows them is compared. A text with many of them
-    /// (structured JSON rather than one large string) is searched key by key instead, past
-    /// [`QUOTES_READ_ONE_BY_ONE`] of them, so no text costs more than that. (Searching a
-    /// short text key by key with std's substring search took four passes over a request's
-    /// params, 2 % of a server's time at 64 B.)
+    /// [`may_name`](Self::may_name) for keys known only now, in one pass (see
+    /// [`key_search`](super::key_search)).
     pub(crate) fn may_have_any_key(&self, keys: &[&str]) -> bool {
-        let text = self.get().as_bytes();
-        for (seen, at) in memchr::memchr2_iter(b'"', b'\\', text).enumerate() {
-            if seen == QUOTES_READ_ONE_BY_ONE {
-                return search_each(text, keys);
-            }
-            let after = &text[at + 1..];
-            let found = match text[at] {
-                b'\\' => after.first() == Some(&b'u'),
-                // The closing quote and the first byte first: most quotes fail them, and a
-                // call to `memcmp` for each quote and key cost 3 % of a server at 64 B.
-                _ => keys.iter().any(|key| {
-                    let key = key.as_bytes();
-                    after.get(key.len()) == Some(&b'"')
-                        && key.first().is_none_or(|first| after.first() == Some(first))
-                        && &after[..key.len()] == key
-                }),
-            };
-            if found {
-                return true;
-            }
-        }
-        false
+        key_search::may_name_any(self.get().as_bytes(), keys)
     }
 
     /// This object with each of `members` the object lacks added at its start; anything but

@@ -8,6 +8,7 @@ pub mod codes;
 mod decode;
 mod encode;
 pub(crate) mod error_path;
+pub(crate) mod key_search;
 mod message;
 pub(crate) mod own_ids;
 mod peek;

@@ -213,10 +213,6 @@ fn a_key_is_found_at_any_depth_or_through_an_escape() {
     assert!(!may_have(r#"{"a":"x_meta","b":"x_meta\"","metas":1}"#, &["_meta"]));
     assert!(!may_have(r#"{"text":"\\\"\n"}"#, &["_meta"]));
     assert!(!may_have("{}", &[]));
-    // Same length, same closing quote, another first or last byte; and an empty key.
-    assert!(may_have(r#"{"xmeta":1,"_metb":2,"_meta":3}"#, &["_meta"]));
-    assert!(!may_have(r#"{"xmeta":1,"_metb":2,"_metax":3}"#, &["_meta"]));
-    assert!(may_have(r#"{"a":""}"#, &[""]));
 }
 
 #[test]

@@ -11,6 +11,7 @@ use std::time::Instant;
 use super::{Call, CallContext, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::json_schema;
+use crate::jsonrpc::key_search::Keys;
 use crate::jsonrpc::{RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{parse_params, InboundEntry};
@@ -37,7 +38,8 @@ struct TokenOnly {
 fn progress_token(params: Option<&RawJson>) -> Option<ProgressToken> {
     // Most requests ask for no progress: a search for the name spares a pass over what may be
     // megabytes of arguments.
-    let params = params.filter(|p| p.may_have_key("progressToken"))?;
+    static PROGRESS_TOKEN: Keys = Keys::new(&["progressToken"]);
+    let params = params.filter(|p| p.may_name(&PROGRESS_TOKEN))?;
     let meta: MetaOnly = params.parse().ok()?;
     meta.meta?.progress_token
 }
