@@ -58,10 +58,15 @@ pub(crate) fn meta_text(params: Option<&RawJson>) -> Option<&str> {
 /// The value of `_meta` when it is the first member of the object `text` (spelled without
 /// escapes), read alone.
 fn leading_meta(text: &str) -> Option<&str> {
-    let rest = text.trim_start().strip_prefix('{')?.trim_start();
-    let rest = rest.strip_prefix("\"_meta\"")?.trim_start().strip_prefix(':')?;
-    let mut value = serde_json::Deserializer::from_str(rest);
+    let mut value = serde_json::Deserializer::from_str(after_leading_meta_key(text)?);
     <&serde_json::value::RawValue>::deserialize(&mut value).ok().map(|raw| raw.get())
+}
+
+/// The text after `{"_meta":` (and any whitespace) when the object `text` names `_meta`
+/// first.
+fn after_leading_meta_key(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    Some(rest.strip_prefix("\"_meta\"")?.trim_start().strip_prefix(':')?.trim_start())
 }
 
 /// Where `part`, a slice of `whole`, lies in it.
@@ -136,9 +141,11 @@ impl<H: Clone> Session<H> {
         if !serves || self.phase != ServerPhase::AwaitingInitialize || r.method == "initialize" {
             return None;
         }
-        let meta = meta_text(r.params.as_ref());
+        let last = r.params.as_ref().and_then(|p| self.last_meta.leading_in(p.get()));
+        let meta = last.or_else(|| meta_text(r.params.as_ref()));
         // The last `_meta` checked named a revision: the same text is not read again.
-        let names_version = self.last_meta.is_last(meta) || meta_version(meta).is_some();
+        let names_version =
+            last.is_some() || self.last_meta.is_last(meta) || meta_version(meta).is_some();
         let within = |m: &str| r.params.as_ref().map_or(0..0, |p| range_in(p.get(), m));
         (names_version || r.method == "server/discover").then(|| meta.map(within))
     }
@@ -368,6 +375,15 @@ impl LastMeta {
         matches!((&self.checked, text), (Some((last, _)), Some(text)) if **last == *text)
     }
 
+    /// The `_meta` of the object `params` when it comes first and is the last one checked,
+    /// found without a JSON pass over it: a JSON value's text ends where the value ends, so
+    /// params that start with `{"_meta":` and that text have that `_meta`.
+    pub(crate) fn leading_in<'a>(&self, params: &'a str) -> Option<&'a str> {
+        let (last, _) = self.checked.as_ref()?;
+        let value = after_leading_meta_key(params)?;
+        value.get(..last.len()).filter(|v| *v == &**last)
+    }
+
     /// What `text` (a request's `_meta`) says, checked: the last answer when the text is the
     /// last one's.
     pub(crate) fn check(
@@ -550,6 +566,23 @@ mod tests {
         let bad = &meta("1999-01-01");
         assert!(last.check(&config, Some(bad)).is_err());
         assert!(!last.is_last(Some(bad)));
+    }
+
+    #[test]
+    fn the_last_meta_is_found_at_the_start_of_params_without_a_json_pass() {
+        let config = crate::server::ServerConfig::new("s", "1");
+        let good = format!(
+            r#"{{"{PROTOCOL_VERSION_KEY}":"2026-07-28","{CLIENT_CAPABILITIES_KEY}":{{}}}}"#
+        );
+        let mut last = LastMeta::default();
+        let params = format!(r#"{{ "_meta" : {good},"name":"t"}}"#);
+        assert_eq!(last.leading_in(&params), None, "nothing checked yet");
+        last.check(&config, Some(&good)).unwrap();
+        assert_eq!(last.leading_in(&params), Some(good.as_str()));
+        let longer = format!(r#"{{"_meta":{},"x":1}},"name":"t"}}"#, &good[..good.len() - 1]);
+        assert_eq!(last.leading_in(&longer), None, "another meta that starts alike");
+        let later = format!(r#"{{"name":"t","_meta":{good}}}"#);
+        assert_eq!(last.leading_in(&later), None, "not first: read as JSON instead");
     }
 
     #[test]
