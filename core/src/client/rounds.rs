@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use super::{Client, Event, ServerRequest};
 use crate::error::{CloseReason, RequestError};
+use crate::jsonrpc::key_search::Needle;
 use crate::jsonrpc::own_ids::OwnIdMap;
 use crate::jsonrpc::{codes, ErrorObject, RawJson, RequestId};
 use crate::rpc::RequestOptions;
@@ -189,8 +190,8 @@ impl Client {
         }
         // Most results are complete: a search for the marker is far cheaper than a parse
         // of a result that may be megabytes long.
-        if memchr::memmem::find(result.get().as_bytes(), RESULT_INPUT_REQUIRED.as_bytes()).is_none()
-        {
+        static MARKER: Needle = Needle::new(RESULT_INPUT_REQUIRED);
+        if !MARKER.is_in(result.get().as_bytes()) {
             return false;
         }
         let Ok(asked) = result.parse::<InputRequired>() else { return false };

@@ -43,6 +43,26 @@ impl Keys {
     }
 }
 
+/// A fixed byte string searched for with a searcher built on first use (building one for
+/// every search cost as much as the search).
+pub(crate) struct Needle {
+    text: &'static str,
+    finder: OnceLock<Finder<'static>>,
+}
+
+impl Needle {
+    /// The needle `text`.
+    pub(crate) const fn new(text: &'static str) -> Self {
+        Self { text, finder: OnceLock::new() }
+    }
+
+    /// Whether `haystack` contains it.
+    pub(crate) fn is_in(&self, haystack: &[u8]) -> bool {
+        let finder = self.finder.get_or_init(|| Finder::new(self.text.as_bytes()));
+        finder.find(haystack).is_some()
+    }
+}
+
 /// Whether `text` has a `\u` escape.
 fn has_unicode_escape(text: &[u8]) -> bool {
     memchr::memchr_iter(b'\\', text).any(|at| text.get(at + 1) == Some(&b'u'))
@@ -95,6 +115,14 @@ mod tests {
         assert_eq!(short, may_name_any(text.as_bytes(), names), "{text}");
         assert_eq!(short, keys.may_be_in(padded.as_bytes()), "{text}, padded");
         short
+    }
+
+    #[test]
+    fn a_needle_is_found_anywhere_and_only_where_it_is() {
+        static NEEDLE: Needle = Needle::new("input_required");
+        assert!(NEEDLE.is_in(br#"{"resultType":"input_required"}"#));
+        assert!(!NEEDLE.is_in(br#"{"resultType":"input_require"}"#));
+        assert!(NEEDLE.is_in(format!("{}input_required", "x".repeat(5000)).as_bytes()));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::streams::Mode;
 use super::{Router, SessionId, SlotKind};
 use crate::io::StreamId;
 use crate::jsonrpc::codes;
+use crate::jsonrpc::key_search::Needle;
 
 /// A POST whose handlers run, not yet answered.
 #[derive(Debug)]
@@ -182,9 +183,12 @@ pub(super) fn reply_status(body: &[u8]) -> StatusCode {
     struct Code {
         code: i64,
     }
+    const DIGITS: &str = "-32021";
+    static CODE: Needle = Needle::new(DIGITS);
     let code = codes::MISSING_REQUIRED_CLIENT_CAPABILITY;
+    debug_assert_eq!(code.to_string(), DIGITS);
     // Most answers are results: look for the code's digits before parsing anything.
-    let maybe = memchr::memmem::find(body, code.to_string().as_bytes()).is_some();
+    let maybe = CODE.is_in(body);
     match maybe
         && serde_json::from_slice::<Lone>(body)
             .is_ok_and(|l| l.error.is_some_and(|e| e.code == code))
