@@ -235,8 +235,9 @@ impl<H: ClientHost> ClientLoop<H> {
     /// Performs every pending output; true once the session is closed.
     fn drain_stdio<S: PollSink>(&mut self, writer: &mut Writer<S>) -> bool {
         let mut closed = false;
-        let mut outputs = StdioOutputs::new();
-        while let Some(output) = outputs.next(&mut self.core, self.host.now()) {
+        // One reading of the clock for the whole drain: `next` needs it only for a failure.
+        let (mut outputs, now) = (StdioOutputs::new(), self.host.now());
+        while let Some(output) = outputs.next(&mut self.core, now) {
             match output {
                 StdioOutput::Write(bytes) => writer.send(bytes),
                 StdioOutput::Close => writer.close(),
@@ -253,8 +254,9 @@ impl<H: ClientHost> ClientLoop<H> {
         exchanges: &mut Exchanges,
     ) -> bool {
         let mut closed = false;
-        let mut outputs = HttpClientOutputs::new();
-        while let Some(output) = outputs.next(&mut self.core, self.host.now()) {
+        // One reading of the clock for the whole drain: `next` needs it only for a failure.
+        let (mut outputs, now) = (HttpClientOutputs::new(), self.host.now());
+        while let Some(output) = outputs.next(&mut self.core, now) {
             match output {
                 HttpClientOutput::Open { stream, request } => {
                     let work = exchange(connector.clone(), stream, *request, exchanges.events());

@@ -345,8 +345,9 @@ impl<L: Link + 'static, H: ServerHost> ServerLoop<L, H> {
     /// Performs every pending output; the close reason once the session is over.
     fn drain<S: PollSink>(&mut self, writer: &mut Writer<S>) -> Option<CloseReason> {
         let mut closed = None;
-        let mut outputs = StdioOutputs::new();
-        while let Some(output) = outputs.next(&mut self.core, self.host.now()) {
+        // One reading of the clock for the whole drain: `next` needs it only for a failure.
+        let (mut outputs, now) = (StdioOutputs::new(), self.host.now());
+        while let Some(output) = outputs.next(&mut self.core, now) {
             match output {
                 StdioOutput::Write(bytes) => writer.send(bytes),
                 StdioOutput::Close => writer.close(),
