@@ -7,6 +7,7 @@
 //! session-era one. A server that does not list it never answers with 2026-07-28's errors,
 //! which a client would read as "this server is modern".
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
@@ -384,6 +385,33 @@ impl LastMeta {
         value.get(..last.len()).filter(|v| *v == &**last)
     }
 
+    /// The `_meta` of `params` and the revision it names: from [`leading_in`](Self::leading_in)
+    /// without reading it when it is the last one checked, else found and read.
+    pub(crate) fn meta_and_version<'a>(
+        &self,
+        params: Option<&'a RawJson>,
+    ) -> (Option<&'a str>, Option<Cow<'static, str>>) {
+        let last = params.and_then(|p| self.leading_in(p.get()));
+        match (last, &self.checked) {
+            (Some(meta), Some((_, checked))) => (Some(meta), Some(checked.version.as_str().into())),
+            _ => {
+                let meta = meta_text(params);
+                (meta, meta_version(meta).map(Cow::Owned))
+            }
+        }
+    }
+
+    /// Takes the session `other` (a copy of this one handed to a request's machine) made for
+    /// the meta this one checked last, so that the next copy starts with it.
+    pub(crate) fn adopt_session(&mut self, other: &Self) {
+        let checked = self.checked.as_ref().map(|(_, meta)| meta);
+        if let (Some(checked), Some((made_for, _))) = (checked, &other.session) {
+            if Arc::ptr_eq(checked, made_for) {
+                self.session.clone_from(&other.session);
+            }
+        }
+    }
+
     /// What `text` (a request's `_meta`) says, checked: the last answer when the text is the
     /// last one's.
     pub(crate) fn check(
@@ -583,6 +611,40 @@ mod tests {
         assert_eq!(last.leading_in(&longer), None, "another meta that starts alike");
         let later = format!(r#"{{"name":"t","_meta":{good}}}"#);
         assert_eq!(last.leading_in(&later), None, "not first: read as JSON instead");
+    }
+
+    #[test]
+    fn the_router_reads_the_revision_of_the_last_meta_without_a_pass_and_keeps_its_session() {
+        let config = crate::server::ServerConfig::new("s", "1");
+        let meta = format!(
+            r#"{{"{PROTOCOL_VERSION_KEY}":"2026-07-28","{CLIENT_CAPABILITIES_KEY}":{{}}}}"#
+        );
+        let params = RawJson::from_string(format!(r#"{{"_meta":{meta},"name":"t"}}"#)).unwrap();
+        let mut router = LastMeta::default();
+        let (found, version) = router.meta_and_version(Some(&params));
+        assert_eq!((found, version.as_deref()), (Some(meta.as_str()), Some("2026-07-28")));
+        assert!(matches!(version, Some(Cow::Owned(_))), "read before any check");
+        router.check(&config, found).unwrap();
+        let (found, version) = router.meta_and_version(Some(&params));
+        assert_eq!((found, version.as_deref()), (Some(meta.as_str()), Some("2026-07-28")));
+        assert!(matches!(version, Some(Cow::Borrowed(_))), "the last one, not read again");
+        // A request's machine gets a copy; the session it makes is kept for the next copy.
+        let mut copy = router.clone();
+        let checked = copy.check(&config, found).unwrap();
+        let session = copy.session(&checked, ServerCapabilities::default());
+        router.adopt_session(&copy);
+        let mut next = router.clone();
+        let again = next.check(&config, found).unwrap();
+        assert!(Arc::ptr_eq(&session, &next.session(&again, ServerCapabilities::default())));
+        // A session made for another meta is not taken.
+        let mut other = LastMeta::default();
+        let other_meta = meta.replace("{}}", r#"{"roots":{}}}"#);
+        let checked = other.check(&config, Some(&other_meta)).unwrap();
+        let stranger = other.session(&checked, ServerCapabilities::default());
+        router.adopt_session(&other);
+        let mut last = router.clone();
+        let again = last.check(&config, found).unwrap();
+        assert!(!Arc::ptr_eq(&stranger, &last.session(&again, ServerCapabilities::default())));
     }
 
     #[test]

@@ -583,6 +583,10 @@ impl<H: Clone> Router<H> {
         let saved = self.carry_to_members(&id, incoming).and_then(|rest| {
             if let (Some(rest), Some(slot)) = (rest, self.sessions.get_mut(&id)) {
                 slot.machine.handle_decoded(now, stream, rest);
+                // The session it made for this meta serves the next request with it too.
+                if slot.kind == SlotKind::Ephemeral {
+                    self.last_meta.adopt_session(&slot.machine.last_meta);
+                }
             }
             self.save_changed(&id)
         });
@@ -635,9 +639,9 @@ impl<H: Clone> Router<H> {
             self.check_param_headers(&head.headers, named.as_deref(), params)?;
         }
         let header = head.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
-        let meta = meta_text(params);
+        let (meta, version) = self.last_meta.meta_and_version(params);
         if matches!(message, Message::Request(_))
-            && meta_version(meta).is_some_and(|v| Some(v.as_str()) != header.map(str::trim))
+            && version.is_some_and(|v| Some(&*v) != header.map(str::trim))
         {
             return Err(Rejection::HeaderMismatch { header: "MCP-Protocol-Version".into() });
         }
