@@ -144,3 +144,39 @@ fn a_2026_call_runs_on_its_connections_thread_and_sees_its_client_close_the_conn
     client.close().unwrap();
     server.shutdown();
 }
+
+/// The shutdown waits for its connections to end and hears of each end at once: one that
+/// was mid-request when it began holds it only until that request is answered, nowhere near
+/// its grace period.
+#[test]
+fn a_shutdown_returns_once_the_connection_it_waits_for_has_closed() {
+    use std::io::{Read, Write};
+    let mut config = HttpConfig::new();
+    config.shutdown_grace = Duration::from_secs(60);
+    let server = server_with(config);
+    let mut socket = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).unwrap();
+    socket.write_all(&body.as_bytes()[..5]).unwrap();
+    // Time for its reader to take the part in (a connection between requests closes at once).
+    std::thread::sleep(Duration::from_millis(200));
+    let shutdown = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        server.shutdown();
+        started.elapsed()
+    });
+    // The shutdown is under way and waits for this connection, which is mid-request.
+    std::thread::sleep(Duration::from_millis(300));
+    socket.write_all(&body.as_bytes()[5..]).unwrap();
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer);
+    assert!(answer.starts_with(b"HTTP/1.1 "), "{}", String::from_utf8_lossy(&answer));
+    let took = shutdown.join().unwrap();
+    assert!(took < Duration::from_secs(30), "the shutdown waited {took:?} past the last close");
+}

@@ -237,10 +237,15 @@ fn run(
         let id = next_id;
         // Filed before its threads start, so that its end (which removes it) comes after.
         let mut open = lock(&conns.open);
-        let ended = conns.clone();
+        let (ended, stopping) = (conns.clone(), stop.clone());
         let done = move || {
-            lock(&ended.open).remove(&id);
-            ended.changed.notify_all();
+            let mut open = lock(&ended.open);
+            open.remove(&id);
+            // Only the shutdown waits for connections to end: no wake-up call for each one
+            // before (under a client that opens a connection per request, one per call).
+            if stopping.load(Ordering::Acquire) {
+                ended.changed.notify_all();
+            }
         };
         // Without threads for it the connection is dropped (closed) at once.
         if let Ok(conn) = conn::spawn(&shared, socket, done) {
