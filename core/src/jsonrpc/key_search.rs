@@ -36,6 +36,9 @@ impl Keys {
             return may_name_any(text, self.names);
         }
         let finders = self.finders.get_or_init(|| {
+            // A name JSON could spell with another escape than `\u` (`\/`) would be missed.
+            let plain = |name: &&str| !name.contains(['"', '\\', '/']);
+            debug_assert!(self.names.iter().all(plain), "names without escapable characters");
             let quoted = |name: &&str| Finder::new(format!("\"{name}\"").as_bytes()).into_owned();
             self.names.iter().map(quoted).collect()
         });
@@ -143,5 +146,25 @@ mod tests {
             &["inputResponses", "requestState"]
         ));
         assert!(both(r#"{"a":""}"#, &[""]));
+        assert!(!both("{}", &[]));
+    }
+
+    #[test]
+    fn a_key_after_a_long_string_is_found() {
+        let long = "x".repeat(8192);
+        let found = |text: String, keys| may_name_any(text.as_bytes(), keys);
+        assert!(found(format!(r#"{{"a":"{long}","_meta":1}}"#), &["x", "_meta"]));
+        assert!(found(format!(r#"{{"a":"{long}\u0041"}}"#), &["x"]));
+        assert!(!found(format!(r#"{{"a":"{long}_meta","metas":1}}"#), &["_meta", "x"]));
+    }
+
+    #[test]
+    fn a_key_past_many_quotes_is_still_found() {
+        // More quotes than are compared one by one: the rest is searched key by key.
+        let many = r#""s","#.repeat(3000);
+        let found = |text: String, keys| may_name_any(text.as_bytes(), keys);
+        assert!(found(format!(r#"{{"a":[{many}"t"],"_meta":1}}"#), &["x", "_meta"]));
+        assert!(found(format!(r#"{{"a":[{many}"\u0041"]}}"#), &["x"]));
+        assert!(!found(format!(r#"{{"a":[{many}"t"],"meta":1}}"#), &["x", "_meta"]));
     }
 }

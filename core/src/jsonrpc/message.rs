@@ -180,8 +180,8 @@ impl RawJson {
         keys.may_be_in(self.get().as_bytes())
     }
 
-    /// [`may_name`](Self::may_name) for keys known only now, in one pass (see
-    /// [`key_search`](super::key_search)).
+    /// [`may_name`](Self::may_name) for keys known only now, at any length with the search
+    /// of long texts (see [`key_search`](super::key_search)).
     pub(crate) fn may_have_any_key(&self, keys: &[&str]) -> bool {
         key_search::may_name_any(self.get().as_bytes(), keys)
     }

@@ -200,34 +200,3 @@ fn from_serialize_is_compact_and_reentrant() {
     assert_eq!(raw.get().len(), big.len() + 8);
     assert_eq!(RawJson::from_serialize(&7).get(), "7");
 }
-
-fn may_have(text: &str, keys: &[&str]) -> bool {
-    RawJson::from_string(text.to_owned()).unwrap().may_have_any_key(keys)
-}
-
-#[test]
-fn a_key_is_found_at_any_depth_or_through_an_escape() {
-    assert!(may_have(r#"{"a":1,"_meta":{}}"#, &["resultType", "_meta"]));
-    assert!(may_have(r#"{"a":{"b":[{"resultType":1}]}}"#, &["_meta", "resultType"]));
-    assert!(may_have(r#"{"_m\u0065ta":1}"#, &["_meta"]));
-    assert!(!may_have(r#"{"a":"x_meta","b":"x_meta\"","metas":1}"#, &["_meta"]));
-    assert!(!may_have(r#"{"text":"\\\"\n"}"#, &["_meta"]));
-    assert!(!may_have("{}", &[]));
-}
-
-#[test]
-fn a_key_after_a_long_string_is_found() {
-    let long = "x".repeat(8192);
-    assert!(may_have(&format!(r#"{{"a":"{long}","_meta":1}}"#), &["x", "_meta"]));
-    assert!(may_have(&format!(r#"{{"a":"{long}\u0041"}}"#), &["x"]));
-    assert!(!may_have(&format!(r#"{{"a":"{long}_meta","metas":1}}"#), &["_meta", "x"]));
-}
-
-#[test]
-fn a_key_past_many_quotes_is_still_found() {
-    // More quotes than are compared one by one: the rest is searched key by key.
-    let many = r#""s","#.repeat(3000);
-    assert!(may_have(&format!(r#"{{"a":[{many}"t"],"_meta":1}}"#), &["x", "_meta"]));
-    assert!(may_have(&format!(r#"{{"a":[{many}"\u0041"]}}"#), &["x"]));
-    assert!(!may_have(&format!(r#"{{"a":[{many}"t"],"meta":1}}"#), &["x", "_meta"]));
-}

@@ -72,8 +72,11 @@ fn after_leading_meta_key(text: &str) -> Option<&str> {
 
 /// Where `part`, a slice of `whole`, lies in it.
 fn range_in(whole: &str, part: &str) -> Range<usize> {
-    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
-    debug_assert!(whole.get(start..start + part.len()) == Some(part), "a slice of the text");
+    // Invariant: `meta_text` and `leading_in` return slices of the params' text.
+    let start = (part.as_ptr() as usize)
+        .checked_sub(whole.as_ptr() as usize)
+        .filter(|start| whole.get(*start..start + part.len()) == Some(part))
+        .expect("the `_meta` is a slice of the params' text");
     start..start + part.len()
 }
 
@@ -142,11 +145,9 @@ impl<H: Clone> Session<H> {
         if !serves || self.phase != ServerPhase::AwaitingInitialize || r.method == "initialize" {
             return None;
         }
-        let last = r.params.as_ref().and_then(|p| self.last_meta.leading_in(p.get()));
-        let meta = last.or_else(|| meta_text(r.params.as_ref()));
+        let (meta, version) = self.last_meta.meta_and_version(r.params.as_ref());
         // The last `_meta` checked named a revision: the same text is not read again.
-        let names_version =
-            last.is_some() || self.last_meta.is_last(meta) || meta_version(meta).is_some();
+        let names_version = version.is_some() || self.last_meta.is_last(meta);
         let within = |m: &str| r.params.as_ref().map_or(0..0, |p| range_in(p.get(), m));
         (names_version || r.method == "server/discover").then(|| meta.map(within))
     }
@@ -366,7 +367,8 @@ impl<H: Clone> Session<H> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LastMeta {
     checked: Option<(Box<str>, Arc<RequestMeta>)>,
-    /// The session made for a request with this meta, and the meta it was made from.
+    /// The session made last, and the meta it was made from (the one checked last, or an
+    /// older one).
     session: Option<(Arc<RequestMeta>, Arc<SessionInfo>)>,
 }
 
@@ -377,8 +379,9 @@ impl LastMeta {
     }
 
     /// The `_meta` of the object `params` when it comes first and is the last one checked,
-    /// found without a JSON pass over it: a JSON value's text ends where the value ends, so
-    /// params that start with `{"_meta":` and that text have that `_meta`.
+    /// found without a JSON pass over it: a checked `_meta` is an object (or an array), whose
+    /// text ends where the value ends, so params that start with `{"_meta":` and that text
+    /// have that `_meta`.
     pub(crate) fn leading_in<'a>(&self, params: &'a str) -> Option<&'a str> {
         let (last, _) = self.checked.as_ref()?;
         let value = after_leading_meta_key(params)?;
@@ -644,7 +647,8 @@ mod tests {
         router.adopt_session(&other);
         let mut last = router.clone();
         let again = last.check(&config, found).unwrap();
-        assert!(!Arc::ptr_eq(&stranger, &last.session(&again, ServerCapabilities::default())));
+        let kept = last.session(&again, ServerCapabilities::default());
+        assert!(Arc::ptr_eq(&session, &kept) && !Arc::ptr_eq(&stranger, &kept));
     }
 
     #[test]

@@ -172,6 +172,9 @@ fn replies(held: Vec<(Vec<u8>, bool)>) -> Vec<Vec<u8>> {
     held.into_iter().filter(|(_, reply)| *reply).map(|(json, _)| json).collect()
 }
 
+/// [`codes::MISSING_REQUIRED_CLIENT_CAPABILITY`] as written in JSON.
+const MISSING_CAPABILITY_DIGITS: &str = "-32021";
+
 /// The status of a JSON answer: 200, but 400 for a lone 2026-07-28
 /// MissingRequiredClientCapabilityError (-32021), as that revision's HTTP transport requires.
 pub(super) fn reply_status(body: &[u8]) -> StatusCode {
@@ -183,10 +186,8 @@ pub(super) fn reply_status(body: &[u8]) -> StatusCode {
     struct Code {
         code: i64,
     }
-    const DIGITS: &str = "-32021";
-    static CODE: Needle = Needle::new(DIGITS);
+    static CODE: Needle = Needle::new(MISSING_CAPABILITY_DIGITS);
     let code = codes::MISSING_REQUIRED_CLIENT_CAPABILITY;
-    debug_assert_eq!(code.to_string(), DIGITS);
     // Most answers are results: look for the code's digits before parsing anything.
     let maybe = CODE.is_in(body);
     match maybe
@@ -220,6 +221,8 @@ mod tests {
 
     #[test]
     fn a_lone_missing_capability_error_is_400_and_anything_else_200() {
+        let digits = codes::MISSING_REQUIRED_CLIENT_CAPABILITY.to_string();
+        assert_eq!(digits, MISSING_CAPABILITY_DIGITS, "the digits searched for are the code's");
         let missing =
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m","data":{}}}"#;
         assert_eq!(reply_status(missing), StatusCode::BAD_REQUEST);
