@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use memchr::memmem::Finder;
 
-/// Texts up to this size are searched key by key with [`Keys`]' searchers.
+/// Texts up to this size are searched key by key with [`Keys`]' searchers (longer ones too,
+/// past [`QUOTES_READ_ONE_BY_ONE`] quotes).
 const SHORT_TEXT: usize = 4096;
 
 /// How many `"` and `\` the one-pass search looks at before it searches for each key on its
@@ -33,7 +34,9 @@ impl Keys {
     /// Whether `text` may name one of the keys.
     pub(crate) fn may_be_in(&self, text: &[u8]) -> bool {
         if text.len() > SHORT_TEXT {
-            return may_name_any(text, self.names);
+            if let Some(found) = by_quotes(text, self.names) {
+                return found;
+            }
         }
         let finders = self.finders.get_or_init(|| {
             // A name JSON could spell with another escape than `\u` (`\/`) would be missed.
@@ -76,9 +79,15 @@ fn has_unicode_escape(text: &[u8]) -> bool {
 /// rather than one large string) is searched key by key instead, past
 /// [`QUOTES_READ_ONE_BY_ONE`] of them, so no text costs more than that.
 pub(crate) fn may_name_any(text: &[u8], keys: &[&str]) -> bool {
+    by_quotes(text, keys).unwrap_or_else(|| search_each(text, keys))
+}
+
+/// The one-pass search of [`may_name_any`]; `None` past [`QUOTES_READ_ONE_BY_ONE`] quotes and
+/// backslashes, for the caller to search key by key.
+fn by_quotes(text: &[u8], keys: &[&str]) -> Option<bool> {
     for (seen, at) in memchr::memchr2_iter(b'"', b'\\', text).enumerate() {
         if seen == QUOTES_READ_ONE_BY_ONE {
-            return search_each(text, keys);
+            return None;
         }
         let after = &text[at + 1..];
         let found = match text[at] {
@@ -93,14 +102,14 @@ pub(crate) fn may_name_any(text: &[u8], keys: &[&str]) -> bool {
             }),
         };
         if found {
-            return true;
+            return Some(true);
         }
     }
-    false
+    Some(false)
 }
 
 /// Whether `"key"` for any of `keys`, or a `\u` escape, is in the long `text`: one SIMD
-/// search a key.
+/// search a key (keys known only now: [`Keys`] keeps its searchers).
 fn search_each(text: &[u8], keys: &[&str]) -> bool {
     let found = |key: &&str| memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some();
     keys.iter().any(found) || has_unicode_escape(text)
@@ -162,7 +171,15 @@ mod tests {
     fn a_key_past_many_quotes_is_still_found() {
         // More quotes than are compared one by one: the rest is searched key by key.
         let many = r#""s","#.repeat(3000);
-        let found = |text: String, keys| may_name_any(text.as_bytes(), keys);
+        static KEYS: Keys = Keys::new(&["x", "_meta"]);
+        let found = |text: String, keys| {
+            let any = may_name_any(text.as_bytes(), keys);
+            // A `Keys` set searches such a text with its own searchers: the same answers.
+            if keys == KEYS.names {
+                assert_eq!(KEYS.may_be_in(text.as_bytes()), any, "{text}");
+            }
+            any
+        };
         assert!(found(format!(r#"{{"a":[{many}"t"],"_meta":1}}"#), &["x", "_meta"]));
         assert!(found(format!(r#"{{"a":[{many}"\u0041"]}}"#), &["x"]));
         assert!(!found(format!(r#"{{"a":[{many}"t"],"meta":1}}"#), &["x", "_meta"]));
