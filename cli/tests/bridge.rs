@@ -167,9 +167,11 @@ fn bridge_forwards_a_cancellation() {
     use zest_blocking::schema::{CallToolParams, CallToolResult, Tool};
     use zest_blocking::{CallError, Registry, RequestOptions, ServerConfig};
     static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+    static STARTED: AtomicBool = AtomicBool::new(false);
     let mut registry = Registry::new();
     let tool = Tool::new("wait", "Waits to be cancelled", serde_json::json!({"type": "object"}));
     registry.raw_tool(tool, |ctx, _| {
+        STARTED.store(true, Ordering::SeqCst);
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
             if ctx.is_cancelled() {
@@ -190,7 +192,12 @@ fn bridge_forwards_a_cancellation() {
     .expect("the bridge serves");
     let params = CallToolParams { name: "wait".into(), ..Default::default() };
     let pending = client.start::<CallTool>(params, RequestOptions::default());
-    thread::sleep(Duration::from_millis(300));
+    // Cancelled once it runs upstream (a cancel that reached the bridge first ends it there).
+    let start = Instant::now();
+    while !STARTED.load(Ordering::SeqCst) {
+        assert!(start.elapsed() < Duration::from_secs(30), "the call never reached upstream");
+        thread::sleep(Duration::from_millis(5));
+    }
     pending.cancel();
     let outcome = pending.wait();
     assert!(matches!(outcome, Err(CallError::Request(RequestError::Cancelled))), "{outcome:?}");

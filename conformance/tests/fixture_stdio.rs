@@ -40,7 +40,8 @@ fn handlers(elicited: Arc<Mutex<Vec<Value>>>) -> AsyncClientHandlers {
 async fn spawn(runtime: Runtime, elicited: Arc<Mutex<Vec<Value>>>) -> Client {
     let command = StdioCommand::new(env!("CARGO_BIN_EXE_everything_server"))
         .args(["--runtime", runtime.name(), "--stdio"])
-        .shutdown_grace(Duration::from_millis(500));
+        // Its exit is checked: a loaded machine may take a while to let it exit on its own.
+        .shutdown_grace(Duration::from_secs(30));
     // The session era: the checks read texts that session-era round trips produce (a form
     // answer the client refuses reaches the tool as an error instead of ending the call).
     let options = ClientOptions::new("fixture-test", "0.0.0")

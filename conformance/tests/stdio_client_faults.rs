@@ -23,7 +23,8 @@ const GIANT_LIMIT: usize = 1024 * 1024;
 const GIANT_LEN: usize = 10 * 1024 * 1024;
 
 /// The shutdown grace of the child that ignores stdin's end and SIGTERM: it gets it twice.
-const GRACE: Duration = Duration::from_millis(200);
+/// Long enough for the child to say it lingers on a loaded machine before it is killed.
+const GRACE: Duration = Duration::from_secs(1);
 
 /// A hand-written server: answers initialize, reads one call, closes its stdin, says so in a
 /// log record, waits 500 ms, answers that call and exits.

@@ -33,14 +33,16 @@ fn saved() -> SavedSession {
 fn a_session_in_use_keeps_its_standalone_numbering_past_its_time_to_live() {
     let redis = redis_server::RedisServer::start();
     let mut options = FleetOptions::default();
-    options.session_ttl = Duration::from_secs(1);
+    // Long enough that a stall of the loaded test machine between two loads does not expire it.
+    options.session_ttl = Duration::from_secs(3);
     let fleet = RedisFleet::connect_with(&redis.url(), options).expect("redis answers");
     let key = FleetKey::from_stored("k");
     fleet.save(&key, &saved()).unwrap();
     assert_eq!(fleet.append_standalone(&key, b"{\"n\":1}").unwrap(), 1);
     fleet.delivered(&key, 1).unwrap();
-    // Three seconds of requests, none of which sends anything on the stream.
-    for _ in 0..10 {
+    // Six seconds of requests (twice the time to live), none of which sends anything on the
+    // stream.
+    for _ in 0..20 {
         thread::sleep(Duration::from_millis(300));
         assert!(fleet.load(&key).unwrap().is_some(), "the session lives while in use");
     }

@@ -43,7 +43,7 @@ fn a_silent_tool_slower_than_json_wait_is_answered_on_an_sse_stream() {
     let mut conn = load::RawConn::connect(server.local_addr());
     let session = load::open_session(&mut conn);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {"ms": 500}}});
+        "params": {"name": "slow", "arguments": {"ms": 2000}}});
     let headers = load::session_headers(&session);
     let r = conn.exchange(Method::POST, &headers, call.to_string().as_bytes());
     // `slow` sends nothing before its answer: only the wait's end made this a stream.

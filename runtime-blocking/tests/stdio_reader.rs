@@ -140,7 +140,13 @@ fn writes_for_calls_read_at_once(calls: usize) -> usize {
 #[test]
 fn the_answers_of_one_read_go_out_in_one_write() {
     // A reader preempted for more than a tick hands its calls to threads (each writing its
-    // own answer): one try of three must find the quiet case.
-    let fewest = (0..3).map(|_| writes_for_calls_read_at_once(8)).min().unwrap();
+    // own answer): one of up to twenty tries must find the quiet case.
+    let mut fewest = usize::MAX;
+    for _ in 0..20 {
+        fewest = fewest.min(writes_for_calls_read_at_once(8));
+        if fewest == 1 {
+            break;
+        }
+    }
     assert_eq!(fewest, 1, "8 answers to one read took {fewest} writes");
 }
