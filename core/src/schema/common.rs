@@ -27,7 +27,12 @@ pub const PROGRESS_TOKEN_KEY: &str = "progressToken";
 /// Returns `None` when there is no `_meta`, no token, or a token that is neither a string nor an
 /// integer (the receiver then sends no progress).
 pub fn progress_token(meta: Option<&Meta>) -> Option<ProgressToken> {
-    match meta?.get(PROGRESS_TOKEN_KEY)? {
+    progress_token_of(meta?.get(PROGRESS_TOKEN_KEY)?)
+}
+
+/// `value` as a progress token: a string or an integer (a number with a fraction is none).
+pub(crate) fn progress_token_of(value: &Value) -> Option<ProgressToken> {
+    match value {
         Value::String(s) => Some(RequestId::String(s.clone())),
         Value::Number(n) => n.as_i64().map(RequestId::Number),
         _ => None,

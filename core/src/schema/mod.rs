@@ -37,6 +37,7 @@ pub use capabilities::{
     CapabilityFlag, ClientCapabilities, ElicitationCapability, PromptsCapability,
     ResourcesCapability, RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
+pub(crate) use common::progress_token_of;
 pub use common::{
     progress_token, set_progress_token, Annotations, Cursor, EmptyParams, EmptyResult, Icon,
     IconTheme, Implementation, Meta, PaginatedParams, ProgressToken, Role, PROGRESS_TOKEN_KEY,

@@ -8,7 +8,7 @@ use super::registry::{page, Registry};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Call, CallContext, Event, Session, SessionInfo};
+use super::{call_params, Call, CallContext, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::json_schema;
 use crate::jsonrpc::key_search::Keys;
@@ -16,10 +16,9 @@ use crate::jsonrpc::{RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{parse_params, InboundEntry};
 use crate::schema::{
-    progress_token as schema_progress_token, CallToolParams, CallToolResult, CompleteParams,
-    GetPromptParams, InitializeParams, InitializeResult, PaginatedParams, ProgressToken,
-    PromptsCapability, ProtocolVersion, ReadResourceParams, ResourcesCapability,
-    ServerCapabilities, SetLevelParams, SubscribeParams, ToolsCapability,
+    CallToolResult, CompleteParams, GetPromptParams, InitializeParams, InitializeResult,
+    PaginatedParams, ProgressToken, PromptsCapability, ProtocolVersion, ReadResourceParams,
+    ResourcesCapability, ServerCapabilities, SetLevelParams, SubscribeParams, ToolsCapability,
 };
 
 /// Only the progress token of a request's `_meta`, read without knowing the method.
@@ -194,8 +193,10 @@ impl<H: Clone> Session<H> {
     }
 
     fn call_tool(&mut self, r: &Request) -> Result<Option<RawJson>, Rejection> {
-        let mut params: CallToolParams =
-            parse_params(r.params.as_ref()).map_err(Rejection::InvalidParams)?;
+        let registry = &self.shared.registry;
+        let reads_meta = |name: &str| registry.find_tool(name).is_some_and(|t| t.reads_meta);
+        let (mut params, progress_token) =
+            call_params::read(r.params.as_ref(), reads_meta).map_err(Rejection::InvalidParams)?;
         let Some(tool) = self.shared.registry.find_tool(&params.name) else {
             return Err(Rejection::UnknownTool(params.name));
         };
@@ -214,10 +215,7 @@ impl<H: Clone> Session<H> {
         }
         let checks_output = tool.output_schema.is_some();
         let handler = tool.handler.clone();
-        let mut entry = InboundEntry::new(
-            self.endpoint.receiving(),
-            schema_progress_token(params.meta.as_ref()),
-        );
+        let mut entry = InboundEntry::new(self.endpoint.receiving(), progress_token);
         entry.tool = checks_output.then(|| params.name.clone());
         Ok(self.dispatch(r.id.clone(), entry, handler, Call::Tool(params)))
     }

@@ -15,6 +15,7 @@
 
 mod ask;
 mod broadcast;
+mod call_params;
 mod config;
 mod dispatch;
 mod events;

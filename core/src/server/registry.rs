@@ -44,6 +44,9 @@ pub(crate) struct ToolEntry<H> {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) handler: H,
+    /// False for a typed tool, whose handler gets the arguments and never the `_meta`: the
+    /// server then does not build it (see `call_params`).
+    pub(crate) reads_meta: bool,
 }
 
 /// Which list changed; see [`Session::notify_list_changed`](super::Session::notify_list_changed).
@@ -60,11 +63,17 @@ pub enum ListKind {
 impl<H> Registry<H> {
     /// Adds a tool, replacing one of the same name.
     pub fn add_tool(&mut self, tool: Tool, handler: H) {
+        self.add_tool_reading_meta(tool, handler, true);
+    }
+
+    /// [`add_tool`](Self::add_tool), saying whether the handler reads the params' `_meta`.
+    pub(crate) fn add_tool_reading_meta(&mut self, tool: Tool, handler: H, reads_meta: bool) {
         let entry = ToolEntry {
             input_schema: serde_json::to_value(&tool.input_schema).unwrap_or(Value::Null),
             output_schema: tool.output_schema.as_ref().and_then(|s| serde_json::to_value(s).ok()),
             tool,
             handler,
+            reads_meta,
         };
         match self.tool_index.get(&entry.tool.name) {
             Some(&i) => self.tools[i] = entry,

@@ -196,7 +196,8 @@ impl<C: Send + 'static> Registry<AsyncHandler<C>> {
             let fut = f.call(Parts::new(ctx, state.clone(), arguments, target.clone()));
             Box::pin(async move { fut.await?.into_tool_result() })
         }));
-        self.add_tool(tool, handler);
+        // The handler gets the arguments, never the params' `_meta`.
+        self.add_tool_reading_meta(tool, handler, false);
         self
     }
 
@@ -275,7 +276,8 @@ impl<C: Clone + 'static> Registry<SyncHandler<C>> {
             f.call(Parts::new(ctx.clone(), state.clone(), arguments, target.clone()))?
                 .into_tool_result()
         }));
-        self.add_tool(tool, handler);
+        // The handler gets the arguments, never the params' `_meta`.
+        self.add_tool_reading_meta(tool, handler, false);
         self
     }
 
@@ -437,5 +439,24 @@ mod tests {
         let (parts, _) = parts_with_text("text");
         let (seen, _echo) = take_two::<(), SeenArguments, Echo>(parts).unwrap();
         assert_eq!(seen.0, 1);
+    }
+
+    #[test]
+    fn a_typed_tool_reads_no_meta_and_a_raw_one_does() {
+        use crate::handler::{AsyncHandler, SyncHandler};
+        let schema = serde_json::json!({"type": "object"});
+        let mut registry = Registry::<AsyncHandler<()>>::new()
+            .tool("typed", "Echoes", |Echo { text }| async move { text });
+        registry.raw_tool(Tool::new("raw", "Raw", schema.clone()), |_, _| async {
+            Ok(crate::schema::CallToolResult::text("raw"))
+        });
+        assert!(!registry.find_tool("typed").unwrap().reads_meta);
+        assert!(registry.find_tool("raw").unwrap().reads_meta);
+        let mut sync = Registry::<SyncHandler<()>>::new().tool("typed", "Echoes", |e: Echo| e.text);
+        sync.raw_tool(Tool::new("raw", "Raw", schema), |_, _| {
+            Ok(crate::schema::CallToolResult::text("raw"))
+        });
+        assert!(!sync.find_tool("typed").unwrap().reads_meta);
+        assert!(sync.find_tool("raw").unwrap().reads_meta);
     }
 }
