@@ -10,8 +10,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::jsonrpc::key_search::Keys;
 use crate::jsonrpc::RawJson;
-use crate::schema::{progress_token, progress_token_of, CallToolParams, ProgressToken};
+use crate::schema::{
+    progress_token, progress_token_of, CallToolParams, ProgressToken, PROGRESS_TOKEN_KEY,
+};
 
 /// Reads `tools/call` params; `reads_meta(name)` says whether the named tool's handler sees
 /// `_meta`. The progress token is read either way.
@@ -24,6 +27,9 @@ pub(crate) fn read(
     let read = Seed { reads_meta }.deserialize(&mut de).and_then(|read| de.end().map(|()| read));
     read.map_err(|e| crate::jsonrpc::error_path::describe(text, &e))
 }
+
+/// The progress token's member name.
+static PROGRESS_TOKEN: Keys = Keys::new(&[PROGRESS_TOKEN_KEY]);
 
 /// `_meta` with only its progress token read.
 #[derive(Deserialize)]
@@ -134,6 +140,8 @@ impl<'de, F: Fn(&str) -> bool> Visitor<'de> for Seed<F> {
             Some(text) if !text.starts_with('{') => {
                 return Err(de::Error::custom("_meta: invalid type, expected a map"));
             }
+            // Most calls ask for no progress: a search spares a second pass over the `_meta`.
+            Some(text) if !PROGRESS_TOKEN.may_be_in(text.as_bytes()) => None,
             Some(text) => {
                 let only: TokenOnly = serde_json::from_str(text).map_err(invalid)?;
                 only.progress_token.and_then(|t| t.0)

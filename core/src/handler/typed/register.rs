@@ -445,8 +445,11 @@ mod tests {
     fn a_typed_tool_reads_no_meta_and_a_raw_one_does() {
         use crate::handler::{AsyncHandler, SyncHandler};
         let schema = serde_json::json!({"type": "object"});
-        let mut registry = Registry::<AsyncHandler<()>>::new()
-            .tool("typed", "Echoes", |Echo { text }| async move { text });
+        let mut registry = Registry::<AsyncHandler<()>>::new().tool(
+            "typed",
+            "Echoes",
+            |Echo { text }| async move { text },
+        );
         registry.raw_tool(Tool::new("raw", "Raw", schema.clone()), |_, _| async {
             Ok(crate::schema::CallToolResult::text("raw"))
         });
