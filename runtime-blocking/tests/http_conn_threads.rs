@@ -30,23 +30,46 @@ fn connection_threads() -> Vec<u32> {
         .collect()
 }
 
+/// Whether this kernel shows a thread's wait channel: that of a thread parked on a channel
+/// (a futex) names it. (A running thread shows `0` either way.)
+fn wait_channels_shown() -> bool {
+    let (tid_tx, tid) = std::sync::mpsc::channel();
+    let (release, parked) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let me = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
+        tid_tx.send(me.file_name().unwrap().to_owned()).unwrap();
+        let _ = parked.recv();
+    });
+    let tid = tid.recv().unwrap().into_string().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut shown = false;
+    while !shown && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        let channel = std::fs::read_to_string(format!("/proc/self/task/{tid}/wchan"));
+        shown = channel.is_ok_and(|c| c.contains("futex"));
+    }
+    release.send(()).unwrap();
+    thread.join().unwrap();
+    shown
+}
+
 /// Waits (at most 5 s) until no more than `busy` connection threads are anywhere but parked
 /// on a futex, as the pool's idle ones are. Where the kernel hides wait channels it waits a
 /// fixed 200 ms instead.
 fn wait_until_busy_at_most(busy: usize) {
+    static SHOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*SHOWN.get_or_init(wait_channels_shown) {
+        std::thread::sleep(Duration::from_millis(200));
+        return;
+    }
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let channels: Vec<String> = connection_threads()
-            .iter()
-            .filter_map(|t| std::fs::read_to_string(format!("/proc/self/task/{t}/wchan")).ok())
-            .collect();
-        if channels.iter().all(|c| c.trim() == "0") {
-            std::thread::sleep(Duration::from_millis(200));
-            return;
-        }
-        if channels.iter().filter(|c| !c.contains("futex")).count() <= busy
-            || Instant::now() > deadline
-        {
+        let parked = |t: &u32| {
+            std::fs::read_to_string(format!("/proc/self/task/{t}/wchan"))
+                .is_ok_and(|c| c.contains("futex"))
+        };
+        let threads = connection_threads();
+        if threads.iter().filter(|t| !parked(t)).count() <= busy || Instant::now() > deadline {
             return;
         }
         std::thread::sleep(Duration::from_millis(2));

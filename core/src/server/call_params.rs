@@ -2,10 +2,14 @@
 //! `_meta` map for a tool whose handler never sees it (a typed tool: it gets its arguments).
 //! Every 2026-07-28 request carries the client's info and capabilities in `_meta`; making
 //! that map and dropping it unread cost a tenth of a quick call on the server.
+//!
+//! For such a tool the `_meta` is checked as JSON and as an object, and only its progress
+//! token is read (the last, if named twice, as a map read whole keeps): a number past `f64`
+//! or a lone surrogate escape elsewhere in it, which a map refuses, passes unread.
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -17,34 +21,102 @@ use crate::schema::{
 };
 
 /// Reads `tools/call` params; `reads_meta(name)` says whether the named tool's handler sees
-/// `_meta`. The progress token is read either way.
+/// `_meta`. The progress token is read either way. Errors are the derived `Deserialize`'s,
+/// led by the failing member's path.
 pub(crate) fn read(
     params: Option<&RawJson>,
     reads_meta: impl Fn(&str) -> bool,
 ) -> Result<(CallToolParams, Option<ProgressToken>), String> {
     let text = params.map_or("{}", RawJson::get);
     let mut de = serde_json::Deserializer::from_str(text);
-    let read = Seed { reads_meta }.deserialize(&mut de).and_then(|read| de.end().map(|()| read));
-    read.map_err(|e| crate::jsonrpc::error_path::describe(text, &e))
+    let read = Params.deserialize(&mut de).and_then(|read| de.end().map(|()| read));
+    let (mut params, meta) = read.map_err(|e| crate::jsonrpc::error_path::describe(text, &e))?;
+    let meta = meta.map(RawValue::get).filter(|text| *text != "null");
+    let token = match meta {
+        None => None,
+        Some(meta) if reads_meta(&params.name) => match serde_json::from_str(meta) {
+            Ok(map) => {
+                params.meta = Some(map);
+                progress_token(params.meta.as_ref())
+            }
+            Err(e) => return Err(derived_error(text, &e)),
+        },
+        // Most calls ask for no progress: a search spares a second pass over the `_meta`.
+        Some(meta) if !PROGRESS_TOKEN.may_be_in(meta.as_bytes()) => {
+            if !meta.starts_with('{') {
+                return Err(derived_error(text, &"not an object"));
+            }
+            None
+        }
+        Some(meta) => match serde_json::from_str::<TokenOnly>(meta) {
+            Ok(only) => only.0,
+            Err(e) => return Err(derived_error(text, &e)),
+        },
+    };
+    Ok((params, token))
+}
+
+/// The error the derived `Deserialize` gives for params whose `_meta` failed (a second
+/// parse, on this rare path only, for its message and path); `why` should it pass.
+fn derived_error(text: &str, why: &dyn fmt::Display) -> String {
+    match serde_json::from_str::<CallToolParams>(text) {
+        Err(e) => crate::jsonrpc::error_path::describe(text, &e),
+        Ok(_) => format!("_meta: {why}"),
+    }
 }
 
 /// The progress token's member name.
 static PROGRESS_TOKEN: Keys = Keys::new(&[PROGRESS_TOKEN_KEY]);
 
-/// `_meta` with only its progress token read.
-#[derive(Deserialize)]
-struct TokenOnly {
-    #[serde(rename = "progressToken")]
-    progress_token: Option<IgnoredOrToken>,
+/// `_meta`, an object, with only its progress token read: the last one, as a map keeps.
+struct TokenOnly(Option<ProgressToken>);
+
+impl<'de> Deserialize<'de> for TokenOnly {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = TokenOnly;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TokenOnly, A::Error> {
+                let mut token = None;
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::ProgressToken => {
+                            token = progress_token_of(&map.next_value::<Value>()?);
+                        }
+                        Key::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(TokenOnly(token))
+            }
+        }
+        d.deserialize_map(Members)
+    }
 }
 
-/// A progress token, or nothing for a value that cannot be one (a number with a fraction),
-/// as for a `_meta` map read whole.
-struct IgnoredOrToken(Option<ProgressToken>);
+/// A `_meta` member's name, as far as the token goes.
+enum Key {
+    ProgressToken,
+    Other,
+}
 
-impl<'de> Deserialize<'de> for IgnoredOrToken {
+impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Self(progress_token_of(&Value::deserialize(d)?)))
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Key, E> {
+                Ok(if name == PROGRESS_TOKEN_KEY { Key::ProgressToken } else { Key::Other })
+            }
+        }
+        d.deserialize_identifier(Name)
     }
 }
 
@@ -78,20 +150,20 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-struct Seed<F> {
-    reads_meta: F,
-}
+/// The params with `_meta` kept as text (clients send it first, before the name that says
+/// whether it is read).
+struct Params;
 
-impl<'de, F: Fn(&str) -> bool> DeserializeSeed<'de> for Seed<F> {
-    type Value = (CallToolParams, Option<ProgressToken>);
+impl<'de> DeserializeSeed<'de> for Params {
+    type Value = (CallToolParams, Option<&'de RawValue>);
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de, F: Fn(&str) -> bool> Visitor<'de> for Seed<F> {
-    type Value = (CallToolParams, Option<ProgressToken>);
+impl<'de> Visitor<'de> for Params {
+    type Value = (CallToolParams, Option<&'de RawValue>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("struct CallToolParams")
@@ -118,7 +190,6 @@ impl<'de, F: Fn(&str) -> bool> Visitor<'de> for Seed<F> {
                 }
                 Member::Meta => {
                     once(2, "_meta")?;
-                    // Kept as text until the name is known (clients send `_meta` first).
                     meta = Some(map.next_value::<&'de RawValue>()?);
                 }
                 Member::Other(member) => {
@@ -128,26 +199,7 @@ impl<'de, F: Fn(&str) -> bool> Visitor<'de> for Seed<F> {
             }
         }
         out.name = name.ok_or_else(|| de::Error::missing_field("name"))?;
-        let meta = meta.map(RawValue::get).filter(|text| *text != "null");
-        let invalid = |e: serde_json::Error| de::Error::custom(format_args!("_meta: {e}"));
-        let token = match meta {
-            None => None,
-            Some(text) if (self.reads_meta)(&out.name) => {
-                out.meta = Some(serde_json::from_str(text).map_err(invalid)?);
-                progress_token(out.meta.as_ref())
-            }
-            // An object, as a map read whole must be (a struct would also take a sequence).
-            Some(text) if !text.starts_with('{') => {
-                return Err(de::Error::custom("_meta: invalid type, expected a map"));
-            }
-            // Most calls ask for no progress: a search spares a second pass over the `_meta`.
-            Some(text) if !PROGRESS_TOKEN.may_be_in(text.as_bytes()) => None,
-            Some(text) => {
-                let only: TokenOnly = serde_json::from_str(text).map_err(invalid)?;
-                only.progress_token.and_then(|t| t.0)
-            }
-        };
-        Ok((out, token))
+        Ok((out, meta))
     }
 }
 
@@ -180,15 +232,28 @@ mod tests {
         assert_eq!(token, Some(ProgressToken::Number(7)));
         let fraction = json!({"name": "t", "_meta": {"progressToken": 1.5}});
         assert_eq!(read(Some(&raw(fraction)), |_| false).unwrap().1, None);
+        // Named twice, the last one counts, as in a map read whole.
+        let twice = r#"{"name":"t","_meta":{"progressToken":1,"progressToken":2}}"#;
+        let twice = RawJson::from_string(twice.to_owned()).unwrap();
+        assert_eq!(read(Some(&twice), |_| false).unwrap().1, Some(ProgressToken::Number(2)));
+        assert_eq!(read(Some(&twice), |_| true).unwrap().1, Some(ProgressToken::Number(2)));
     }
 
     #[test]
-    fn bad_params_are_refused_with_a_path() {
-        let bad_meta = RawJson::from_string(r#"{"_meta":{"progressToken":[}],"name":"t"}"#.into());
-        assert!(bad_meta.is_none(), "not JSON at all: refused before");
-        let not_a_map = json!({"name": "t", "_meta": [1]});
-        assert!(read(Some(&raw(not_a_map.clone())), |_| true).unwrap_err().contains("_meta"));
-        assert!(read(Some(&raw(not_a_map)), |_| false).unwrap_err().contains("_meta"));
+    fn bad_params_are_refused_as_the_derive_refuses_them() {
+        let derived = |text: &str| {
+            let e = serde_json::from_str::<CallToolParams>(text).unwrap_err();
+            crate::jsonrpc::error_path::describe(text, &e)
+        };
+        for text in [r#"{"_meta":[1],"name":"t"}"#, r#"{"_meta":{"a":1e400},"name":"t"}"#] {
+            let bad = RawJson::from_string(text.to_owned()).unwrap();
+            let why = read(Some(&bad), |_| true).unwrap_err();
+            assert_eq!(why, derived(text));
+            assert!(why.starts_with("_meta"), "{why}");
+        }
+        let not_a_map = RawJson::from_string(r#"{"_meta":[1],"name":"t"}"#.into()).unwrap();
+        let why = read(Some(&not_a_map), |_| false).unwrap_err();
+        assert_eq!(why, derived(not_a_map.get()));
         assert!(read(None, |_| true).unwrap_err().contains("missing field `name`"));
         let twice = RawJson::from_string(r#"{"name":"t","name":"u"}"#.to_owned()).unwrap();
         assert!(read(Some(&twice), |_| true).unwrap_err().contains("duplicate field `name`"));

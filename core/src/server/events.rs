@@ -95,7 +95,9 @@ pub enum Call {
         /// Variables from the matching resource template (empty for a plain resource).
         vars: BTreeMap<String, String>,
     },
-    /// `tools/call`, with arguments valid against the tool's `inputSchema`.
+    /// `tools/call`, with arguments valid against the tool's `inputSchema`. Its `meta` is
+    /// `None` for a tool registered with a typed handler (which never sees it); a tool added
+    /// with `add_tool` or `raw_tool` gets the `_meta` as sent.
     Tool(CallToolParams),
 }
 
