@@ -66,10 +66,10 @@ fn derived_error(text: &str, why: &dyn fmt::Display) -> String {
 }
 
 /// The progress token's member name.
-static PROGRESS_TOKEN: Keys = Keys::new(&[PROGRESS_TOKEN_KEY]);
+pub(super) static PROGRESS_TOKEN: Keys = Keys::new(&[PROGRESS_TOKEN_KEY]);
 
 /// `_meta`, an object, with only its progress token read: the last one, as a map keeps.
-struct TokenOnly(Option<ProgressToken>);
+pub(super) struct TokenOnly(pub(super) Option<ProgressToken>);
 
 impl<'de> Deserialize<'de> for TokenOnly {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

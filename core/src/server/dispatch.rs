@@ -8,10 +8,10 @@ use super::registry::{page, Registry};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{call_params, Call, CallContext, Event, Session, SessionInfo};
+use super::call_params::{self, TokenOnly, PROGRESS_TOKEN};
+use super::{Call, CallContext, Event, Session, SessionInfo};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::json_schema;
-use crate::jsonrpc::key_search::Keys;
 use crate::jsonrpc::{RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, Sender, ServerPhase};
 use crate::rpc::{parse_params, InboundEntry};
@@ -28,19 +28,12 @@ struct MetaOnly {
     meta: Option<TokenOnly>,
 }
 
-#[derive(Deserialize)]
-struct TokenOnly {
-    #[serde(rename = "progressToken")]
-    progress_token: Option<ProgressToken>,
-}
-
 fn progress_token(params: Option<&RawJson>) -> Option<ProgressToken> {
     // Most requests ask for no progress: a search for the name spares a pass over what may be
     // megabytes of arguments.
-    static PROGRESS_TOKEN: Keys = Keys::new(&["progressToken"]);
     let params = params.filter(|p| p.may_name(&PROGRESS_TOKEN))?;
     let meta: MetaOnly = params.parse().ok()?;
-    meta.meta?.progress_token
+    meta.meta?.0
 }
 
 /// The capabilities a registry implies when the config names none. With `announce` (see
