@@ -3,16 +3,19 @@
 //!
 //! Built only on smol's parts (async-io, async-process, async-channel, futures-lite and
 //! smol's global executor), so it runs the same when driven from `smol::block_on`,
-//! `async_std::task::block_on` or any other executor: the client's driver task lives on smol's
-//! global executor, which starts its own threads on first use.
+//! `async_std::task::block_on` or any other executor: a client session's loop is polled by
+//! the calls that wait on it (so a call is sent, answered and delivered on the caller's own
+//! thread), and by a task on smol's global executor (which starts its own threads on first
+//! use) whenever no call waits.
 //!
 //! All protocol semantics live in [`zest_core`]; this crate is adapters, one driver loop per
 //! session and handles (docs/design-notes.md#thin-runtimes).
 //!
 //! - [`Client`]: spawns a server process ([`StdioCommand`]), performs the handshake and offers
 //!   the typed API of [`ClientApi`]. Calls are futures; dropping one cancels its request.
-//!   Progress callbacks and [`StdioCommand::on_stderr`] run on the driver's task: keep them
-//!   short and never block in them.
+//!   Progress callbacks run wherever the session's loop is polled (the task of a call that
+//!   waits, or smol's global executor), and [`StdioCommand::on_stderr`] on a task of that
+//!   executor: keep them short and never block in them.
 //! - [`serve`] / [`serve_stdio`]: one server session over byte streams, with handlers from a
 //!   [`Registry`] getting a [`RequestContext`].
 //!

@@ -1,6 +1,7 @@
 //! What only zest-tokio's in-memory pair has to show (the pair's contract, written once for
 //! every runtime, is `conformance/tests/runtime_contract.rs`): calls from tasks of the
-//! multi-thread runtime, and a call future dropped before its first poll sends nothing.
+//! multi-thread runtime (which poll the session's loop themselves), and a call future dropped
+//! before its first poll sends nothing.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use zest_tokio::core::error::CloseReason;
+use zest_tokio::core::runtime::CommandSink;
 use zest_tokio::schema::{CallToolResult, Tool};
 use zest_tokio::{in_memory, ClientApi, Json, Registry, ServerConfig};
 
@@ -34,6 +36,8 @@ async fn the_pair_works_on_the_multi_thread_runtime_too() {
     let registry = Registry::new()
         .tool("add", "Adds two numbers", |Add { a, b }| async move { Json(Sum { total: a + b }) });
     let (client, server) = in_memory(config(), registry).await.unwrap();
+    // Here a call polls the session's loop itself while it waits (no hop to another worker).
+    assert!(CommandSink::driven(&client).is_some());
     let calls = (0..64).map(|i| {
         let client = client.clone();
         tokio::spawn(async move { client.call_tool("add", json!({"a": i, "b": 1})).await })
@@ -42,6 +46,18 @@ async fn the_pair_works_on_the_multi_thread_runtime_too() {
         let result = call.await.unwrap().unwrap();
         assert_eq!(result.structured_content, Some(json!({"total": i as f64 + 1.0})));
     }
+    client.close().await.unwrap();
+    assert_eq!(
+        tokio::time::timeout(HANG, server.stopped()).await.unwrap(),
+        CloseReason::TransportEnded
+    );
+}
+
+#[tokio::test]
+async fn on_a_current_thread_runtime_the_session_task_alone_polls_the_loop() {
+    let (client, server) = in_memory(config(), Registry::new()).await.unwrap();
+    assert!(CommandSink::driven(&client).is_none());
+    assert!(client.list_all_tools().await.unwrap().is_empty());
     client.close().await.unwrap();
     assert_eq!(
         tokio::time::timeout(HANG, server.stopped()).await.unwrap(),

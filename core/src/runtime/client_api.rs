@@ -2,8 +2,11 @@
 //! session's loop a [`ClientCommand`] ([`CommandSink`]) has all of [`ClientApi`], each call
 //! a future that cancels its request when dropped.
 
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+
 use super::oneshot::{oneshot, OneshotSender};
-use super::{CallKey, CallKeys, ClientCommand, Outcome, OutgoingCall};
+use super::{CallKey, CallKeys, ClientCommand, Driven, Outcome, OutgoingCall};
 use crate::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
 use crate::client::decode_result;
 use crate::error::{CloseReason, RequestError, UsageError};
@@ -23,6 +26,11 @@ pub trait CommandSink: Sync {
     fn call_keys(&self) -> &CallKeys;
     /// Why the session ended, once it has.
     fn close_reason(&self) -> Option<CloseReason>;
+    /// The session's loop when its callers poll it themselves while they wait (zest-smol);
+    /// `None` (the default) when it runs on a task of its own.
+    fn driven(&self) -> Option<&Driven> {
+        None
+    }
 }
 
 /// Sends a request with raw params through `sink` when first polled and awaits its one
@@ -37,21 +45,39 @@ pub async fn call_raw<S: CommandSink + ?Sized>(
     on_progress: Option<ProgressFn>,
 ) -> Outcome {
     let key = sink.call_keys().next();
-    let (reply, outcome) = oneshot();
+    let (reply, mut outcome) = oneshot();
     let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
-    if !sink.send_command(ClientCommand::Call(call)) {
-        return Err(CallError::Usage(UsageError::Closed));
+    let driven = sink.driven();
+    if let Some(driven) = driven {
+        driven.expect(key);
     }
     let mut guard = CancelOnDrop { sink, key: Some(key) };
-    let outcome = outcome.await;
+    if !sink.send_command(ClientCommand::Call(call)) {
+        guard.key = None;
+        release(driven, key);
+        return Err(CallError::Usage(UsageError::Closed));
+    }
+    let outcome = poll_fn(|cx| {
+        if let Some(driven) = driven {
+            driven.drive(key, cx);
+        }
+        Pin::new(&mut outcome).poll(cx)
+    })
+    .await;
     guard.key = None;
+    release(driven, key);
     outcome.unwrap_or_else(|| {
         let reason = sink.close_reason().unwrap_or(CloseReason::Local);
         Err(CallError::Request(RequestError::Closed(reason)))
     })
 }
 
-/// Cancels the request with `key` when dropped while still armed.
+fn release(driven: Option<&Driven>, key: CallKey) {
+    if let Some(driven) = driven {
+        driven.release(key);
+    }
+}
+
 struct CancelOnDrop<'a, S: CommandSink + ?Sized> {
     sink: &'a S,
     key: Option<CallKey>,
@@ -62,6 +88,7 @@ impl<S: CommandSink + ?Sized> Drop for CancelOnDrop<'_, S> {
         if let Some(key) = self.key {
             // After the session ended there is nothing left to cancel.
             self.sink.send_command(ClientCommand::Cancel(key));
+            release(self.sink.driven(), key);
         }
     }
 }

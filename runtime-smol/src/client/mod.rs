@@ -1,5 +1,6 @@
-//! The stdio client: [`Client::spawn`] starts a server process, drives the core's client
-//! machine on smol's global executor and hands back a cheap, cloneable handle.
+//! The stdio client: [`Client::spawn`] starts a server process, runs the core's client
+//! machine in a loop that waiting calls poll themselves (smol's global executor when none
+//! waits) and hands back a cheap, cloneable handle.
 
 mod connector;
 mod driver;
@@ -16,7 +17,7 @@ use zest_core::client::{Client as CoreClient, Negotiated, ServerNotification};
 use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{replace_roots, AsyncClientHandlers, Roots};
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKeys, CommandSink, ConnectError, NOTIFICATION_QUEUE};
+use zest_core::runtime::{CallKeys, CommandSink, ConnectError, Driven, NOTIFICATION_QUEUE};
 use zest_core::schema::Root;
 
 use crate::command::{ClientOptions, StdioCommand};
@@ -37,6 +38,8 @@ pub struct Client {
 
 struct Inner {
     commands: CloseOnDrop,
+    /// The session's loop, which a call's future polls while it waits (see [`run`]).
+    driven: Driven,
     keys: CallKeys,
     negotiated: Negotiated,
     notifications: Receiver<ServerNotification>,
@@ -83,8 +86,8 @@ impl Client {
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new(config, Instant::now());
         let (driver, ending, starting) = Starting::new(core, handlers);
-        smol::spawn(driver::run(driver, spawned, ending)).detach();
-        starting.ready(pid, true).await
+        let driven = run(driver::run(driver, spawned, ending));
+        starting.ready(driven, pid, true).await
     }
 
     /// Runs a session over any pair of byte streams (newline-delimited JSON-RPC, as over
@@ -94,7 +97,7 @@ impl Client {
     /// sees the end of its input) and returns a success status.
     ///
     /// For a server in the same process, see [`in_memory`](crate::in_memory). The session's
-    /// task runs on smol's global executor, so this works under any executor.
+    /// loop needs no executor of the caller's (see [`crate`]), so this works under any.
     pub async fn over<R, W>(
         reader: R,
         writer: W,
@@ -109,8 +112,8 @@ impl Client {
         let core = CoreClient::new(config, Instant::now());
         let (driver, ending, starting) = Starting::new(core, handlers);
         let grace = StdioCommand::DEFAULT_GRACE;
-        smol::spawn(driver::run_streams(driver, reader, writer, grace, ending)).detach();
-        starting.ready(0, false).await
+        let driven = run(driver::run_streams(driver, reader, writer, grace, ending));
+        starting.ready(driven, 0, false).await
     }
 
     /// Connects to the MCP server at `url` (`http://` or `https://`) with every
@@ -128,8 +131,8 @@ impl Client {
     ///
     /// A server that cannot be reached fails with [`ConnectError::Transport`] (refused, timed
     /// out, a TLS failure such as an untrusted certificate); an HTTP error status answering
-    /// `initialize` with [`ConnectError::HttpStatus`]. The session's tasks run on smol's
-    /// global executor, so this works under any executor.
+    /// `initialize` with [`ConnectError::HttpStatus`]. The session's loop needs no executor
+    /// of the caller's (see [`crate`]), so this works under any.
     pub async fn connect_to(
         endpoint: HttpEndpoint,
         options: ClientOptions,
@@ -141,8 +144,8 @@ impl Client {
         let core = CoreClient::new_http(config, http, Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
         let (driver, ending, starting) = Starting::new(core, handlers);
-        smol::spawn(driver::run_http(driver, connector, ending)).detach();
-        starting.ready(0, false).await
+        let driven = run(driver::run_http(driver, connector, ending));
+        starting.ready(driven, 0, false).await
     }
 
     /// What the handshake settled: the server's info, capabilities, revision.
@@ -237,12 +240,13 @@ impl Starting {
 
     /// Waits for the handshake's outcome; on failure with `reaps`, first for the driver to
     /// reap the child, whose status the error then carries.
-    async fn ready(self, pid: u32, reaps: bool) -> Result<Client, ConnectError> {
+    async fn ready(self, driven: Driven, pid: u32, reaps: bool) -> Result<Client, ConnectError> {
         let Self { commands, ready, notifications, shared, roots } = self;
         match ready.recv().await {
             Ok(negotiated) => {
                 let keys = CallKeys::new();
-                let inner = Inner { commands, keys, negotiated, notifications, shared, roots, pid };
+                let inner =
+                    Inner { commands, driven, keys, negotiated, notifications, shared, roots, pid };
                 Ok(Client { inner: Arc::new(inner) })
             }
             Err(_) => {
@@ -253,6 +257,16 @@ impl Starting {
             }
         }
     }
+}
+
+/// Runs a session's loop: a call's future polls it while it waits, so a call is sent,
+/// answered and delivered on the caller's thread, under whatever executor the caller runs on;
+/// whenever no call waits, a task on smol's global executor polls it (the handshake,
+/// notifications, server requests, the end).
+fn run(session: impl std::future::Future<Output = ()> + Send + 'static) -> Driven {
+    let driven = Driven::new(session);
+    smol::spawn(driven.background()).detach();
+    driven
 }
 
 /// Waits until the driver has reaped the child; returns how it exited.
@@ -290,5 +304,9 @@ impl CommandSink for Client {
 
     fn close_reason(&self) -> Option<CloseReason> {
         self.inner.shared.closed.get().cloned()
+    }
+
+    fn driven(&self) -> Option<&Driven> {
+        Some(&self.inner.driven)
     }
 }

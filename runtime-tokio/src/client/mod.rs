@@ -18,7 +18,7 @@ use zest_core::error::{CloseReason, UsageError};
 use zest_core::handler::{replace_roots, AsyncClientHandlers, Roots};
 use zest_core::io::TransportFailure;
 use zest_core::runtime::http_client::HttpEndpoint;
-use zest_core::runtime::{CallKeys, CommandSink, ConnectError, NOTIFICATION_QUEUE};
+use zest_core::runtime::{CallKeys, CommandSink, ConnectError, Driven, NOTIFICATION_QUEUE};
 use zest_core::schema::Root;
 
 use crate::command::{ClientOptions, StdioCommand};
@@ -41,6 +41,11 @@ pub struct Client {
 
 struct Shared {
     commands: CloseOnDrop,
+    /// The session's loop, which a call's future polls while it waits on a multi-thread
+    /// runtime (see [`Client::launch`]).
+    driven: Driven,
+    /// The runtime is multi-threaded: calls poll the loop.
+    callers_drive: bool,
     keys: CallKeys,
     negotiated: Negotiated,
     pid: u32,
@@ -130,7 +135,10 @@ impl Client {
         .await
     }
 
-    /// Starts the session's driver task with `run` and waits for the handshake's outcome.
+    /// Starts the session's loop with `run` and waits for the handshake's outcome. A task
+    /// polls the loop; on a multi-thread runtime a call's future also polls it while it waits,
+    /// so that the call is sent, answered and delivered by the worker that runs the caller
+    /// (on a current-thread runtime they share one thread anyway, and the task alone polls).
     async fn launch<F>(
         core: zest_core::client::Client,
         handlers: AsyncClientHandlers,
@@ -147,7 +155,9 @@ impl Client {
         let closed = Arc::new(OnceLock::new());
         let roots = handlers.root_list();
         let host = Host::new((commands.clone(), command_rx), handlers, notes_tx, ready_tx);
-        tokio::spawn(run(Driver::new(core, closed.clone(), host), exit_tx));
+        let driven = Driven::new(run(Driver::new(core, closed.clone(), host), exit_tx));
+        // Dropped with the runtime: the loop then ends (the child is killed and reaped).
+        tokio::spawn(driven.background());
         // Dropped with the last handle, or with this future before the handshake ends.
         let commands = CloseOnDrop(commands);
         let negotiated = match ready_rx.await {
@@ -158,8 +168,12 @@ impl Client {
                 return Err(ConnectError::Handshake(CloseReason::TransportFailed(failure)));
             }
         };
+        let callers_drive = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
         let shared = Shared {
             commands,
+            driven,
+            callers_drive,
             keys: CallKeys::new(),
             negotiated,
             pid,
@@ -263,5 +277,9 @@ impl CommandSink for Client {
 
     fn close_reason(&self) -> Option<CloseReason> {
         self.shared.closed.get().cloned()
+    }
+
+    fn driven(&self) -> Option<&Driven> {
+        self.shared.callers_drive.then_some(&self.shared.driven)
     }
 }

@@ -1,0 +1,56 @@
+//! A call polls its session's loop itself while it waits (zest-core's `Driven`): it is sent,
+//! answered and delivered on the caller's thread, so it needs no thread of smol's global
+//! executor. Its own test binary, since it holds that executor's one thread.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::json;
+use smol::net::unix::UnixStream;
+use smol::Timer;
+use zest_smol::core::error::CloseReason;
+use zest_smol::{serve, Client, ClientApi, ClientOptions, Registry, ServerConfig};
+
+/// Far above what a call takes; only there to turn a hang into a failure.
+const HANG: Duration = Duration::from_secs(10);
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+#[test]
+fn a_call_is_answered_while_the_global_executor_is_held() {
+    let (client_end, server_end) = UnixStream::pair().expect("a socket pair");
+    // The server runs under an executor of its own, on a thread of its own.
+    let server = std::thread::spawn(move || {
+        let registry = Registry::new().tool("echo", "Echoes", |Echo { text }| async move { text });
+        let config = ServerConfig::new("caller-driven", "1.0");
+        smol::block_on(serve(config, registry, server_end.clone(), server_end))
+    });
+    smol::block_on(async {
+        let options = ClientOptions::new("caller-driven", "1.0");
+        let client = Client::over(client_end.clone(), client_end, options).await.unwrap();
+        // Hold the global executor's one thread until the call is done.
+        let (held_tx, held) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let holder = smol::spawn(async move {
+            held_tx.send(()).unwrap();
+            let _ = released.recv_timeout(HANG * 2);
+        });
+        held.recv_timeout(HANG).expect("the global executor runs the holder");
+        let call = client.call_tool("echo", json!({"text": "hi"}));
+        let answer = smol::future::or(call, async {
+            Timer::after(HANG).await;
+            panic!("no answer after {HANG:?} while the global executor was held")
+        })
+        .await
+        .unwrap();
+        assert_eq!(answer.content[0].as_text(), Some("hi"));
+        release.send(()).unwrap();
+        holder.await;
+        client.close().await.unwrap();
+    });
+    let reason = server.join().expect("the server thread");
+    assert_eq!(reason, CloseReason::TransportEnded, "the client's close ends the server's input");
+}
