@@ -19,15 +19,46 @@ struct Echo {
     text: String,
 }
 
+/// A server on a thread of its own, with `echo` and `never` (which never answers).
+fn server(end: UnixStream) -> std::thread::JoinHandle<CloseReason> {
+    std::thread::spawn(move || {
+        let registry = Registry::new()
+            .tool("echo", "Echoes", |Echo { text }| async move { text })
+            .tool("never", "Never answers", |Echo { text }| async move {
+                Timer::after(HANG * 100).await;
+                text
+            });
+        let config = ServerConfig::new("caller-driven", "1.0");
+        smol::block_on(serve(config, registry, end.clone(), end))
+    })
+}
+
+#[test]
+fn close_completes_beside_a_call_kept_but_no_longer_polled() {
+    let (client_end, server_end) = UnixStream::pair().expect("a socket pair");
+    let server = server(server_end);
+    smol::block_on(async {
+        let options = ClientOptions::new("caller-driven", "1.0");
+        let client = Client::over(client_end.clone(), client_end, options).await.unwrap();
+        let mut call = Box::pin(client.call_tool("never", json!({"text": "hi"})));
+        assert!(smol::future::poll_once(&mut call).await.is_none(), "no answer yet");
+        // The call waits on the loop but is never polled again: closing still goes through.
+        let closed = smol::future::or(async { Some(client.close().await) }, async {
+            Timer::after(HANG).await;
+            None
+        });
+        let status = closed.await.expect("closed within the bound");
+        assert!(status.unwrap().success());
+        assert!(call.await.is_err(), "the kept call ends with the session");
+    });
+    assert_eq!(server.join().expect("the server thread"), CloseReason::TransportEnded);
+}
+
 #[test]
 fn a_call_is_answered_while_the_global_executor_is_held() {
     let (client_end, server_end) = UnixStream::pair().expect("a socket pair");
     // The server runs under an executor of its own, on a thread of its own.
-    let server = std::thread::spawn(move || {
-        let registry = Registry::new().tool("echo", "Echoes", |Echo { text }| async move { text });
-        let config = ServerConfig::new("caller-driven", "1.0");
-        smol::block_on(serve(config, registry, server_end.clone(), server_end))
-    });
+    let server = server(server_end);
     smol::block_on(async {
         let options = ClientOptions::new("caller-driven", "1.0");
         let client = Client::over(client_end.clone(), client_end, options).await.unwrap();

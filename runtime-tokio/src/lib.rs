@@ -2,10 +2,12 @@
 //! server on this process's stdin and stdout.
 //!
 //! This crate is adapters, one loop per session and handles; every protocol rule lives in
-//! [`zest_core`]. Each session's driver is one task that owns the core machine and repeats:
-//! drain `poll_output` (write frames, route events to the futures and channels waiting for
-//! them), then wait for bytes, a command or the core's `poll_timeout`, and feed exactly one of
-//! them back. It works on the current-thread and the multi-thread runtime alike.
+//! [`zest_core`]. Each session has one loop that owns the core machine and repeats: drain
+//! `poll_output` (write frames, route events to the futures and channels waiting for them),
+//! then wait for bytes, a command or the core's `poll_timeout`, and feed exactly one of them
+//! back. It works on the current-thread and the multi-thread runtime alike: a client
+//! session's loop runs in a task, and on a multi-thread runtime the futures of the calls that
+//! wait on it poll it too (a call then needs no other worker; progress callbacks run there).
 //!
 //! # A client
 //!

@@ -160,6 +160,28 @@ async fn tokio_client_on_the_multi_thread_runtime() {
     exercise(&common::fixture()).await;
 }
 
+/// On a multi-thread runtime a call polls its session's loop itself, here from a thread that
+/// is no part of the runtime: the loop still runs inside its own runtime (the task it
+/// spawns to answer the server's sampling request, its timers), and the call completes.
+#[test]
+fn a_call_from_outside_the_runtime_is_served_by_the_session_s_runtime() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let client = runtime.block_on(spawn(command(&common::fixture())));
+    let outside = std::thread::spawn(move || {
+        let call = client.call_tool("sample", json!({"prompt": "from outside"}));
+        let result = futures::executor::block_on(call).expect("the call completes");
+        assert_eq!(text(&result), "canned: from outside");
+        client
+    });
+    let client = outside.join().expect("the outside thread");
+    let status = runtime.block_on(client.close()).expect("closed");
+    assert!(status.success());
+}
+
 #[tokio::test]
 async fn tokio_client_against_smol_fixture() {
     let server = fixtures::stdio_server("smol");

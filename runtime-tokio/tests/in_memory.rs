@@ -43,7 +43,7 @@ async fn the_pair_works_on_the_multi_thread_runtime_too() {
         tokio::spawn(async move { client.call_tool("add", json!({"a": i, "b": 1})).await })
     });
     for (i, call) in calls.enumerate() {
-        let result = call.await.unwrap().unwrap();
+        let result = tokio::time::timeout(HANG, call).await.expect("answered").unwrap().unwrap();
         assert_eq!(result.structured_content, Some(json!({"total": i as f64 + 1.0})));
     }
     client.close().await.unwrap();

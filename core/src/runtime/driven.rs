@@ -2,30 +2,39 @@
 //! on one thread is then sent, answered and delivered on that thread, with no other thread
 //! woken. A runtime whose loop would otherwise run on an executor of its own (zest-smol: smol's
 //! global executor, so that the client works under any executor) wraps the loop's future in a
-//! [`Driven`] and keeps one task of its own that polls it whenever no caller waits.
+//! [`Driven`] and runs its [`Background`] task, which polls it whenever no caller does.
 //!
 //! ```text
 //!  caller: expect(key) ─ send its command ─ drive(key, cx) … until its reply ─ release(key)
 //!  the loop's wake-ups: to the callers that wait (each polls it), else to the runtime's task
 //! ```
 //!
-//! The loop is polled by one thread at a time (`try_lock`); a wake that comes while another
-//! thread polls makes that thread poll again, so no wake-up is lost. When no caller has
-//! polled since the last wake-up (a caller's future kept but left unpolled), the next one
-//! goes to the runtime's task too.
-//!
-//! A caller's first poll after handing over its command yields once instead of polling the
-//! loop (its task is woken at once): the other calls its task starts in the same turn queue
-//! their commands meanwhile, and the loop then writes them all in one go.
+//! - The loop is polled by one thread at a time (`try_lock`); a wake-up that comes while
+//!   another thread polls makes that thread poll again, so none is lost. One turn polls it at
+//!   most [`POLLS_PER_TURN`] times, then hands the rest to its next turn (an executor's
+//!   budget that keeps waking the loop cannot hold a thread).
+//! - A wake-up goes to the waiting callers; to the runtime's task as well when none waits,
+//!   or when one of them has not polled since an earlier wake-up (a caller's future kept but
+//!   left unpolled), unless a caller is handing over its command right now (it polls next).
+//!   A handle that sends the loop anything but a call (closing the session) wakes the
+//!   runtime's task itself ([`nudge`](Driven::nudge)).
+//! - A caller's first poll after handing over its command, while other calls wait, yields once
+//!   instead of polling the loop (its task is woken at once): the calls its task starts in
+//!   the same turn queue their commands meanwhile, and the loop writes them in one go. The
+//!   calls in flight that the others wait on wake the loop when their answers come, so the
+//!   queued commands go out then at the latest.
 
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
 
 use super::CallKey;
+
+/// How many times one turn polls the loop before it leaves the rest to its next turn.
+pub const POLLS_PER_TURN: usize = 32;
 
 /// The loop's future.
 type Loop = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -39,12 +48,14 @@ pub struct Driven {
 struct Shared {
     /// `None` once the loop has ended (or panicked).
     future: Mutex<Option<Loop>>,
+    /// Set once the loop has ended.
+    ended: AtomicBool,
     /// Woken since the last poll began: the loop must be polled again.
     due: AtomicBool,
     /// The callers waiting now.
     waiting: Mutex<Vec<Waiting>>,
-    /// A caller has polled (or is about to) since the last wake-up.
-    attended: AtomicBool,
+    /// Callers between [`Driven::expect`] and their first poll: they poll the loop next.
+    sending: AtomicUsize,
     /// The runtime's task, for wake-ups no caller takes.
     background: Mutex<Option<Waker>>,
 }
@@ -54,6 +65,8 @@ struct Waiting {
     key: CallKey,
     /// Its task, once it has polled.
     waker: Option<Waker>,
+    /// It was woken and has not polled since.
+    owes: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -66,9 +79,10 @@ impl Driven {
     pub fn new(future: impl Future<Output = ()> + Send + 'static) -> Self {
         let shared = Shared {
             future: Mutex::new(Some(Box::pin(future))),
+            ended: AtomicBool::new(false),
             due: AtomicBool::new(true),
             waiting: Mutex::new(Vec::new()),
-            attended: AtomicBool::new(false),
+            sending: AtomicUsize::new(0),
             background: Mutex::new(None),
         };
         Self { shared: Arc::new(shared) }
@@ -77,50 +91,60 @@ impl Driven {
     /// A call `key` is about to hand the loop its command: the wake-up that command causes
     /// goes to the caller, which then polls the loop (in [`drive`](Self::drive)).
     pub fn expect(&self, key: CallKey) {
-        lock(&self.shared.waiting).push(Waiting { key, waker: None });
-        self.shared.attended.store(true, Ordering::SeqCst);
+        self.shared.sending.fetch_add(1, Ordering::SeqCst);
+        lock(&self.shared.waiting).push(Waiting { key, waker: None, owes: false });
     }
 
     /// The caller's poll while it waits for its reply: notes its task for the loop's
     /// wake-ups, and polls the loop if it is due.
     pub fn drive(&self, key: CallKey, cx: &mut Context<'_>) {
-        self.shared.attended.store(true, Ordering::SeqCst);
-        let first = {
+        let yields = {
             let mut waiting = lock(&self.shared.waiting);
-            match waiting.iter_mut().find(|w| w.key == key) {
-                Some(Waiting { waker: Some(waker), .. }) => {
-                    waker.clone_from(cx.waker());
-                    false
-                }
-                Some(w) => {
-                    w.waker = Some(cx.waker().clone());
-                    true
-                }
+            let others = waiting.iter().any(|w| w.key != key);
+            let Some(entry) = waiting.iter_mut().find(|w| w.key == key) else {
+                // Not expected (or released): nothing to wait for here.
+                return;
+            };
+            entry.owes = false;
+            let first = entry.waker.is_none();
+            match &mut entry.waker {
+                Some(waker) => waker.clone_from(cx.waker()),
                 None => {
-                    waiting.push(Waiting { key, waker: Some(cx.waker().clone()) });
-                    false
+                    entry.waker = Some(cx.waker().clone());
+                    self.shared.sending.fetch_sub(1, Ordering::SeqCst);
                 }
             }
+            first && others && self.shared.due.load(Ordering::SeqCst)
         };
-        if first && self.shared.due.load(Ordering::SeqCst) {
-            // Yield once: the task's other calls queue their commands before the loop runs.
+        if yields {
             cx.waker().wake_by_ref();
             return;
         }
-        self.poll_if_due();
+        self.poll_if_due(cx.waker());
     }
 
     /// The caller no longer waits (its reply came, or it gave up): a wake-up it may have
-    /// been sent last goes to the runtime's task.
+    /// been sent last goes to the runtime's task when nobody else waits.
     pub fn release(&self, key: CallKey) {
         let nobody = {
             let mut waiting = lock(&self.shared.waiting);
-            waiting.retain(|w| w.key != key);
+            if let Some(at) = waiting.iter().position(|w| w.key == key) {
+                if waiting.swap_remove(at).waker.is_none() {
+                    self.shared.sending.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
             waiting.is_empty()
         };
+        fence(Ordering::SeqCst);
         if nobody && self.shared.due.load(Ordering::SeqCst) {
             self.shared.wake_background();
         }
+    }
+
+    /// Wakes the runtime's task: a handle sent the loop something no waiting caller will
+    /// poll for (closing the session).
+    pub fn nudge(&self) {
+        self.shared.wake_background();
     }
 
     /// The runtime's task: a future that polls the loop whenever no caller does, ready once
@@ -131,10 +155,15 @@ impl Driven {
     }
 
     /// Polls the loop while it is due, unless another thread polls it (that one then polls
-    /// again for a wake-up that came meanwhile).
-    fn poll_if_due(&self) {
+    /// again for a wake-up that came meanwhile); after [`POLLS_PER_TURN`] polls, wakes
+    /// `turn` to come back for the rest.
+    fn poll_if_due(&self, turn: &Waker) {
         let shared = &self.shared;
-        while shared.due.load(Ordering::SeqCst) {
+        for _ in 0..POLLS_PER_TURN {
+            fence(Ordering::SeqCst);
+            if !shared.due.load(Ordering::SeqCst) {
+                return;
+            }
             let mut future = match shared.future.try_lock() {
                 Ok(future) => future,
                 Err(TryLockError::Poisoned(p)) => p.into_inner(),
@@ -150,9 +179,12 @@ impl Driven {
             if !matches!(polled, Ok(Poll::Pending)) {
                 *future = None;
                 drop(future);
-                shared.wake_all();
+                shared.end();
                 return;
             }
+        }
+        if shared.due.load(Ordering::SeqCst) {
+            turn.wake_by_ref();
         }
     }
 }
@@ -165,16 +197,16 @@ impl Future for Background {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let driven = &self.0;
+        let shared = &self.0.shared;
         {
-            let mut background = lock(&driven.shared.background);
+            let mut background = lock(&shared.background);
             match &mut *background {
                 Some(waker) => waker.clone_from(cx.waker()),
                 None => *background = Some(cx.waker().clone()),
             }
         }
-        driven.poll_if_due();
-        if lock(&driven.shared.future).is_none() {
+        self.0.poll_if_due(cx.waker());
+        if shared.ended.load(Ordering::SeqCst) {
             return Poll::Ready(());
         }
         Poll::Pending
@@ -187,19 +219,21 @@ impl Drop for Background {
         // clean up (a child process killed and reaped).
         let ended = lock(&self.0.shared.future).take();
         drop(ended);
-        self.0.shared.wake_all();
+        self.0.shared.end();
     }
 }
 
 impl Shared {
     fn wake_background(&self) {
-        if let Some(waker) = lock(&self.background).as_ref() {
-            waker.wake_by_ref();
+        let waker = lock(&self.background).clone();
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 
-    /// Wakes every caller and the runtime's task (the loop ended).
-    fn wake_all(&self) {
+    /// The loop has ended: wakes every caller and the runtime's task.
+    fn end(&self) {
+        self.ended.store(true, Ordering::SeqCst);
         let wakers: Vec<Waker> =
             lock(&self.waiting).iter().filter_map(|w| w.waker.clone()).collect();
         wakers.into_iter().for_each(Waker::wake);
@@ -207,8 +241,8 @@ impl Shared {
     }
 }
 
-/// The loop's own waker: the loop is due; the callers that wait poll it, or the runtime's
-/// task when none does (or one has not polled since its last wake-up).
+/// The loop's own waker: the loop is due; the callers that wait poll it, and the runtime's
+/// task does when none waits, or one still owes a poll and no caller is about to poll.
 impl Wake for Shared {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
@@ -216,13 +250,20 @@ impl Wake for Shared {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.due.store(true, Ordering::SeqCst);
-        let attended = self.attended.swap(false, Ordering::SeqCst);
-        let (wakers, nobody) = {
-            let waiting = lock(&self.waiting);
-            (waiting.iter().filter_map(|w| w.waker.clone()).collect::<Vec<_>>(), waiting.is_empty())
+        fence(Ordering::SeqCst);
+        let sending = self.sending.load(Ordering::SeqCst) > 0;
+        let (wakers, unattended) = {
+            let mut waiting = lock(&self.waiting);
+            let owed = waiting.iter().any(|w| w.owes);
+            let mut wakers = Vec::with_capacity(waiting.len());
+            for w in waiting.iter_mut() {
+                w.owes = true;
+                wakers.extend(w.waker.clone());
+            }
+            (wakers, waiting.is_empty() || (owed && !sending))
         };
         wakers.into_iter().for_each(Waker::wake);
-        if nobody || !attended {
+        if unattended {
             self.wake_background();
         }
     }

@@ -82,7 +82,7 @@ pub use context::{CancelFlag, Keyed, Link, PeerCall, Report, RequestContext};
 pub use deadlines::{
     BACKLOG_STALL, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE, FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE,
 };
-pub use driven::{Background, Driven};
+pub use driven::{Background, Driven, POLLS_PER_TURN};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
 pub use oneshot::{oneshot, outcome, OneshotReceiver, OneshotSender};

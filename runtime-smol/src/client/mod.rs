@@ -170,7 +170,9 @@ impl Client {
     /// without a root list, nothing changes and the error says why.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), UsageError> {
         replace_roots(self.inner.roots.as_ref(), roots)?;
-        self.inner.commands.0.try_send(Command::RootsChanged).map_err(|_| UsageError::Closed)
+        self.inner.commands.0.try_send(Command::RootsChanged).map_err(|_| UsageError::Closed)?;
+        self.inner.driven.nudge();
+        Ok(())
     }
 
     /// The child's process id (also its process group id); 0 for a session over HTTP or over
@@ -195,6 +197,7 @@ impl Client {
     /// success.
     pub async fn close(&self) -> io::Result<ExitStatus> {
         let _ = self.inner.commands.0.try_send(Command::Close);
+        self.inner.driven.nudge();
         wait_done(&self.inner.shared).await
     }
 }

@@ -33,7 +33,7 @@ pub type Notifications = async_channel::Receiver<ServerNotification>;
 /// Cheap to clone; every clone talks to the same session. The session ends on
 /// [`close`](Self::close), when the server exits, or when the last clone is dropped; then the
 /// child is shut down (close stdin, wait, SIGTERM its process group, wait, SIGKILL) and
-/// reaped, in the driver task or, if the runtime is gone, synchronously.
+/// reaped, in the session's loop or, if the runtime is gone, synchronously.
 #[derive(Clone)]
 pub struct Client {
     shared: Arc<Shared>,
@@ -155,7 +155,18 @@ impl Client {
         let closed = Arc::new(OnceLock::new());
         let roots = handlers.root_list();
         let host = Host::new((commands.clone(), command_rx), handlers, notes_tx, ready_tx);
-        let driven = Driven::new(run(Driver::new(core, closed.clone(), host), exit_tx));
+        let session = run(Driver::new(core, closed.clone(), host), exit_tx);
+        // A caller may poll the loop from a thread outside this runtime: each poll enters it,
+        // so that what the loop spawns, and its timers, stay on this runtime.
+        let runtime = tokio::runtime::Handle::current();
+        let driven = Driven::new(async move {
+            let mut session = std::pin::pin!(session);
+            std::future::poll_fn(|cx| {
+                let _inside = runtime.enter();
+                session.as_mut().poll(cx)
+            })
+            .await;
+        });
         // Dropped with the runtime: the loop then ends (the child is killed and reaped).
         tokio::spawn(driven.background());
         // Dropped with the last handle, or with this future before the handshake ends.
@@ -207,7 +218,9 @@ impl Client {
     /// without a root list, nothing changes and the error says why.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), UsageError> {
         replace_roots(self.shared.roots.as_ref(), roots)?;
-        self.shared.commands.0.send(Command::RootsChanged).map_err(|_| UsageError::Closed)
+        self.shared.commands.0.send(Command::RootsChanged).map_err(|_| UsageError::Closed)?;
+        self.shared.driven.nudge();
+        Ok(())
     }
 
     /// The child's process id, which is also its process group id; 0 for a session over
@@ -232,6 +245,7 @@ impl Client {
     pub async fn close(&self) -> io::Result<ExitStatus> {
         // If the driver is already gone the session is over and the status is recorded.
         let _ = self.shared.commands.0.send(Command::Close);
+        self.shared.driven.nudge();
         let mut exit = self.shared.exit.clone();
         let recorded = exit.wait_for(Option::is_some).await;
         match recorded.as_deref() {

@@ -10,8 +10,9 @@ struct Probe {
     waker: Arc<Mutex<Option<Waker>>>,
     end: Arc<AtomicBool>,
     panic: Arc<AtomicBool>,
-    /// Wakes itself during its next poll (as a command sent from inside the loop would).
-    wake_itself: Arc<AtomicBool>,
+    /// Wakes itself during each poll while set (as a command sent from inside the loop, or an
+    /// executor's exhausted budget, would).
+    wake_itself: Arc<AtomicUsize>,
 }
 
 impl Probe {
@@ -31,7 +32,9 @@ impl Probe {
                 return Poll::Ready(());
             }
             *lock(&self.waker) = Some(cx.waker().clone());
-            if self.wake_itself.swap(false, Ordering::SeqCst) {
+            let more = self.wake_itself.load(Ordering::SeqCst);
+            if more > 0 {
+                self.wake_itself.store(more - 1, Ordering::SeqCst);
                 cx.waker().wake_by_ref();
             }
             Poll::Pending
@@ -58,121 +61,189 @@ fn woken(count: &Count) -> usize {
     count.0.load(Ordering::SeqCst)
 }
 
-/// Polls the runtime's task once.
 fn poll_task(task: &mut Background, waker: &Waker) -> Poll<()> {
     Pin::new(task).poll(&mut Context::from_waker(waker))
 }
 
-/// A driven probe whose runtime task has polled it once.
-fn started() -> (Driven, Probe, Arc<Count>, Background) {
+/// A driven probe whose runtime task has polled it once; the task's wake-up counter.
+struct Started {
+    driven: Driven,
+    probe: Probe,
+    background: Arc<Count>,
+    task: Background,
+    keys: CallKeys,
+}
+
+fn started() -> Started {
     let probe = Probe::default();
     let driven = Driven::new(probe.clone().run());
     let mut task = driven.background();
     let (background, waker) = counter();
     assert!(poll_task(&mut task, &waker).is_pending());
     assert_eq!(probe.polls(), 1);
-    (driven, probe, background, task)
+    Started { driven, probe, background, task, keys: CallKeys::new() }
+}
+
+/// A caller that expected its call and polled once; its wake-up counter and waker.
+fn caller(s: &Started) -> (CallKey, Arc<Count>, Waker) {
+    let key = s.keys.next();
+    s.driven.expect(key);
+    let (count, waker) = counter();
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    (key, count, waker)
 }
 
 #[test]
 fn a_waiting_caller_takes_the_wake_ups_and_polls_the_loop_itself() {
-    let (driven, probe, background, _task) = started();
-    let key = CallKeys::new().next();
-    driven.expect(key);
-    probe.wake();
-    assert_eq!(woken(&background), 0, "the caller is about to poll");
+    let s = started();
+    let key = s.keys.next();
+    s.driven.expect(key);
+    s.probe.wake();
+    assert_eq!(woken(&s.background), 0, "the caller is about to poll");
     let (caller, waker) = counter();
-    driven.drive(key, &mut Context::from_waker(&waker));
-    assert_eq!((probe.polls(), woken(&caller)), (1, 1), "the first poll yields once");
-    driven.drive(key, &mut Context::from_waker(&waker));
-    assert_eq!(probe.polls(), 2, "polled on the caller's poll");
-    probe.wake();
-    assert_eq!((woken(&caller), woken(&background)), (2, 0));
-    driven.drive(key, &mut Context::from_waker(&waker));
-    assert_eq!(probe.polls(), 3);
-    driven.drive(key, &mut Context::from_waker(&waker));
-    assert_eq!(probe.polls(), 3, "not polled again until woken");
-    driven.release(key);
-    assert_eq!(woken(&background), 0, "nothing was due");
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!(s.probe.polls(), 2, "polled on the caller's first poll (nobody else waits)");
+    s.probe.wake();
+    assert_eq!((woken(&caller), woken(&s.background)), (1, 0));
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!(s.probe.polls(), 3);
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!(s.probe.polls(), 3, "not polled again until woken");
+    s.driven.release(key);
+    assert_eq!(woken(&s.background), 0, "nothing was due");
 }
 
 #[test]
 fn with_nobody_waiting_the_runtime_task_is_woken() {
-    let (_driven, probe, background, mut task) = started();
-    probe.wake();
-    assert_eq!(woken(&background), 1);
+    let mut s = started();
+    s.probe.wake();
+    assert_eq!(woken(&s.background), 1);
     let (_, waker) = counter();
-    assert!(poll_task(&mut task, &waker).is_pending());
-    assert_eq!(probe.polls(), 2);
+    assert!(poll_task(&mut s.task, &waker).is_pending());
+    assert_eq!(s.probe.polls(), 2);
+    s.driven.nudge();
+    assert_eq!(woken(&s.background), 1, "the task's latest waker is the one woken");
 }
 
 #[test]
 fn a_caller_that_stopped_polling_hands_the_next_wake_up_on() {
-    let (driven, probe, background, _task) = started();
-    let key = CallKeys::new().next();
-    driven.expect(key);
-    let (caller, waker) = counter();
-    driven.drive(key, &mut Context::from_waker(&waker));
-    probe.wake();
-    assert_eq!((woken(&caller), woken(&background)), (1, 0));
+    let s = started();
+    let (key, caller, waker) = caller(&s);
+    s.probe.wake();
+    assert_eq!((woken(&caller), woken(&s.background)), (1, 0));
     // The caller's future is kept but not polled: the next wake-up reaches the task too.
-    probe.wake();
-    assert_eq!((woken(&caller), woken(&background)), (2, 1));
-    driven.drive(key, &mut Context::from_waker(&waker));
-    probe.wake();
-    assert_eq!((woken(&caller), woken(&background)), (3, 1), "attended again");
+    s.probe.wake();
+    assert_eq!((woken(&caller), woken(&s.background)), (2, 1));
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    s.probe.wake();
+    assert_eq!((woken(&caller), woken(&s.background)), (3, 1), "it polled again");
+}
+
+#[test]
+fn a_caller_about_to_poll_holds_the_wake_up_for_itself() {
+    let s = started();
+    let (_, _, _) = caller(&s);
+    s.probe.wake(); // owed by the first caller from now on
+    let key = s.keys.next();
+    s.driven.expect(key);
+    s.probe.wake(); // the second caller's command: it polls next
+    assert_eq!(woken(&s.background), 0);
+    let (_, waker) = counter();
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    s.probe.wake();
+    assert_eq!(woken(&s.background), 1, "the first caller still owes its poll");
 }
 
 #[test]
 fn a_wake_up_left_by_the_last_caller_goes_to_the_runtime_task() {
-    let (driven, probe, background, _task) = started();
-    let key = CallKeys::new().next();
-    driven.expect(key);
-    probe.wake();
-    driven.release(key);
-    assert_eq!(woken(&background), 1);
-    assert_eq!(probe.polls(), 1, "the release itself does not poll");
+    let s = started();
+    let key = s.keys.next();
+    s.driven.expect(key);
+    s.probe.wake();
+    s.driven.release(key);
+    assert_eq!(woken(&s.background), 1);
+    assert_eq!(s.probe.polls(), 1, "the release itself does not poll");
+}
+
+#[test]
+fn a_first_poll_beside_other_calls_yields_once_so_that_commands_go_out_together() {
+    let s = started();
+    let (_, _, _) = caller(&s);
+    let key = s.keys.next();
+    s.driven.expect(key);
+    s.probe.wake(); // its command
+    let (second, waker) = counter();
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!((s.probe.polls(), woken(&second)), (1, 1), "yielded, its task woken");
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!(s.probe.polls(), 2, "polled on its next poll");
 }
 
 #[test]
 fn a_wake_up_during_a_poll_makes_the_poller_poll_again() {
-    let (_driven, probe, _, mut task) = started();
-    probe.wake_itself.store(true, Ordering::SeqCst);
-    probe.wake();
+    let mut s = started();
+    s.probe.wake_itself.store(1, Ordering::SeqCst);
+    s.probe.wake();
     let (_, waker) = counter();
-    let _ = poll_task(&mut task, &waker);
-    assert_eq!(probe.polls(), 3, "the wake-up from inside the poll is not lost");
+    let _ = poll_task(&mut s.task, &waker);
+    assert_eq!(s.probe.polls(), 3, "the wake-up from inside the poll is not lost");
+}
+
+#[test]
+fn a_loop_that_keeps_waking_itself_gives_its_turn_back() {
+    let s = started();
+    let (key, caller, waker) = caller(&s);
+    s.probe.wake_itself.store(usize::MAX, Ordering::SeqCst);
+    s.probe.wake();
+    let before = (s.probe.polls(), woken(&caller));
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!(s.probe.polls(), before.0 + POLLS_PER_TURN);
+    assert!(s.driven.shared.due.load(Ordering::SeqCst), "the rest is left for the next turn");
+    assert!(woken(&caller) > before.1, "the caller is woken to come back");
 }
 
 #[test]
 fn the_loop_ends_and_a_panic_ends_it_too() {
     for panic in [false, true] {
-        let (driven, probe, _, mut task) = started();
-        let key = CallKeys::new().next();
-        driven.expect(key);
-        let (caller, waker) = counter();
-        driven.drive(key, &mut Context::from_waker(&waker));
-        probe.end.store(!panic, Ordering::SeqCst);
-        probe.panic.store(panic, Ordering::SeqCst);
-        probe.wake();
-        driven.drive(key, &mut Context::from_waker(&waker));
-        assert!(woken(&caller) >= 1);
-        let (_, waker) = counter();
-        assert!(poll_task(&mut task, &waker).is_ready());
-        // Polling an ended loop is harmless.
-        driven.drive(key, &mut Context::from_waker(&waker));
-        driven.release(key);
+        let mut s = started();
+        let (key, caller, waker) = caller(&s);
+        s.probe.end.store(!panic, Ordering::SeqCst);
+        s.probe.panic.store(panic, Ordering::SeqCst);
+        s.probe.wake();
+        s.driven.drive(key, &mut Context::from_waker(&waker));
+        assert_eq!(woken(&caller), 2, "woken for the poll, then for the end");
+        assert!(woken(&s.background) >= 1, "the task hears of the end");
+        assert!(poll_task(&mut s.task, &waker).is_ready());
+        let polls = s.probe.polls();
+        s.driven.drive(key, &mut Context::from_waker(&waker));
+        s.driven.release(key);
+        assert_eq!(s.probe.polls(), polls, "an ended loop is not polled");
     }
 }
 
 #[test]
-fn callers_on_other_threads_poll_one_at_a_time_and_miss_nothing() {
-    let (driven, probe, _, _task) = started();
-    let keys = CallKeys::new();
-    std::thread::scope(|s| {
+fn dropping_the_runtime_task_ends_the_loop() {
+    let state = Arc::new(());
+    let held = state.clone();
+    let driven = Driven::new(async move {
+        let _held = held;
+        std::future::pending::<()>().await;
+    });
+    let mut task = driven.background();
+    let (_, waker) = counter();
+    assert!(poll_task(&mut task, &waker).is_pending());
+    assert_eq!(Arc::strong_count(&state), 2, "the loop holds its state");
+    drop(task);
+    assert_eq!(Arc::strong_count(&state), 1, "the loop was dropped with its task");
+}
+
+#[test]
+fn callers_on_other_threads_leave_nothing_due() {
+    let s = started();
+    std::thread::scope(|scope| {
         for _ in 0..4 {
-            let (driven, probe, key) = (driven.clone(), probe.clone(), keys.next());
-            s.spawn(move || {
+            let (driven, probe, key) = (s.driven.clone(), s.probe.clone(), s.keys.next());
+            scope.spawn(move || {
                 driven.expect(key);
                 let (_, waker) = counter();
                 for _ in 0..200 {
@@ -183,31 +254,8 @@ fn callers_on_other_threads_poll_one_at_a_time_and_miss_nothing() {
             });
         }
     });
-    // Every wake-up was followed by a poll that saw it: nothing is left due.
-    assert!(!driven.shared.due.load(Ordering::SeqCst));
-    assert!(probe.polls() > 1);
-}
-
-#[test]
-fn dropping_the_runtime_task_ends_the_loop() {
-    let (driven, probe, _, task) = started();
-    let ended = Arc::new(());
-    let witness = ended.clone();
-    let driven2 = Driven::new(async move {
-        let _held = witness;
-        std::future::pending::<()>().await;
-    });
-    let mut task2 = driven2.background();
-    let (_, waker) = counter();
-    assert!(poll_task(&mut task2, &waker).is_pending());
-    assert_eq!(Arc::strong_count(&ended), 2, "the loop holds its state");
-    drop(task2);
-    assert_eq!(Arc::strong_count(&ended), 1, "the loop was dropped with its task");
-    drop(task);
-    let key = CallKeys::new().next();
-    driven.expect(key);
-    probe.wake();
-    driven.drive(key, &mut Context::from_waker(&waker));
-    driven.drive(key, &mut Context::from_waker(&waker));
-    assert_eq!(probe.polls(), 1, "an ended loop is not polled");
+    // Every wake-up was followed by a poll that saw it, or by the task's wake-up.
+    let due = s.driven.shared.due.load(Ordering::SeqCst);
+    assert!(!due || woken(&s.background) > 0);
+    assert!(s.probe.polls() > 1);
 }
