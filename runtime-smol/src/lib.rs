@@ -3,10 +3,9 @@
 //!
 //! Built only on smol's parts (async-io, async-process, async-channel, futures-lite and
 //! smol's global executor), so it runs the same when driven from `smol::block_on`,
-//! `async_std::task::block_on` or any other executor: a client session's loop is polled by
-//! the calls that wait on it (so a call is sent, answered and delivered on the caller's own
-//! thread), and by a task on smol's global executor (which starts its own threads on first
-//! use) whenever no call waits.
+//! `async_std::task::block_on` or any other executor: the calls that wait on a client
+//! session's loop poll it (a call needs no other thread), and a task on smol's global
+//! executor (its threads start on first use) polls it whenever no call waits.
 //!
 //! All protocol semantics live in [`zest_core`]; this crate is adapters, one driver loop per
 //! session and handles (docs/design-notes.md#thin-runtimes).

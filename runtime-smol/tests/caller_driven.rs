@@ -9,7 +9,7 @@ use serde_json::json;
 use smol::net::unix::UnixStream;
 use smol::Timer;
 use zest_smol::core::error::CloseReason;
-use zest_smol::{serve, Client, ClientApi, ClientOptions, Registry, ServerConfig};
+use zest_smol::{serve, Client, ClientApi, ClientOptions, Registry, ServerConfig, StdioServer};
 
 /// Far above what a call takes; only there to turn a hang into a failure.
 const HANG: Duration = Duration::from_secs(10);
@@ -52,6 +52,36 @@ fn close_completes_beside_a_call_kept_but_no_longer_polled() {
         assert!(call.await.is_err(), "the kept call ends with the session");
     });
     assert_eq!(server.join().expect("the server thread"), CloseReason::TransportEnded);
+}
+
+#[test]
+fn a_kept_call_whose_answer_came_holds_back_no_later_message() {
+    let (client_end, server_end) = UnixStream::pair().expect("a socket pair");
+    smol::block_on(async {
+        let registry = Registry::new()
+            .tool("echo", "Echoes", |Echo { text }| async move { text })
+            .tool("spare", "Removed later", |Echo { text }| async move { text });
+        let config = ServerConfig::new("caller-driven", "1.0");
+        let server = StdioServer::start(config, registry, server_end.clone(), server_end);
+        let options = ClientOptions::new("caller-driven", "1.0");
+        let client = Client::over(client_end.clone(), client_end, options).await.unwrap();
+        let mut kept = Box::pin(client.call_tool("echo", json!({"text": "kept"})));
+        assert!(smol::future::poll_once(&mut kept).await.is_none(), "no answer yet");
+        // Another call reads both answers: the kept call's is handed over, unseen.
+        let other = client.call_tool("echo", json!({"text": "other"})).await.unwrap();
+        assert_eq!(other.content[0].as_text(), Some("other"));
+        // A message the server sends now still reaches the application.
+        server.handle().remove_tool("spare");
+        let note = smol::future::or(async { client.notifications().recv().await.ok() }, async {
+            Timer::after(HANG).await;
+            None
+        });
+        assert!(note.await.is_some(), "the list change arrives");
+        let kept = kept.await.unwrap();
+        assert_eq!(kept.content[0].as_text(), Some("kept"));
+        client.close().await.unwrap();
+        server.stopped().await;
+    });
 }
 
 #[test]

@@ -7,7 +7,8 @@
 //! then wait for bytes, a command or the core's `poll_timeout`, and feed exactly one of them
 //! back. It works on the current-thread and the multi-thread runtime alike: a client
 //! session's loop runs in a task, and on a multi-thread runtime the futures of the calls that
-//! wait on it poll it too (a call then needs no other worker; progress callbacks run there).
+//! wait on it poll it too (a call then needs no other worker; progress callbacks run where
+//! the loop is polled: a waiting call's task or the session's task).
 //!
 //! # A client
 //!

@@ -5,7 +5,7 @@
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 
-use super::oneshot::{oneshot, OneshotSender};
+use super::oneshot::{oneshot, oneshot_then, OneshotSender};
 use super::{CallKey, CallKeys, ClientCommand, Driven, Outcome, OutgoingCall};
 use crate::api::{CallError, ClientApi, PageWalk, Paged, ProgressFn};
 use crate::client::decode_result;
@@ -45,9 +45,16 @@ pub async fn call_raw<S: CommandSink + ?Sized>(
     on_progress: Option<ProgressFn>,
 ) -> Outcome {
     let key = sink.call_keys().next();
-    let (reply, mut outcome) = oneshot();
-    let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
     let driven = sink.driven();
+    // Once its answer is handed over, a call no longer waits on the loop, polled or not.
+    let (reply, mut outcome) = match driven {
+        Some(driven) => {
+            let driven = driven.clone();
+            oneshot_then(move || driven.release(key))
+        }
+        None => oneshot(),
+    };
+    let call = OutgoingCall { key, method, params: Some(params), opts, on_progress, reply };
     if let Some(driven) = driven {
         driven.expect(key);
     }

@@ -10,14 +10,17 @@
 //! ```
 //!
 //! - The loop is polled by one thread at a time (`try_lock`); a wake-up that comes while
-//!   another thread polls makes that thread poll again, so none is lost. One turn polls it at
-//!   most [`POLLS_PER_TURN`] times, then hands the rest to its next turn (an executor's
-//!   budget that keeps waking the loop cannot hold a thread).
+//!   another thread polls makes that thread poll again. One turn polls it at most
+//!   [`POLLS_PER_TURN`] times, then hands the rest to its next turn and to the runtime's task
+//!   (an executor's budget that keeps waking the loop cannot hold a thread).
 //! - A wake-up goes to the waiting callers; to the runtime's task as well when none waits,
-//!   or when one of them has not polled since an earlier wake-up (a caller's future kept but
-//!   left unpolled), unless a caller is handing over its command right now (it polls next).
-//!   A handle that sends the loop anything but a call (closing the session) wakes the
-//!   runtime's task itself ([`nudge`](Driven::nudge)).
+//!   or when one of them has not polled since an earlier wake-up, unless a caller is handing
+//!   over its command right now (it polls next). A call stops waiting once its answer is
+//!   handed over, polled or not. A handle that sends the loop anything but a call (closing the
+//!   session, new roots) wakes the runtime's task itself ([`nudge`](Driven::nudge)).
+//! - So a call's future kept but no longer polled while its answer is still due can hold
+//!   the loop back for one wake-up: the next one (its answer at the latest, or its deadline)
+//!   goes to the runtime's task too. A dropped call holds nothing back.
 //! - A caller's first poll after handing over its command, while other calls wait, yields once
 //!   instead of polling the loop (its task is woken at once): the calls its task starts in
 //!   the same turn queue their commands meanwhile, and the loop writes them in one go. The
@@ -124,19 +127,19 @@ impl Driven {
     }
 
     /// The caller no longer waits (its reply came, or it gave up): a wake-up it may have
-    /// been sent last goes to the runtime's task when nobody else waits.
+    /// been sent last goes to the runtime's task unless another waiting caller will poll.
     pub fn release(&self, key: CallKey) {
-        let nobody = {
+        let unattended = {
             let mut waiting = lock(&self.shared.waiting);
             if let Some(at) = waiting.iter().position(|w| w.key == key) {
                 if waiting.swap_remove(at).waker.is_none() {
                     self.shared.sending.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            waiting.is_empty()
+            waiting.iter().all(|w| w.owes)
         };
         fence(Ordering::SeqCst);
-        if nobody && self.shared.due.load(Ordering::SeqCst) {
+        if unattended && self.shared.due.load(Ordering::SeqCst) {
             self.shared.wake_background();
         }
     }
@@ -169,7 +172,7 @@ impl Driven {
                 Err(TryLockError::Poisoned(p)) => p.into_inner(),
                 Err(TryLockError::WouldBlock) => return,
             };
-            shared.due.store(false, Ordering::SeqCst);
+            shared.due.swap(false, Ordering::SeqCst);
             let Some(running) = future.as_mut() else { return };
             let waker = Waker::from(shared.clone());
             let mut cx = Context::from_waker(&waker);
@@ -183,8 +186,10 @@ impl Driven {
                 return;
             }
         }
+        fence(Ordering::SeqCst);
         if shared.due.load(Ordering::SeqCst) {
             turn.wake_by_ref();
+            shared.wake_background();
         }
     }
 }

@@ -85,7 +85,7 @@ pub use deadlines::{
 pub use driven::{Background, Driven, POLLS_PER_TURN};
 pub use exchanges::{ExchangeEvents, Exchanges};
 pub use inbox::{transmit_bytes, Inbox};
-pub use oneshot::{oneshot, outcome, OneshotReceiver, OneshotSender};
+pub use oneshot::{oneshot, oneshot_then, outcome, OneshotReceiver, OneshotSender};
 pub use owned::OwnedEvent;
 pub use server_loop::{ServerCommand, ServerHost, ServerLoop, StdioLink};
 pub use session_dispatch::{SessionDispatch, SessionStep};

@@ -14,6 +14,17 @@ use crate::error::UsageError;
 #[derive(Debug)]
 pub struct OneshotSender<T> {
     shared: Arc<Mutex<Shared<T>>>,
+    /// Runs once the value is handed over, or the sender dropped unsent.
+    then: Option<Then>,
+}
+
+/// What [`oneshot_then`] runs.
+struct Then(Box<dyn FnOnce() + Send + Sync>);
+
+impl std::fmt::Debug for Then {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Then")
+    }
 }
 
 /// The receiving end: a future of `Some(value)`, or `None` once the sender is gone unsent.
@@ -33,7 +44,17 @@ struct Shared<T> {
 /// A connected pair.
 pub fn oneshot<T>() -> (OneshotSender<T>, OneshotReceiver<T>) {
     let shared = Arc::new(Mutex::new(Shared { value: None, waker: None, done: false }));
-    (OneshotSender { shared: shared.clone() }, OneshotReceiver { shared })
+    (OneshotSender { shared: shared.clone(), then: None }, OneshotReceiver { shared })
+}
+
+/// A connected pair whose sender runs `then` once it has handed its value over (or is
+/// dropped unsent), after waking the receiver.
+pub fn oneshot_then<T>(
+    then: impl FnOnce() + Send + Sync + 'static,
+) -> (OneshotSender<T>, OneshotReceiver<T>) {
+    let (mut tx, rx) = oneshot();
+    tx.then = Some(Then(Box::new(then)));
+    (tx, rx)
 }
 
 fn lock<T>(shared: &Mutex<Shared<T>>) -> MutexGuard<'_, Shared<T>> {
@@ -58,6 +79,9 @@ impl<T> Drop for OneshotSender<T> {
         };
         if let Some(waker) = waker {
             waker.wake();
+        }
+        if let Some(Then(then)) = self.then.take() {
+            then();
         }
     }
 }
@@ -129,6 +153,27 @@ mod tests {
         let (tx, mut rx) = oneshot::<u8>();
         drop(tx);
         assert_eq!(poll(&mut rx), Poll::Ready(None));
+    }
+
+    #[test]
+    fn the_hook_runs_once_the_value_is_handed_over_or_never_will_be() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let runs = Arc::new(AtomicUsize::new(0));
+        for send in [true, false] {
+            let counted = runs.clone();
+            let (tx, mut rx) = oneshot_then::<u8>(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            });
+            assert!(poll(&mut rx).is_pending());
+            if send {
+                tx.send(1);
+                assert_eq!(poll(&mut rx), Poll::Ready(Some(1)));
+            } else {
+                drop(tx);
+                assert_eq!(poll(&mut rx), Poll::Ready(None));
+            }
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! The stdio client: [`Client::spawn`] starts a server process, runs the core's client
-//! machine in a loop that waiting calls poll themselves (smol's global executor when none
-//! waits) and hands back a cheap, cloneable handle.
+//! machine in a loop its waiting calls poll ([`Driven`]) and hands back a cheap handle.
 
 mod connector;
 mod driver;
@@ -38,7 +37,7 @@ pub struct Client {
 
 struct Inner {
     commands: CloseOnDrop,
-    /// The session's loop, which a call's future polls while it waits (see [`run`]).
+    /// The session's loop, which a call's future polls while it waits.
     driven: Driven,
     keys: CallKeys,
     negotiated: Negotiated,
@@ -86,8 +85,7 @@ impl Client {
         config.capabilities = handlers.capabilities(config.capabilities);
         let core = CoreClient::new(config, Instant::now());
         let (driver, ending, starting) = Starting::new(core, handlers);
-        let driven = run(driver::run(driver, spawned, ending));
-        starting.ready(driven, pid, true).await
+        starting.ready(driver::run(driver, spawned, ending), pid, true).await
     }
 
     /// Runs a session over any pair of byte streams (newline-delimited JSON-RPC, as over
@@ -112,8 +110,7 @@ impl Client {
         let core = CoreClient::new(config, Instant::now());
         let (driver, ending, starting) = Starting::new(core, handlers);
         let grace = StdioCommand::DEFAULT_GRACE;
-        let driven = run(driver::run_streams(driver, reader, writer, grace, ending));
-        starting.ready(driven, 0, false).await
+        starting.ready(driver::run_streams(driver, reader, writer, grace, ending), 0, false).await
     }
 
     /// Connects to the MCP server at `url` (`http://` or `https://`) with every
@@ -144,8 +141,7 @@ impl Client {
         let core = CoreClient::new_http(config, http, Instant::now())
             .map_err(|e| ConnectError::InvalidConfig(e.to_string()))?;
         let (driver, ending, starting) = Starting::new(core, handlers);
-        let driven = run(driver::run_http(driver, connector, ending));
-        starting.ready(driven, 0, false).await
+        starting.ready(driver::run_http(driver, connector, ending), 0, false).await
     }
 
     /// What the handshake settled: the server's info, capabilities, revision.
@@ -241,9 +237,14 @@ impl Starting {
         (driver, ending, starting)
     }
 
-    /// Waits for the handshake's outcome; on failure with `reaps`, first for the driver to
-    /// reap the child, whose status the error then carries.
-    async fn ready(self, driven: Driven, pid: u32, reaps: bool) -> Result<Client, ConnectError> {
+    /// Runs the session's loop (see [`crate`]) and waits for the handshake's outcome; on
+    /// failure with `reaps`, first for the driver to reap the child, whose status it carries.
+    async fn ready<F>(self, session: F, pid: u32, reaps: bool) -> Result<Client, ConnectError>
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let driven = Driven::new(session);
+        smol::spawn(driven.background()).detach();
         let Self { commands, ready, notifications, shared, roots } = self;
         match ready.recv().await {
             Ok(negotiated) => {
@@ -260,16 +261,6 @@ impl Starting {
             }
         }
     }
-}
-
-/// Runs a session's loop: a call's future polls it while it waits, so a call is sent,
-/// answered and delivered on the caller's thread, under whatever executor the caller runs on;
-/// whenever no call waits, a task on smol's global executor polls it (the handshake,
-/// notifications, server requests, the end).
-fn run(session: impl std::future::Future<Output = ()> + Send + 'static) -> Driven {
-    let driven = Driven::new(session);
-    smol::spawn(driven.background()).detach();
-    driven
 }
 
 /// Waits until the driver has reaped the child; returns how it exited.

@@ -1,5 +1,6 @@
-//! The stdio client: a server run as a child process, one driver task per session, and a
-//! cheap-to-clone [`Client`] handle with the typed API of [`ClientApi`](crate::ClientApi).
+//! The stdio client: a server run as a child process, one loop per session (in a task, and
+//! polled by waiting calls on a multi-thread runtime), and a cheap-to-clone [`Client`] handle
+//! with the typed API of [`ClientApi`](crate::ClientApi).
 
 mod connector;
 mod driver;

@@ -30,6 +30,9 @@ pub type Registry = zest_core::server::Registry<AsyncHandler<RequestContext>>;
 /// When stdin and stdout are pipes (as when a client spawned this process) they are switched
 /// to non-blocking mode and driven by tokio's reactor for the session, then switched back.
 ///
+/// On a multi-thread runtime the session runs as a task of its own, on the workers that
+/// drive its input (awaited from `block_on`, every read would wake the blocked thread).
+///
 /// The lists are fixed and subscriptions not offered, unless the config says otherwise
 /// ([`ServerConfig::announce_changes`]); [`StdioServer::stdio`] serves with a
 /// [`ServerHandle`] to change them.
@@ -40,7 +43,31 @@ pub fn serve_stdio(config: ServerConfig, registry: Registry) -> impl Future<Outp
         let (reader, writer, _restore) = stdio::open();
         serve(config, registry, reader, writer).await
     });
-    session
+    Box::pin(on_a_worker(session))
+}
+
+/// On a multi-thread runtime, runs `session` as a task: the worker that sees its input ready
+/// then runs it, and the handlers it starts, itself (polled by `block_on` instead, every read
+/// would wake the blocked thread from a worker). Dropping this future aborts the task.
+async fn on_a_worker(session: Pin<Box<dyn Future<Output = CloseReason> + Send>>) -> CloseReason {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if !multi_thread {
+        return session.await;
+    }
+    struct AbortOnDrop(tokio::task::AbortHandle);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let task = tokio::spawn(session);
+    let _abort = AbortOnDrop(task.abort_handle());
+    match task.await {
+        Ok(reason) => reason,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => CloseReason::Local,
+    }
 }
 
 /// Serves one MCP session over any byte streams (newline-delimited JSON-RPC) until `reader`
@@ -166,4 +193,54 @@ pub type ServerHandle = zest_core::server::ServerHandle<Handler>;
 /// The handle on every session of an HTTP server.
 pub(crate) fn http_handle(hub: &Arc<Hub>) -> ServerHandle {
     ServerHandle::new(Arc::new(HubSink::new(hub)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session_on_thread(name: &'static str) -> Pin<Box<dyn Future<Output = CloseReason> + Send>> {
+        Box::pin(async move {
+            let here = std::thread::current().name().map(str::to_owned);
+            assert_eq!(here.as_deref(), Some(name), "where the session runs");
+            CloseReason::Local
+        })
+    }
+
+    #[test]
+    fn on_a_multi_thread_runtime_the_session_runs_on_a_worker() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("worker")
+            .build()
+            .unwrap();
+        let reason = runtime.block_on(on_a_worker(session_on_thread("worker")));
+        assert_eq!(reason, CloseReason::Local);
+        let current = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let this = std::thread::current().name().expect("a test thread has a name").to_owned();
+        let here: &'static str = Box::leak(this.into_boxed_str());
+        assert_eq!(current.block_on(on_a_worker(session_on_thread(here))), CloseReason::Local);
+    }
+
+    #[test]
+    fn dropping_the_future_stops_the_session_task() {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        runtime.block_on(async {
+            let session: Pin<Box<dyn Future<Output = CloseReason> + Send>> = Box::pin(async move {
+                let _dropped_with_the_task = tx;
+                std::future::pending::<CloseReason>().await
+            });
+            let mut serving = Box::pin(on_a_worker(session));
+            assert!(futures::poll!(serving.as_mut()).is_pending());
+            drop(serving);
+        });
+        let gone = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(
+            gone,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+            "the session task was aborted, dropping its sender"
+        );
+    }
 }

@@ -166,6 +166,18 @@ fn a_wake_up_left_by_the_last_caller_goes_to_the_runtime_task() {
 }
 
 #[test]
+fn a_release_beside_callers_that_all_owe_a_poll_wakes_the_runtime_task() {
+    let s = started();
+    let (kept, _, _) = caller(&s);
+    let (active, _, _) = caller(&s);
+    s.probe.wake(); // both owe a poll now
+    assert_eq!(woken(&s.background), 0);
+    s.driven.release(active);
+    assert_eq!(woken(&s.background), 1, "the kept caller will not poll");
+    s.driven.release(kept);
+}
+
+#[test]
 fn a_first_poll_beside_other_calls_yields_once_so_that_commands_go_out_together() {
     let s = started();
     let (_, _, _) = caller(&s);
@@ -200,6 +212,7 @@ fn a_loop_that_keeps_waking_itself_gives_its_turn_back() {
     assert_eq!(s.probe.polls(), before.0 + POLLS_PER_TURN);
     assert!(s.driven.shared.due.load(Ordering::SeqCst), "the rest is left for the next turn");
     assert!(woken(&caller) > before.1, "the caller is woken to come back");
+    assert!(woken(&s.background) > 0, "and the runtime task, should the caller not");
 }
 
 #[test]
