@@ -26,8 +26,9 @@ pub trait CommandSink: Sync {
     fn call_keys(&self) -> &CallKeys;
     /// Why the session ended, once it has.
     fn close_reason(&self) -> Option<CloseReason>;
-    /// The session's loop when its callers poll it themselves while they wait (zest-smol);
-    /// `None` (the default) when it runs on a task of its own.
+    /// The session's loop when its callers poll it themselves while they wait (zest-smol;
+    /// zest-tokio on a multi-thread runtime); `None` (the default) when a task of its own
+    /// alone polls it.
     fn driven(&self) -> Option<&Driven> {
         None
     }
@@ -85,6 +86,7 @@ fn release(driven: Option<&Driven>, key: CallKey) {
     }
 }
 
+/// Cancels the request with `key` when dropped while still armed.
 struct CancelOnDrop<'a, S: CommandSink + ?Sized> {
     sink: &'a S,
     key: Option<CallKey>,

@@ -145,7 +145,7 @@ impl Driven {
     }
 
     /// Wakes the runtime's task: a handle sent the loop something no waiting caller will
-    /// poll for (closing the session).
+    /// poll for (closing the session, new roots).
     pub fn nudge(&self) {
         self.shared.wake_background();
     }
