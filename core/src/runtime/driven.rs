@@ -10,12 +10,13 @@
 //! ```
 //!
 //! - The loop is polled by one thread at a time (`try_lock`); a wake-up that comes while
-//!   another thread polls makes that thread poll again. One turn polls it at most
+//!   a thread polls it makes that thread poll again, and wakes nobody. One turn polls it at most
 //!   [`POLLS_PER_TURN`] times, then hands the rest to its next turn and to the runtime's task
 //!   (an executor's budget that keeps waking the loop cannot hold a thread).
 //! - A wake-up goes to the waiting callers; to the runtime's task as well when none waits,
-//!   or when one of them has not polled since an earlier wake-up, unless a caller is handing
-//!   over its command right now (it polls next). A call stops waiting once its answer is
+//!   or when none of them has polled since an earlier wake-up, unless a caller is handing
+//!   over its command right now (it polls next). A caller that has polled since will poll
+//!   again for this one, and any caller's poll serves them all. A call stops waiting once its answer is
 //!   handed over, polled or not. A handle that sends the loop anything but a call (closing the
 //!   session, new roots) wakes the runtime's task itself ([`nudge`](Driven::nudge)).
 //! - So a call's future kept but no longer polled while its answer is still due can hold
@@ -55,6 +56,8 @@ struct Shared {
     ended: AtomicBool,
     /// Woken since the last poll began: the loop must be polled again.
     due: AtomicBool,
+    /// A thread polls the loop now: it checks `due` once that poll returns.
+    polling: AtomicBool,
     /// The callers waiting now.
     waiting: Mutex<Vec<Waiting>>,
     /// Callers between [`Driven::expect`] and their first poll: they poll the loop next.
@@ -84,6 +87,7 @@ impl Driven {
             future: Mutex::new(Some(Box::pin(future))),
             ended: AtomicBool::new(false),
             due: AtomicBool::new(true),
+            polling: AtomicBool::new(false),
             waiting: Mutex::new(Vec::new()),
             sending: AtomicUsize::new(0),
             background: Mutex::new(None),
@@ -172,13 +176,17 @@ impl Driven {
                 Err(TryLockError::Poisoned(p)) => p.into_inner(),
                 Err(TryLockError::WouldBlock) => return,
             };
-            shared.due.swap(false, Ordering::SeqCst);
             let Some(running) = future.as_mut() else { return };
+            shared.polling.store(true, Ordering::SeqCst);
+            shared.due.store(false, Ordering::SeqCst);
             let waker = Waker::from(shared.clone());
             let mut cx = Context::from_waker(&waker);
             // A panic ends the loop as its end would: its replies are dropped, so every
             // caller hears that the session is over.
             let polled = catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut cx)));
+            // A wake-up from here on finds nobody polling; one before it is seen as `due` at
+            // the top of the next round.
+            shared.polling.store(false, Ordering::SeqCst);
             if !matches!(polled, Ok(Poll::Pending)) {
                 *future = None;
                 drop(future);
@@ -246,8 +254,9 @@ impl Shared {
     }
 }
 
-/// The loop's own waker: the loop is due; the callers that wait poll it, and the runtime's
-/// task does when none waits, or one still owes a poll and no caller is about to poll.
+/// The loop's own waker: the loop is due; the thread polling it now polls again, else the
+/// callers that wait poll it, and the runtime's task does when none waits, or all of them
+/// still owe a poll and no caller is about to poll.
 impl Wake for Shared {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
@@ -256,16 +265,19 @@ impl Wake for Shared {
     fn wake_by_ref(self: &Arc<Self>) {
         self.due.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
+        if self.polling.load(Ordering::SeqCst) {
+            return;
+        }
         let sending = self.sending.load(Ordering::SeqCst) > 0;
         let (wakers, unattended) = {
             let mut waiting = lock(&self.waiting);
-            let owed = waiting.iter().any(|w| w.owes);
+            let all_owe = waiting.iter().all(|w| w.owes);
             let mut wakers = Vec::with_capacity(waiting.len());
             for w in waiting.iter_mut() {
                 w.owes = true;
                 wakers.extend(w.waker.clone());
             }
-            (wakers, waiting.is_empty() || (owed && !sending))
+            (wakers, waiting.is_empty() || (all_owe && !sending))
         };
         wakers.into_iter().for_each(Waker::wake);
         if unattended {

@@ -151,7 +151,9 @@ fn a_caller_about_to_poll_holds_the_wake_up_for_itself() {
     let (_, waker) = counter();
     s.driven.drive(key, &mut Context::from_waker(&waker));
     s.probe.wake();
-    assert_eq!(woken(&s.background), 1, "the first caller still owes its poll");
+    assert_eq!(woken(&s.background), 0, "the second caller polled since: it polls again");
+    s.probe.wake();
+    assert_eq!(woken(&s.background), 1, "neither has polled since the last wake-up");
 }
 
 #[test]
@@ -199,6 +201,20 @@ fn a_wake_up_during_a_poll_makes_the_poller_poll_again() {
     let (_, waker) = counter();
     let _ = poll_task(&mut s.task, &waker);
     assert_eq!(s.probe.polls(), 3, "the wake-up from inside the poll is not lost");
+}
+
+#[test]
+fn a_wake_up_during_a_poll_wakes_nobody_else() {
+    let s = started();
+    let (key, caller, waker) = caller(&s);
+    let (_, other, _) = self::caller(&s);
+    s.probe.wake();
+    let before = (woken(&caller), woken(&other));
+    s.probe.wake_itself.store(1, Ordering::SeqCst);
+    s.driven.drive(key, &mut Context::from_waker(&waker));
+    assert_eq!(s.probe.polls(), 3, "the poller polled again");
+    assert_eq!((woken(&caller), woken(&other)), before, "no caller was woken for it");
+    assert_eq!(woken(&s.background), 0, "nor the runtime's task");
 }
 
 #[test]
