@@ -44,6 +44,10 @@ impl Workers {
         // Each queued job is matched with a distinct idle thread.
         if state.idle > state.queue.len() {
             state.queue.push_back(Box::new(job));
+            // Woken after the unlock: woken under it, the thread would find the lock held
+            // and sleep again at once (three more futex calls per job, a context switch
+            // at worst).
+            drop(state);
             self.shared.wake.notify_one();
             return Ok(());
         }
