@@ -57,15 +57,25 @@ fn close_completes_beside_a_call_kept_but_no_longer_polled() {
 #[test]
 fn a_kept_call_whose_answer_came_holds_back_no_later_message() {
     let (client_end, server_end) = UnixStream::pair().expect("a socket pair");
-    // `gated` answers only once the test opens the gate, so its first poll cannot see an answer.
+    // `gated` answers only once the test opens the gate, so its first poll cannot see an
+    // answer; `after` answers only once `gated` has, so the kept answer comes in first.
     let (open, gate) = smol::channel::bounded::<()>(1);
+    let (answered, after) = smol::channel::bounded::<()>(1);
     smol::block_on(async {
         let registry = Registry::new()
             .tool("echo", "Echoes", |Echo { text }| async move { text })
             .tool("gated", "Echoes once the gate opens", move |Echo { text }| {
-                let gate = gate.clone();
+                let (gate, answered) = (gate.clone(), answered.clone());
                 async move {
                     let _ = gate.recv().await;
+                    let _ = answered.send(()).await;
+                    text
+                }
+            })
+            .tool("after", "Echoes once `gated` has answered", move |Echo { text }| {
+                let after = after.clone();
+                async move {
+                    let _ = after.recv().await;
                     text
                 }
             })
@@ -77,8 +87,8 @@ fn a_kept_call_whose_answer_came_holds_back_no_later_message() {
         let mut kept = Box::pin(client.call_tool("gated", json!({"text": "kept"})));
         assert!(smol::future::poll_once(&mut kept).await.is_none(), "no answer yet");
         open.send(()).await.unwrap();
-        // Another call reads what comes in: the kept call's answer is handed over, unseen.
-        let other = client.call_tool("echo", json!({"text": "other"})).await.unwrap();
+        // Another call reads both answers: the kept call's is handed over, unseen.
+        let other = client.call_tool("after", json!({"text": "other"})).await.unwrap();
         assert_eq!(other.content[0].as_text(), Some("other"));
         // A message the server sends now still reaches the application.
         server.handle().remove_tool("spare");

@@ -10,13 +10,14 @@
 //! ```
 //!
 //! - The loop is polled by one thread at a time (`try_lock`); a wake-up that comes while
-//!   a thread polls it makes that thread poll again, and wakes nobody. One turn polls it at most
-//!   [`POLLS_PER_TURN`] times, then hands the rest to its next turn and to the runtime's task
-//!   (an executor's budget that keeps waking the loop cannot hold a thread).
+//!   a thread polls it makes that thread poll again instead of waking anyone. One turn polls
+//!   it at most [`POLLS_PER_TURN`] times, then wakes its own task and the runtime's task for
+//!   the rest (an executor's budget that keeps waking the loop cannot hold a thread).
 //! - A wake-up goes to the waiting callers; to the runtime's task as well when none waits,
-//!   or when none of them has polled since an earlier wake-up, unless a caller is handing
-//!   over its command right now (it polls next). A caller that has polled since will poll
-//!   again for this one, and any caller's poll serves them all. A call stops waiting once its answer is
+//!   or when every one of them owes a poll, unless a caller is handing over its command right
+//!   now (it polls next). A caller owes a poll from a wake-up (one that came during another
+//!   thread's poll included) until it polls, or until its own poll of the loop ends. One
+//!   waiting caller that owes none is active: woken, it polls, and its poll serves all. A call stops waiting once its answer is
 //!   handed over, polled or not. A handle that sends the loop anything but a call (closing the
 //!   session, new roots) wakes the runtime's task itself ([`nudge`](Driven::nudge)).
 //! - So a call's future kept but no longer polled while its answer is still due can hold
@@ -96,7 +97,8 @@ impl Driven {
     }
 
     /// A call `key` is about to hand the loop its command: the wake-up that command causes
-    /// goes to the caller, which then polls the loop (in [`drive`](Self::drive)).
+    /// goes to the caller (or, during another thread's poll, to that thread), which then
+    /// polls the loop (in [`drive`](Self::drive)).
     pub fn expect(&self, key: CallKey) {
         self.shared.sending.fetch_add(1, Ordering::SeqCst);
         lock(&self.shared.waiting).push(Waiting { key, waker: None, owes: false });
@@ -128,6 +130,11 @@ impl Driven {
             return;
         }
         self.poll_if_due(cx.waker());
+        // What woke the loop during that poll was served by it (a later wake-up has woken
+        // this caller's task too, which polls again).
+        if let Some(entry) = lock(&self.shared.waiting).iter_mut().find(|w| w.key == key) {
+            entry.owes = false;
+        }
     }
 
     /// The caller no longer waits (its reply came, or it gave up): a wake-up it may have
@@ -178,7 +185,7 @@ impl Driven {
             };
             let Some(running) = future.as_mut() else { return };
             shared.polling.store(true, Ordering::SeqCst);
-            shared.due.store(false, Ordering::SeqCst);
+            shared.due.swap(false, Ordering::SeqCst);
             let waker = Waker::from(shared.clone());
             let mut cx = Context::from_waker(&waker);
             // A panic ends the loop as its end would: its replies are dropped, so every
@@ -256,7 +263,7 @@ impl Shared {
 
 /// The loop's own waker: the loop is due; the thread polling it now polls again, else the
 /// callers that wait poll it, and the runtime's task does when none waits, or all of them
-/// still owe a poll and no caller is about to poll.
+/// owe a poll and no caller is about to poll.
 impl Wake for Shared {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
@@ -266,6 +273,9 @@ impl Wake for Shared {
         self.due.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         if self.polling.load(Ordering::SeqCst) {
+            // The poller polls again; a kept caller still owes a poll for this one, so that
+            // the release of the last active caller hands the loop to the runtime's task.
+            lock(&self.waiting).iter_mut().for_each(|w| w.owes = true);
             return;
         }
         let sending = self.sending.load(Ordering::SeqCst) > 0;

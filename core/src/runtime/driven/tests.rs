@@ -218,6 +218,24 @@ fn a_wake_up_during_a_poll_wakes_nobody_else() {
 }
 
 #[test]
+fn a_wake_up_during_a_poll_counts_against_a_kept_caller() {
+    let s = started();
+    let active = s.keys.next();
+    s.driven.expect(active);
+    s.probe.wake(); // the active call's command
+                    // A caller polls once (yielding beside the other) and is then kept, owing nothing.
+    let (_kept, _, _) = caller(&s);
+    let (_, waker) = counter();
+    s.driven.drive(active, &mut Context::from_waker(&waker)); // yields beside the kept one
+    s.probe.wake_itself.store(1, Ordering::SeqCst);
+    s.driven.drive(active, &mut Context::from_waker(&waker)); // polls; a wake-up comes meanwhile
+    s.driven.release(active);
+    assert_eq!(woken(&s.background), 0, "nothing is due");
+    s.probe.wake();
+    assert_eq!(woken(&s.background), 1, "the kept caller owes a poll for what came meanwhile");
+}
+
+#[test]
 fn a_loop_that_keeps_waking_itself_gives_its_turn_back() {
     let s = started();
     let (key, caller, waker) = caller(&s);
