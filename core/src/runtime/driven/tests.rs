@@ -288,6 +288,9 @@ fn dropping_the_runtime_task_ends_the_loop() {
 fn callers_on_other_threads_leave_nothing_due() {
     let s = started();
     std::thread::scope(|scope| {
+        // Wake-ups from a thread of their own too (a reactor's), often during a caller's poll.
+        let probe = s.probe.clone();
+        scope.spawn(move || (0..800).for_each(|_| probe.wake()));
         for _ in 0..4 {
             let (driven, probe, key) = (s.driven.clone(), s.probe.clone(), s.keys.next());
             scope.spawn(move || {
