@@ -11,15 +11,17 @@
 //!
 //! - The loop is polled by one thread at a time (`try_lock`); a wake-up that comes while
 //!   a thread polls it makes that thread poll again instead of waking anyone. One turn polls
-//!   it at most [`POLLS_PER_TURN`] times, then wakes its own task and the runtime's task for
-//!   the rest (an executor's budget that keeps waking the loop cannot hold a thread).
+//!   it at most [`POLLS_PER_TURN`] times; if it is still due then, the turn wakes its own
+//!   task and the runtime's task (an executor's budget that keeps waking the loop cannot hold
+//!   a thread).
 //! - A wake-up goes to the waiting callers; to the runtime's task as well when none waits,
 //!   or when every one of them owes a poll, unless a caller is handing over its command right
-//!   now (it polls next). A caller owes a poll from a wake-up (one that came during another
-//!   thread's poll included) until it polls, or until its own poll of the loop ends. One
-//!   waiting caller that owes none is active: woken, it polls, and its poll serves all. A call stops waiting once its answer is
-//!   handed over, polled or not. A handle that sends the loop anything but a call (closing the
-//!   session, new roots) wakes the runtime's task itself ([`nudge`](Driven::nudge)).
+//!   now (it polls next). A caller owes a poll from a wake-up (one absorbed by a poll
+//!   included) until it next polls; what came during its own poll of the loop it owes
+//!   nothing for. A waiting caller that owes none is active: woken, it polls, and its poll
+//!   serves all. A call stops waiting once its answer is handed over, polled or not. A handle
+//!   that sends the loop anything but a call (closing the session, new roots) wakes the
+//!   runtime's task itself ([`nudge`](Driven::nudge)).
 //! - So a call's future kept but no longer polled while its answer is still due can hold
 //!   the loop back for one wake-up: the next one (its answer at the latest, or its deadline)
 //!   goes to the runtime's task too. A dropped call holds nothing back.
@@ -72,7 +74,7 @@ struct Waiting {
     key: CallKey,
     /// Its task, once it has polled.
     waker: Option<Waker>,
-    /// It was woken and has not polled since.
+    /// A wake-up came (it was woken, or a poll absorbed it) and it has not polled since.
     owes: bool,
 }
 
@@ -129,11 +131,18 @@ impl Driven {
             cx.waker().wake_by_ref();
             return;
         }
-        self.poll_if_due(cx.waker());
-        // What woke the loop during that poll was served by it (a later wake-up has woken
-        // this caller's task too, which polls again).
+        if !self.poll_if_due(cx.waker()) {
+            // Another thread polls, or the turn was given back: this caller may owe a poll.
+            return;
+        }
+        // What woke the loop during that poll was served by it. A wake-up between its end
+        // and this mark is served by looking again: it set `due` before marking anyone.
         if let Some(entry) = lock(&self.shared.waiting).iter_mut().find(|w| w.key == key) {
             entry.owes = false;
+        }
+        fence(Ordering::SeqCst);
+        if self.shared.due.load(Ordering::SeqCst) {
+            self.poll_if_due(cx.waker());
         }
     }
 
@@ -170,20 +179,20 @@ impl Driven {
 
     /// Polls the loop while it is due, unless another thread polls it (that one then polls
     /// again for a wake-up that came meanwhile); after [`POLLS_PER_TURN`] polls, wakes
-    /// `turn` to come back for the rest.
-    fn poll_if_due(&self, turn: &Waker) {
+    /// `turn` to come back for the rest. True if it stopped because nothing was due.
+    fn poll_if_due(&self, turn: &Waker) -> bool {
         let shared = &self.shared;
         for _ in 0..POLLS_PER_TURN {
             fence(Ordering::SeqCst);
             if !shared.due.load(Ordering::SeqCst) {
-                return;
+                return true;
             }
             let mut future = match shared.future.try_lock() {
                 Ok(future) => future,
                 Err(TryLockError::Poisoned(p)) => p.into_inner(),
-                Err(TryLockError::WouldBlock) => return,
+                Err(TryLockError::WouldBlock) => return false,
             };
-            let Some(running) = future.as_mut() else { return };
+            let Some(running) = future.as_mut() else { return false };
             shared.polling.store(true, Ordering::SeqCst);
             shared.due.swap(false, Ordering::SeqCst);
             let waker = Waker::from(shared.clone());
@@ -198,7 +207,7 @@ impl Driven {
                 *future = None;
                 drop(future);
                 shared.end();
-                return;
+                return false;
             }
         }
         fence(Ordering::SeqCst);
@@ -206,6 +215,7 @@ impl Driven {
             turn.wake_by_ref();
             shared.wake_background();
         }
+        false
     }
 }
 
@@ -225,7 +235,7 @@ impl Future for Background {
                 None => *background = Some(cx.waker().clone()),
             }
         }
-        self.0.poll_if_due(cx.waker());
+        let _ = self.0.poll_if_due(cx.waker());
         if shared.ended.load(Ordering::SeqCst) {
             return Poll::Ready(());
         }

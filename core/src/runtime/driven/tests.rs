@@ -215,6 +215,8 @@ fn a_wake_up_during_a_poll_wakes_nobody_else() {
     assert_eq!(s.probe.polls(), 3, "the poller polled again");
     assert_eq!((woken(&caller), woken(&other)), before, "no caller was woken for it");
     assert_eq!(woken(&s.background), 0, "nor the runtime's task");
+    s.probe.wake();
+    assert_eq!(woken(&s.background), 0, "the poller owes nothing for what came in its poll");
 }
 
 #[test]
@@ -222,8 +224,9 @@ fn a_wake_up_during_a_poll_counts_against_a_kept_caller() {
     let s = started();
     let active = s.keys.next();
     s.driven.expect(active);
-    s.probe.wake(); // the active call's command
-                    // A caller polls once (yielding beside the other) and is then kept, owing nothing.
+    // The active call's command.
+    s.probe.wake();
+    // A caller polls once (yielding beside the other) and is then kept, owing nothing.
     let (_kept, _, _) = caller(&s);
     let (_, waker) = counter();
     s.driven.drive(active, &mut Context::from_waker(&waker)); // yields beside the kept one
