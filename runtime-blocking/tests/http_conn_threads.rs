@@ -109,10 +109,12 @@ fn connections_one_after_another_are_served_by_the_same_few_threads() {
     server.shutdown();
 }
 
-/// A connection whose reader reads, runs and answers every request it carries (quick calls,
-/// as most are) never starts its writer: one thread, not two, and no wake-up of a second.
+/// A connection whose requests are quick calls (as most are) is served by the polling
+/// thread, between requests it waits without a thread (Linux), and it never starts its
+/// writer: no connection thread at all, and no wake-up of one. Where nothing parks, its
+/// reader serves it: one thread, not two.
 #[test]
-fn a_connection_whose_reader_answers_everything_takes_one_thread() {
+fn a_connection_of_quick_calls_takes_no_thread_of_its_own() {
     let _alone = alone();
     // Threads an earlier test's server left in its pool (they linger a while) are not ours.
     let before: HashSet<u32> = connection_threads().into_iter().collect();
@@ -134,8 +136,43 @@ fn a_connection_whose_reader_answers_everything_takes_one_thread() {
     let r = conn.exchange(Method::POST, &headers, call.to_string().as_bytes());
     assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
     let ours: Vec<u32> = connection_threads().into_iter().filter(|t| !before.contains(t)).collect();
-    assert_eq!(ours.len(), 1, "the reader alone served the connection: {ours:?}");
+    let expected = if cfg!(any(target_os = "linux", target_os = "android")) { 0 } else { 1 };
+    assert_eq!(ours.len(), expected, "connection threads that served it: {ours:?}");
     drop(conn);
+    server.shutdown();
+}
+
+/// Connections wait between their requests without a thread (Linux): twenty keep-alive
+/// connections, each open after a request, hold no connection thread, where each held a
+/// reader blocked on its socket before. Where nothing parks, each keeps its reader.
+#[test]
+fn connections_between_requests_hold_no_thread() {
+    let _alone = alone();
+    let before: HashSet<u32> = connection_threads().into_iter().collect();
+    let mut config = HttpConfig::new();
+    config.router.json_wait = Duration::from_secs(10);
+    let server = server_with(config);
+    let mut first = load::RawConn::connect(server.local_addr());
+    let session = load::open_session(&mut first);
+    let headers = load::session_headers(&session);
+    let mut open = vec![first];
+    for id in 0..20 {
+        let mut conn = load::RawConn::connect(server.local_addr());
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+        open.push(conn);
+    }
+    let ours: Vec<u32> = connection_threads().into_iter().filter(|t| !before.contains(t)).collect();
+    let expected = if cfg!(any(target_os = "linux", target_os = "android")) { 0 } else { 21 };
+    assert_eq!(ours.len(), expected, "connection threads for 21 open connections: {ours:?}");
+    // Still served, each on its own connection.
+    for (id, conn) in open.iter_mut().enumerate() {
+        let ping = json!({"jsonrpc": "2.0", "id": 100 + id, "method": "ping"});
+        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+    }
+    drop(open);
     server.shutdown();
 }
 

@@ -82,9 +82,10 @@ fn a_connection_whose_call_was_cancelled_serves_the_next_request_while_the_handl
     server.shutdown();
 }
 
-/// In 2026-07-28 a client cancels a call by closing its connection. The call runs on its
-/// connection's reader (no handler thread woken for a quick call); once it has run a few
-/// milliseconds another thread reads the socket, so the close still reaches the handler.
+/// In 2026-07-28 a client cancels a call by closing its connection. The call runs on the
+/// thread that read it, the polling thread or its connection's reader (no handler thread
+/// woken for a quick call); once it has run a few milliseconds another thread reads the
+/// socket, so the close still reaches the handler.
 #[test]
 fn a_2026_call_runs_on_its_connections_thread_and_sees_its_client_close_the_connection() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,12 +126,12 @@ fn a_2026_call_runs_on_its_connections_thread_and_sees_its_client_close_the_conn
     let quick = client.call_tool("watched", json!({"wait": false})).unwrap();
     assert_eq!(text(&quick), "returned");
     let (thread, _) = threads.recv_timeout(Duration::from_secs(10)).unwrap();
-    assert!(thread.starts_with("zest-http-conn"), "a quick call ran on {thread}");
+    assert!(reading_thread(&thread), "a quick call ran on {thread}");
 
     let params = CallToolParams::new("watched", json!({"wait": true}));
     let pending = client.start::<CallTool>(params, RequestOptions::default());
     let (thread, _) = threads.recv_timeout(Duration::from_secs(10)).unwrap();
-    assert!(thread.starts_with("zest-http-conn"), "a waiting call ran on {thread}");
+    assert!(reading_thread(&thread), "a waiting call ran on {thread}");
     pending.cancel();
     let outcome = pending.wait();
     assert!(matches!(outcome, Err(CallError::Request(RequestError::Cancelled))), "{outcome:?}");
@@ -142,6 +143,49 @@ fn a_2026_call_runs_on_its_connections_thread_and_sees_its_client_close_the_conn
     let echoed = client.call_tool("watched", json!({"wait": false})).unwrap();
     assert_eq!(text(&echoed), "returned");
     client.close().unwrap();
+    server.shutdown();
+}
+
+/// A quick request is served on the thread that polls every connection; one whose handler
+/// keeps that thread busy hands polling on to another thread within a few milliseconds, so a
+/// request on another connection is served meanwhile. Here the slow call waits for the
+/// quick one: without the hand-over it would wait its full ten seconds.
+#[test]
+fn a_slow_call_on_the_polling_thread_holds_back_no_other_connection() {
+    use std::sync::{mpsc, Arc, Mutex};
+    use zest_blocking::core::server::ServerConfig;
+    use zest_blocking::schema::{CallToolResult, Tool};
+    use zest_blocking::{serve_http, Client, ClientApi, Registry};
+
+    let (release, released) = mpsc::channel::<()>();
+    let (release, released) = (Mutex::new(release), Arc::new(Mutex::new(released)));
+    let (ran_on, threads) = mpsc::channel::<String>();
+    let ran_on = Mutex::new(ran_on);
+    let mut registry = Registry::default();
+    let schema = json!({"type": "object"});
+    registry.raw_tool(Tool::new("slow", "Waits for quick", schema.clone()), move |_, _| {
+        let name = std::thread::current().name().unwrap_or_default().to_owned();
+        ran_on.lock().unwrap().send(name).unwrap();
+        let waited = released.lock().unwrap().recv_timeout(Duration::from_secs(10));
+        Ok(CallToolResult::text(if waited.is_ok() { "released" } else { "timed out" }))
+    });
+    registry.raw_tool(Tool::new("quick", "Releases slow", schema), move |_, _| {
+        release.lock().unwrap().send(()).unwrap();
+        Ok(CallToolResult::text("quick"))
+    });
+    let server = serve_http("127.0.0.1:0", ServerConfig::new("slow", "1"), registry).unwrap();
+    let (slow_client, quick_client) = (
+        Client::connect(&server.url(), options()).unwrap(),
+        Client::connect(&server.url(), options()).unwrap(),
+    );
+    let slow = std::thread::spawn(move || slow_client.call_tool("slow", json!({})));
+    // Once the slow handler runs, the other client calls.
+    let thread = threads.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(reading_thread(&thread), "the slow call ran on {thread}");
+    let quick = quick_client.call_tool("quick", json!({})).unwrap();
+    assert_eq!(text(&quick), "quick");
+    let slow = slow.join().unwrap().unwrap();
+    assert_eq!(text(&slow), "released", "the quick call was served while the slow one ran");
     server.shutdown();
 }
 
@@ -182,4 +226,9 @@ fn a_shutdown_returns_once_the_connection_it_waits_for_has_closed() {
     assert!(answer.starts_with(b"HTTP/1.1 "), "{}", String::from_utf8_lossy(&answer));
     let took = shutdown.join().unwrap();
     assert!(took < Duration::from_secs(5), "the shutdown waited {took:?} past the last close");
+}
+
+/// The threads that read requests: the polling thread and connections' readers.
+fn reading_thread(name: &str) -> bool {
+    name == "zest-http-accept" || name == "zest-http-conn"
 }

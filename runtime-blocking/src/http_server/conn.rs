@@ -1,6 +1,10 @@
-//! One accepted connection, served by two threads around zest-core's
+//! One accepted connection, served by up to two threads at a time around zest-core's
 //! [`ServerConn`](zest_core::runtime::http_server::ServerConn):
 //!
+//! - between requests it is **parked** ([`Parker`]) and has no thread; the polling thread
+//!   takes up a request that comes ([`Conn::serve_here`]: it reads, serves and answers as a
+//!   reader does, then parks the connection again) or the client's close, or starts a reader
+//!   ([`Conn::resume`]) for a connection it cannot serve itself;
 //! - its **reader** reads the socket, feeds the requests to the hub, runs the handler a
 //!   request asks for (the exchange waits for it anyway) and writes what the router sends the
 //!   connection meanwhile: a quick call is read, served and answered on this one thread. When
@@ -37,6 +41,7 @@ use zest_core::runtime::http_server::{Inbound, ServerConn, StreamIds};
 use zest_core::runtime::{backlog_exceeds, transmit_bytes, WriteQueue, WriteStep};
 
 use super::hub::{Hub, HubExt};
+use super::park::{Parker, PARKS};
 use crate::link::{lock, Signal};
 use crate::read_timeout::ReadTimeout;
 use crate::workers::Workers;
@@ -52,6 +57,8 @@ pub(super) struct Shared {
     /// The connections' threads, kept a while once a connection ends: a client that opens
     /// a connection per request costs no thread spawn per request.
     pub(super) threads: Workers,
+    /// Where connections wait between requests without a thread.
+    pub(super) parker: Arc<Parker>,
 }
 
 /// What the hub and the server hold of a connection.
@@ -60,6 +67,9 @@ pub(super) type ToConn = Arc<Conn>;
 /// One connection's state, shared by its two threads and the hub.
 pub(super) struct Conn {
     me: Weak<Self>,
+    /// The server's number for it, its token in the [`Parker`].
+    id: u64,
+    parker: Arc<Parker>,
     /// The connection machine and the socket's write half; writes happen under this lock.
     io: Mutex<Io>,
     /// What the writer thread is woken for. Lock order: `io`, then `queue`.
@@ -104,6 +114,8 @@ struct Queue {
     writer: bool,
     /// The exchange whose handler the reader is running, and that reader's flag.
     inline: Option<(StreamId, Retired)>,
+    /// The socket is in the [`Parker`]'s set (it has parked before).
+    armed: bool,
 }
 
 /// Set when a reader's exchange ended before its handler returned (cancelled, say) and a
@@ -130,6 +142,7 @@ fn serving() -> Option<ToConn> {
 /// Starts the threads of one accepted connection; `done` runs once it has ended.
 pub(super) fn spawn(
     shared: &Shared,
+    id: u64,
     socket: TcpStream,
     done: impl FnOnce() + Send + 'static,
 ) -> io::Result<ToConn> {
@@ -138,12 +151,14 @@ pub(super) fn spawn(
     let _ = socket.set_nodelay(true);
     let socket = Arc::new(socket);
     let (reading, cut) = (socket.clone(), socket.clone());
-    let Shared { hub, config, ids, threads } = shared.clone();
+    let Shared { hub, config, ids, threads, parker } = shared.clone();
     let backlog_limit = config.max_backlog_bytes;
     let conn = ServerConn::new(config, Instant::now(), ids);
     let io = Io { conn, socket, out: WriteQueue::new(), write_failed: false };
     let conn = Arc::new_cyclic(|me| Conn {
         me: me.clone(),
+        id,
+        parker,
         io: Mutex::new(io),
         queue: Mutex::default(),
         wake: Signal::default(),
@@ -153,9 +168,12 @@ pub(super) fn spawn(
         done: Mutex::new(Some(Box::new(done))),
         threads,
     });
-    if let Err(e) = conn.start_reader(reading) {
-        conn.end();
-        return Err(e);
+    // Its first request is served by the polling thread; until then it costs no thread.
+    if !conn.try_park() {
+        if let Err(e) = conn.start_reader(reading) {
+            conn.end();
+            return Err(e);
+        }
     }
     Ok(conn)
 }
@@ -214,10 +232,99 @@ impl Conn {
 
     /// The server is shutting down: close now if between requests, else once the answer
     /// under way is written.
-    pub(super) fn stop(&self) {
+    pub(super) fn stop(self: &Arc<Self>) {
         let mut queue = lock(&self.queue);
         queue.stop = true;
+        // A parked connection gets a reader, which closes it (nothing polls once the server
+        // stops accepting).
+        if self.parker.take(self.id).is_some() {
+            drop(queue);
+            self.resume();
+            return;
+        }
         self.wake_writer(&mut queue);
+    }
+
+    /// The socket, for the [`Parker`].
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+    pub(super) fn socket(&self) -> &TcpStream {
+        &self.cut
+    }
+
+    /// Parks the connection if it is between requests (no exchange under way, not closing):
+    /// its thread may go.
+    fn try_park(self: &Arc<Self>) -> bool {
+        if !PARKS {
+            return false;
+        }
+        let io = lock(&self.io);
+        if io.conn.stream().is_some() || io.conn.is_closed() {
+            return false;
+        }
+        let mut queue = lock(&self.queue);
+        if queue.stop {
+            return false;
+        }
+        let deadline = io.conn.poll_timeout();
+        let parked = self.parker.park(self.id, self.clone(), &io.socket, deadline, queue.armed);
+        queue.armed |= parked.is_ok();
+        parked.is_ok()
+    }
+
+    /// Out of the [`Parker`], on the polling thread: closes the connection if the client
+    /// has, or tells the machine its deadline came, and parks it again; true if a request
+    /// came instead, which the caller serves ([`Conn::serve_here`]) or has a reader serve
+    /// ([`Conn::resume`]).
+    pub(super) fn unparked(self: &Arc<Self>) -> bool {
+        let mut byte = [0u8; 1];
+        let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+        match rustix::net::recv(&*self.cut, &mut byte, flags) {
+            Ok((_, 0)) => lock(&self.io).conn.handle_end(Instant::now()),
+            Ok(_) => return true,
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                let mut io = lock(&self.io);
+                let now = Instant::now();
+                if io.conn.poll_timeout().is_some_and(|at| at <= now) {
+                    io.conn.handle_timeout(now);
+                }
+            }
+            // A reader reads the error and fails the connection with it.
+            Err(_) => {
+                self.resume();
+                return false;
+            }
+        }
+        match self.serve(None) {
+            Served::Closed => self.finish(),
+            Served::Open | Served::Retired => {
+                if !self.try_park() {
+                    self.resume();
+                }
+            }
+        }
+        false
+    }
+
+    /// Serves the request that came to this parked connection on this thread, the polling
+    /// thread (whose watch hands polling on if that takes long).
+    pub(super) fn serve_here(self: &Arc<Self>) {
+        let socket = lock(&self.io).socket.clone();
+        let end = self.read_loop(socket, true);
+        SERVING.with(|s| s.borrow_mut().take());
+        match end {
+            ReadEnd::Closed => self.finish(),
+            ReadEnd::Waits => self.resume(),
+            ReadEnd::Retired | ReadEnd::Parked => {}
+        }
+    }
+
+    /// Starts a reader for a connection that had none (parked).
+    pub(super) fn resume(self: &Arc<Self>) {
+        let socket = lock(&self.io).socket.clone();
+        if self.start_reader(socket).is_err() {
+            self.end();
+            self.finish();
+        }
     }
 
     /// Wakes the writer, starting it first if it has not started (`queue` is this
@@ -239,26 +346,36 @@ impl Conn {
     fn start_reader(self: &Arc<Self>, socket: Arc<TcpStream>) -> io::Result<()> {
         let reader = self.clone();
         self.threads.run(move || {
-            if reader.read_loop(socket) {
+            if let ReadEnd::Closed = reader.read_loop(socket, false) {
                 reader.finish();
             }
             SERVING.with(|s| s.borrow_mut().take());
         })
     }
 
-    /// The reader: serves and reads until the connection is closed (true), or until a new
-    /// reader took over while this one ran a handler (false). It serves before its first
-    /// read: a reader that takes over may find a pipelined request waiting.
-    fn read_loop(self: &Arc<Self>, socket: Arc<TcpStream>) -> bool {
+    /// The reader: serves and reads until the connection is closed, a new reader took over
+    /// while this one ran a handler, or the connection parks between requests. It serves
+    /// before its first read: a reader that takes over may find a pipelined request
+    /// waiting. `polling`: this is the polling thread, which reads once, serves, and leaves
+    /// a connection it cannot park to a reader of its own ([`ReadEnd::Waits`]).
+    fn read_loop(self: &Arc<Self>, socket: Arc<TcpStream>, polling: bool) -> ReadEnd {
         let retired = Retired::default();
         SERVING.with(|s| *s.borrow_mut() = Some((self.clone(), Some(retired.clone()))));
         let mut buf = vec![0u8; READ_BUF];
         let mut timeout = ReadTimeout::default();
+        // A reader started for a parked connection's request reads that request first.
+        let mut has_read = false;
         loop {
             match self.serve(Some(&retired)) {
                 Served::Open => {}
-                Served::Closed => return true,
-                Served::Retired => return false,
+                Served::Closed => return ReadEnd::Closed,
+                Served::Retired => return ReadEnd::Retired,
+            }
+            if has_read && self.try_park() {
+                return ReadEnd::Parked;
+            }
+            if has_read && polling {
+                return ReadEnd::Waits;
             }
             let deadline = lock(&self.io).conn.poll_timeout();
             timeout.set(&socket, deadline.map(|at| until(at, Instant::now())));
@@ -267,7 +384,10 @@ impl Conn {
             let now = Instant::now();
             match read {
                 Ok(0) => io.conn.handle_end(now),
-                Ok(n) => io.conn.handle_data(now, &buf[..n]),
+                Ok(n) => {
+                    has_read = true;
+                    io.conn.handle_data(now, &buf[..n]);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_timeout(&e) => io.conn.handle_timeout(now),
                 Err(e) => io.conn.handle_failed(format!("reading from the client failed: {e}")),
@@ -462,6 +582,19 @@ impl Queue {
         self.waiting = (0, 0);
         std::mem::take(&mut self.transmits)
     }
+}
+
+/// Why a reader stopped reading.
+enum ReadEnd {
+    /// The connection is closed.
+    Closed,
+    /// A new reader took over while this thread ran a handler.
+    Retired,
+    /// The connection waits in the [`Parker`].
+    Parked,
+    /// The polling thread served what came, and the connection still has an exchange under
+    /// way (an event stream): it needs a reader.
+    Waits,
 }
 
 /// How a turn of [`Conn::serve`] left the connection.

@@ -6,12 +6,13 @@
 //! asks for goes back to that connection's reader, which runs it ([`HubExt::run_here`]);
 //! others run on threads of their own. A call that its connection's close cancels
 //! (2026-07-28) runs there too: the timer thread has another thread read the socket once it
-//! has run for [`CLOSE_WATCH_AFTER`] ([`HubExt::watch_close`]). Transmits are queued on
+//! has run for [`WATCH_AFTER`] ([`HubExt::watch_close`]); the accepting thread's own
+//! serving is watched the same way ([`HubExt::watch`]). Transmits are queued on
 //! their connection while the hub is locked; a thread serving that connection writes them
 //! after its hub operation, any other wakes the connection's writer.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use zest_core::api::CallError;
@@ -39,12 +40,14 @@ pub(super) type Hub = http_server::Hub<Threads>;
 /// A handler the router asked for.
 pub(super) type Started = Start<Handler>;
 
-/// How long a call that its connection's close cancels runs on the connection's reader
-/// before another thread reads the socket for that close. A quick call (most tools) never
-/// needs that thread; a longer one learns of its client's cancellation this much later, or
-/// up to twice this: the timer thread takes the due watches at most once per this period
+/// How long a thread may be busy with one thing before the timer thread has another take up
+/// what it would otherwise hold back: a call that its connection's close cancels, run on
+/// the connection's reader, before another thread reads the socket for that close; a
+/// connection served on the accepting thread, before another thread accepts and polls. A
+/// quick call (most tools) never needs that thread; a longer one is rescued this much later,
+/// or up to twice this: the timer thread takes the due watches at most once per this period
 /// (one wake-up per call cost a tenth of the server's time under concurrent quick calls).
-pub(super) const CLOSE_WATCH_AFTER: Duration = Duration::from_millis(5);
+pub(super) const WATCH_AFTER: Duration = Duration::from_millis(5);
 
 /// The hub's host on threads. A blocking handler cannot be stopped from outside, so its
 /// "task" is nothing: its context's cancellation flag is what it sees.
@@ -66,18 +69,19 @@ struct TimerState {
     wakes_at: Option<Instant>,
     /// The timer thread stops.
     stopped: bool,
-    /// Calls running on their connection's reader whose close must be noticed, oldest
-    /// first (each due [`CLOSE_WATCH_AFTER`] after it started, so in deadline order).
+    /// What must be rescued if still running once due, oldest first (each due
+    /// [`WATCH_AFTER`] after it started, so in deadline order).
     watches: VecDeque<Watch>,
     /// When the timer thread last took the due watches.
     swept: Option<Instant>,
 }
 
-/// A call running on its connection's reader (see [`HubExt::watch_close`]).
+/// Something running on a thread that others wait behind (see [`HubExt::watch`]).
 struct Watch {
     at: Instant,
-    conn: Weak<Conn>,
-    stream: StreamId,
+    /// Run by the timer thread once due; it finds out itself whether what it watched still
+    /// runs.
+    rescue: Box<dyn FnOnce() + Send>,
 }
 
 impl TimerState {
@@ -89,7 +93,7 @@ impl TimerState {
 
     /// When a watch due at `at` is taken: no sooner than a period after the last sweep.
     fn sweep_at(&self, at: Instant) -> Instant {
-        self.swept.map_or(at, |swept| at.max(swept + CLOSE_WATCH_AFTER))
+        self.swept.map_or(at, |swept| at.max(swept + WATCH_AFTER))
     }
 
     /// Takes every watch due by `now`.
@@ -178,9 +182,11 @@ pub(super) trait HubExt {
     /// the answer anyway); `returned` runs once it has returned, before its answer is fed.
     fn run_here(&self, start: Started, returned: impl FnOnce());
     /// The call on `stream` runs on `conn`'s reader and its connection's close cancels it:
-    /// if it still runs [`CLOSE_WATCH_AFTER`] from now (or up to twice that: see there), the
+    /// if it still runs [`WATCH_AFTER`] from now (or up to twice that: see there), the
     /// timer thread has another thread read the socket ([`Conn::read_aside`]).
     fn watch_close(&self, conn: &Arc<Conn>, stream: StreamId);
+    /// Has the timer thread run `rescue` [`WATCH_AFTER`] from now (up to twice that).
+    fn watch(&self, rescue: Box<dyn FnOnce() + Send>);
     /// The timer thread: sleeps until the router's next deadline and fires it, until
     /// [`stop_timer`](Self::stop_timer).
     fn run_timer(&self);
@@ -225,9 +231,7 @@ impl HubExt for Arc<Hub> {
                 let due = timer.sweep(now);
                 drop(timer);
                 for watch in due {
-                    if let Some(conn) = watch.conn.upgrade() {
-                        conn.read_aside(watch.stream);
-                    }
+                    (watch.rescue)();
                 }
                 timer = lock(&host.timer);
                 continue;
@@ -244,11 +248,20 @@ impl HubExt for Arc<Hub> {
     }
 
     fn watch_close(&self, conn: &Arc<Conn>, stream: StreamId) {
+        let conn = Arc::downgrade(conn);
+        self.watch(Box::new(move || {
+            if let Some(conn) = conn.upgrade() {
+                conn.read_aside(stream);
+            }
+        }));
+    }
+
+    fn watch(&self, rescue: Box<dyn FnOnce() + Send>) {
         let host = self.host();
         let mut timer = lock(&host.timer);
         // Taken under the lock, so the watches stay in deadline order.
-        let at = Instant::now() + CLOSE_WATCH_AFTER;
-        timer.watches.push_back(Watch { at, conn: Arc::downgrade(conn), stream });
+        let at = Instant::now() + WATCH_AFTER;
+        timer.watches.push_back(Watch { at, rescue });
         let due = timer.sweep_at(at);
         timer.wake_by(due, &host.sooner);
     }

@@ -1,7 +1,8 @@
-//! MCP over HTTP, server side, on threads: a `std::net::TcpListener` accepting on a thread
-//! of its own, one or two threads per connection (a reader that reads, feeds the router and
-//! runs the handler its request asks for; a writer, started when first needed, for what other
-//! threads send it: see `conn`),
+//! MCP over HTTP, server side, on threads: one polling thread that accepts and serves the
+//! requests of idle connections itself (see `accept`; an idle connection waits in `park`
+//! without a thread), a reader for a connection only while it needs one (a request the
+//! polling thread leaves it, an event stream), a writer, started when first needed, for what
+//! other threads send a connection (see `conn`),
 //! one [`Router`] (sessions, Streamable HTTP, legacy HTTP+SSE, `/health`) that every
 //! connection feeds, a timer thread for the router's deadlines, and threads for the other
 //! handlers (legacy POSTs, batches).
@@ -10,29 +11,29 @@
 //! ([`ServerConn`](zest_core::runtime::http_server::ServerConn),
 //! [`Dispatch`](zest_core::runtime::http_server::Dispatch), the router) with different IO.
 
+mod accept;
 mod conn;
 mod hub;
+mod park;
 
-use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::thread;
+use std::time::Duration;
 
 use zest_core::http::server::Router;
-use zest_core::http1;
 pub use zest_core::runtime::http_server::ServerStats;
-use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
+use zest_core::runtime::http_server::LISTEN_BACKLOG;
 use zest_core::server::{ListKind, ServerConfig};
 
-use conn::ToConn;
+use accept::Acceptor;
 use hub::{Hub, HubExt, Threads};
+use park::Parker;
 
 use crate::link::lock;
 use crate::server::{announcing, Registry, ServerHandle};
-use crate::workers::Workers;
 
 pub use zest_core::runtime::DEFAULT_SHUTDOWN_GRACE;
 
@@ -71,7 +72,6 @@ pub struct HttpServer {
     hub: Arc<Hub>,
     stop: Arc<AtomicBool>,
     done: Arc<Done>,
-    accept: Option<JoinHandle<()>>,
 }
 
 /// Set once the server has stopped.
@@ -82,12 +82,6 @@ struct Done {
 }
 
 /// The open connections, to stop at shutdown and to cut once its grace period is over.
-#[derive(Default)]
-struct Conns {
-    open: Mutex<HashMap<u64, ToConn>>,
-    changed: Condvar,
-}
-
 impl HttpServer {
     /// Serves on an already bound listener (its backlog is left as it is).
     pub fn start(
@@ -108,23 +102,30 @@ impl HttpServer {
         let timer = thread::Builder::new()
             .name("zest-http-timer".into())
             .spawn(move || timer_hub.run_timer())?;
-        let (run_hub, run_stop, run_done) = (hub.clone(), stop.clone(), done.clone());
-        let grace = http.shutdown_grace;
-        let accept = thread::Builder::new().name("zest-http-accept".into()).spawn(move || {
-            run(listener, &run_hub, connection, &run_stop, grace);
-            run_hub.stop_timer();
+        let (stopped_hub, stopped_done) = (hub.clone(), done.clone());
+        let stopped = move || {
+            stopped_hub.stop_timer();
             let _ = timer.join();
-            *lock(&run_done.done) = true;
-            run_done.set.notify_all();
-        });
-        let accept = match accept {
-            Ok(accept) => accept,
+            *lock(&stopped_done.done) = true;
+            stopped_done.set.notify_all();
+        };
+        let acceptor = match Parker::new(listener) {
+            Ok(parker) => {
+                let grace = http.shutdown_grace;
+                Arc::new(Acceptor::new(parker, &hub, connection, &stop, grace, stopped))
+            }
             Err(e) => {
                 hub.stop_timer();
                 return Err(e);
             }
         };
-        Ok(Self { local_addr, hub, stop, done, accept: Some(accept) })
+        let polling =
+            thread::Builder::new().name("zest-http-accept".into()).spawn(move || acceptor.poll());
+        if let Err(e) = polling {
+            hub.stop_timer();
+            return Err(e);
+        }
+        Ok(Self { local_addr, hub, stop, done })
     }
 
     /// Where the server listens.
@@ -170,11 +171,9 @@ impl HttpServer {
     /// Stops gracefully: stops accepting, lets running handlers finish (up to the grace
     /// period), ends every session (its streams close), lets connections write what is left
     /// (up to the grace period again), then returns.
-    pub fn shutdown(mut self) {
+    pub fn shutdown(self) {
         self.begin_stop();
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
+        self.stopped();
     }
 
     /// Blocks until the server has stopped.
@@ -211,69 +210,5 @@ impl Drop for HttpServer {
 impl std::fmt::Debug for HttpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer").field("local_addr", &self.local_addr).finish()
-    }
-}
-
-/// Accepts until told to stop, then shuts down as [`HttpServer::shutdown`] says.
-fn run(
-    listener: TcpListener,
-    hub: &Arc<Hub>,
-    config: http1::Config,
-    stop: &Arc<AtomicBool>,
-    grace: Duration,
-) {
-    let threads = Workers::new("zest-http-conn");
-    let shared =
-        conn::Shared { hub: hub.clone(), config, ids: Arc::new(StreamIds::new()), threads };
-    let conns = Arc::new(Conns::default());
-    let mut next_id = 0u64;
-    for accepted in listener.incoming() {
-        if stop.load(Ordering::Acquire) {
-            break;
-        }
-        // Out of descriptors, or a connection reset before accept: go on.
-        let Ok(socket) = accepted else { continue };
-        next_id += 1;
-        let id = next_id;
-        // Filed before its threads start, so that its end (which removes it) comes after.
-        let mut open = lock(&conns.open);
-        let (ended, stopping) = (conns.clone(), stop.clone());
-        let done = move || {
-            let mut open = lock(&ended.open);
-            open.remove(&id);
-            // Only the shutdown waits for connections to end: no wake-up call for each one
-            // before (under a client that opens a connection per request, one per call).
-            if stopping.load(Ordering::Acquire) {
-                ended.changed.notify_all();
-            }
-        };
-        // Without threads for it the connection is dropped (closed) at once.
-        if let Ok(conn) = conn::spawn(&shared, socket, done) {
-            open.insert(id, conn);
-        }
-    }
-    drop(listener);
-    // Connections between requests close now; the others once their answer is written.
-    for conn in lock(&conns.open).values() {
-        conn.stop();
-    }
-    hub.wait_idle(Instant::now() + grace);
-    hub.close_sessions();
-    let deadline = Instant::now() + grace;
-    let mut open = lock(&conns.open);
-    while !open.is_empty() {
-        let now = Instant::now();
-        if now >= deadline {
-            // Past the grace period: cut what is left (a client that stopped reading).
-            for conn in open.values() {
-                conn.cut();
-            }
-            break;
-        }
-        open = conns
-            .changed
-            .wait_timeout(open, deadline - now)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
     }
 }

@@ -1,0 +1,250 @@
+//! Where connections wait between requests without a thread: one epoll set with the listener
+//! and every idle connection in it, polled by one thread at a time (see `super::accept`).
+//!
+//! A parked connection costs no thread: a client that keeps many connections open, or one
+//! that opens a connection per request (rmcp's does) and whose end is read among the polling
+//! thread's other events, no longer holds a sleeping reader per connection. A connection is
+//! armed once per wait (one-shot), so exactly one thread takes it up when it is readable.
+//!
+//! Linux and Android only (epoll); elsewhere nothing parks, and every connection keeps a
+//! reader between its requests.
+
+pub(super) use imp::{Events, Parker, PARKS};
+
+use std::net::TcpStream;
+
+use super::conn::ToConn;
+
+/// What one wait of the polling thread found.
+pub(super) enum Ready {
+    /// A connection just accepted.
+    Accepted(TcpStream),
+    /// A parked connection with something to read, or whose deadline came: no longer parked.
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+    Conn(ToConn),
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod imp {
+    use std::collections::{BTreeSet, HashMap};
+    use std::io;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+    use rustix::event::{eventfd, EventfdFlags, Timespec};
+    use rustix::fd::OwnedFd;
+
+    use super::{Ready, ToConn};
+    use crate::link::lock;
+
+    /// Whether connections park on this platform.
+    pub(in super::super) const PARKS: bool = true;
+
+    /// The listener's token; a connection's token is its id, from 1.
+    const LISTENER: u64 = 0;
+    /// The token of [`Parker::close`]'s wake-up.
+    const CLOSED: u64 = u64::MAX;
+
+    /// What one wait can return at most.
+    const EVENTS: usize = 64;
+
+    /// The polling thread's buffer for one wait.
+    pub(in super::super) struct Events(Vec<Event>);
+
+    impl Default for Events {
+        fn default() -> Self {
+            Self(Vec::with_capacity(EVENTS))
+        }
+    }
+
+    pub(in super::super) struct Parker {
+        epoll: OwnedFd,
+        /// `None` once closed.
+        listener: Mutex<Option<TcpListener>>,
+        /// Readable once closed: every wait returns at once.
+        closed: OwnedFd,
+        parked: Mutex<Parked>,
+    }
+
+    #[derive(Default)]
+    struct Parked {
+        /// By id, with the deadline its machine wants to hear of.
+        conns: HashMap<u64, (ToConn, Option<Instant>)>,
+        deadlines: BTreeSet<(Instant, u64)>,
+    }
+
+    impl Parked {
+        fn remove(&mut self, id: u64) -> Option<ToConn> {
+            let (conn, deadline) = self.conns.remove(&id)?;
+            if let Some(at) = deadline {
+                self.deadlines.remove(&(at, id));
+            }
+            Some(conn)
+        }
+    }
+
+    impl Parker {
+        pub(in super::super) fn new(listener: TcpListener) -> io::Result<Self> {
+            let epoll = epoll::create(CreateFlags::CLOEXEC)?;
+            listener.set_nonblocking(true)?;
+            epoll::add(&epoll, &listener, EventData::new_u64(LISTENER), EventFlags::IN)?;
+            let closed = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
+            epoll::add(&epoll, &closed, EventData::new_u64(CLOSED), EventFlags::IN)?;
+            let listener = Mutex::new(Some(listener));
+            Ok(Self { epoll, listener, closed, parked: Mutex::default() })
+        }
+
+        /// Closes the listener and wakes every thread waiting here (for good).
+        pub(in super::super) fn close(&self) {
+            drop(lock(&self.listener).take());
+            let _ = rustix::io::write(&self.closed, &1u64.to_ne_bytes());
+        }
+
+        /// Parks connection `id` until its socket is readable or `deadline` passes; `armed`
+        /// says its socket is in the set already (from an earlier park).
+        pub(in super::super) fn park(
+            &self,
+            id: u64,
+            conn: ToConn,
+            socket: &TcpStream,
+            deadline: Option<Instant>,
+            armed: bool,
+        ) -> io::Result<()> {
+            let mut parked = lock(&self.parked);
+            let (data, flags) = (EventData::new_u64(id), readable());
+            if armed {
+                epoll::modify(&self.epoll, socket, data, flags)?;
+            } else {
+                epoll::add(&self.epoll, socket, data, flags)?;
+            }
+            parked.conns.insert(id, (conn, deadline));
+            if let Some(at) = deadline {
+                parked.deadlines.insert((at, id));
+            }
+            Ok(())
+        }
+
+        /// Takes connection `id` out, if it is still parked (its socket stays in the set,
+        /// disarmed).
+        pub(in super::super) fn take(&self, id: u64) -> Option<ToConn> {
+            let conn = lock(&self.parked).remove(id)?;
+            let _ = epoll::modify(&self.epoll, conn.socket(), EventData::new_u64(id), off());
+            Some(conn)
+        }
+
+        /// Waits for the listener, a parked connection or the first deadline, and gives what
+        /// is ready: every connection the listener has, then the connections taken out.
+        pub(in super::super) fn wait(&self, events: &mut Events, ready: &mut Vec<Ready>) {
+            let first = lock(&self.parked).deadlines.first().map(|(at, _)| *at);
+            let timeout = first.map(|at| {
+                // A millisecond late rather than early: a wake-up before the deadline would
+                // find nothing due and wait again.
+                let wait = at.saturating_duration_since(Instant::now()) + Duration::from_millis(1);
+                Timespec::try_from(wait).unwrap_or(Timespec { tv_sec: i64::MAX, tv_nsec: 0 })
+            });
+            events.0.clear();
+            let buffer = rustix::buffer::spare_capacity(&mut events.0);
+            if epoll::wait(&self.epoll, buffer, timeout.as_ref()).is_err() {
+                return; // EINTR: the caller waits again.
+            }
+            if events.0.iter().any(|event| event.data.u64() == LISTENER) {
+                self.accept_all(ready);
+            }
+            let mut parked = lock(&self.parked);
+            for event in &events.0 {
+                match event.data.u64() {
+                    LISTENER | CLOSED => {}
+                    // Fired, so disarmed (one-shot): nothing to undo in the set.
+                    id => ready.extend(parked.remove(id).map(Ready::Conn)),
+                }
+            }
+            let now = Instant::now();
+            while let Some(&(at, id)) = parked.deadlines.first() {
+                if at > now {
+                    break;
+                }
+                if let Some(conn) = parked.remove(id) {
+                    let _ =
+                        epoll::modify(&self.epoll, conn.socket(), EventData::new_u64(id), off());
+                    ready.push(Ready::Conn(conn));
+                }
+            }
+        }
+
+        fn accept_all(&self, ready: &mut Vec<Ready>) {
+            let listener = lock(&self.listener);
+            // Out of descriptors, or a connection reset before accept: the listener stays
+            // readable, and the next wait tries again.
+            while let Some(Ok((socket, _))) = listener.as_ref().map(TcpListener::accept) {
+                ready.push(Ready::Accepted(socket));
+            }
+        }
+    }
+
+    fn readable() -> EventFlags {
+        EventFlags::IN | EventFlags::RDHUP | EventFlags::ONESHOT
+    }
+
+    /// Armed for nothing: in the set, never reported.
+    fn off() -> EventFlags {
+        EventFlags::ONESHOT
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+mod imp {
+    use std::io;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use super::{Ready, ToConn};
+    use crate::link::lock;
+
+    /// Whether connections park on this platform.
+    pub(in super::super) const PARKS: bool = true;
+
+    #[derive(Default)]
+    pub(in super::super) struct Events;
+
+    /// Accepts only: no connection parks here.
+    pub(in super::super) struct Parker {
+        listener: Mutex<Option<TcpListener>>,
+    }
+
+    impl Parker {
+        pub(in super::super) fn new(listener: TcpListener) -> io::Result<Self> {
+            Ok(Self { listener: Mutex::new(Some(listener)) })
+        }
+
+        /// Closes the listener.
+        pub(in super::super) fn close(&self) {
+            drop(lock(&self.listener).take());
+        }
+
+        pub(in super::super) fn park(
+            &self,
+            _id: u64,
+            _conn: ToConn,
+            _socket: &TcpStream,
+            _deadline: Option<Instant>,
+            _armed: bool,
+        ) -> io::Result<()> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+
+        pub(in super::super) fn take(&self, _id: u64) -> Option<ToConn> {
+            None
+        }
+
+        /// Accepts one connection (blocking): only one thread polls here, and it is never
+        /// handed on (nothing parks, so the polling thread serves nothing).
+        pub(in super::super) fn wait(&self, _events: &mut Events, ready: &mut Vec<Ready>) {
+            if let Some(Ok((socket, _))) = lock(&self.listener).as_ref().map(TcpListener::accept) {
+                ready.push(Ready::Accepted(socket));
+            }
+        }
+    }
+}
