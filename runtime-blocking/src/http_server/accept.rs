@@ -1,15 +1,18 @@
-//! The polling thread: accepts connections and serves the parked ones that have a request,
-//! itself, one after another; at most one thread polls at a time.
+//! The polling threads: one per two cores (Linux; one elsewhere), each with a set of its own
+//! ([`Parker`]) that shares the listener. A polling thread accepts connections, which then
+//! park in its set, and serves the requests that come to them itself, one after another.
 //!
 //! A quick request (most are) is read, served and answered on the polling thread, with no
 //! other thread woken. One that keeps it longer (a slow handler, a partial request, a client
-//! that does not read) would hold back every other connection: the timer thread watches each
-//! serving ([`HubExt::watch`]) and, if it still runs [`WATCH_AFTER`](super::hub::WATCH_AFTER)
-//! later, starts another thread polling; the busy one serves its connection to the end and
-//! then goes. Whichever thread sees the stop runs the shutdown sequence.
+//! that does not read) would hold back the set's other connections: the timer thread watches
+//! each serving ([`HubExt::watch`]) and, if it still runs
+//! [`WATCH_AFTER`](super::hub::WATCH_AFTER) later, starts another thread polling that set;
+//! the busy one serves its connection to the end and then goes. Whichever thread sees the
+//! stop runs the shutdown sequence.
 
-use std::collections::HashMap;
-use std::net::TcpStream;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -19,17 +22,20 @@ use zest_core::runtime::http_server::StreamIds;
 
 use super::conn::{self, ToConn};
 use super::hub::{Hub, HubExt};
-use super::park::{Events, Parker, Ready};
+use super::park::{Events, Listener, Parker, Ready, PARKS};
 use crate::link::lock;
 use crate::workers::Workers;
 
-/// [`Acceptor::busy`] while the polling thread waits for events.
+/// [`Poller::busy`] while the polling thread waits for events.
 const POLLING: u64 = 0;
-/// [`Acceptor::busy`] once the timer has handed polling on to another thread.
+/// [`Poller::busy`] once the timer has handed polling on to another thread.
 const HANDED_ON: u64 = u64::MAX;
 
+/// At most this many polling threads, however many cores.
+const MAX_POLLERS: usize = 8;
+
 pub(super) struct Acceptor {
-    parker: Arc<Parker>,
+    pollers: Vec<Poller>,
     shared: conn::Shared,
     hub: Arc<Hub>,
     stop: Arc<AtomicBool>,
@@ -38,12 +44,20 @@ pub(super) struct Acceptor {
     stopped: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     conns: Arc<Conns>,
     next_id: AtomicU64,
-    /// The serving the polling thread is busy with (a number from `turns`), [`POLLING`]
-    /// while it waits, or [`HANDED_ON`].
-    busy: AtomicU64,
+    /// Numbers the servings, for [`Poller::busy`].
     turns: AtomicU64,
     /// The shutdown sequence has begun (on one thread only).
     shutting_down: AtomicBool,
+}
+
+/// One set and the thread polling it.
+struct Poller {
+    parker: Arc<Parker>,
+    /// Connections out of the set that its thread takes up next, in turn.
+    pending: Mutex<VecDeque<ToConn>>,
+    /// The serving its thread is busy with (a number from `turns`), [`POLLING`] while it
+    /// waits, or [`HANDED_ON`].
+    busy: AtomicU64,
 }
 
 /// How long serving a request on the polling thread takes, averaged (the last eight or so
@@ -77,23 +91,34 @@ struct Conns {
 impl Acceptor {
     /// `stopped` runs once the server has shut down.
     pub(super) fn new(
-        parker: Parker,
+        listener: TcpListener,
         hub: &Arc<Hub>,
         config: http1::Config,
         stop: &Arc<AtomicBool>,
         grace: Duration,
         stopped: impl FnOnce() + Send + 'static,
-    ) -> Self {
-        let parker = Arc::new(parker);
+    ) -> io::Result<Self> {
+        let listener: Listener = Arc::new(Mutex::new(Some(listener)));
+        // Half the cores: a polling thread serves quick requests itself, one after another,
+        // and the other cores are left to readers, handlers on threads of their own and the
+        // clients beside. On 2 cores one polling thread spent a quarter less CPU per call
+        // than two (`bench/rmcp-compare`, 64 B over HTTP at concurrency 8).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let count = if PARKS { (cores / 2).clamp(1, MAX_POLLERS) } else { 1 };
+        let pollers = (0..count)
+            .map(|_| {
+                let parker = Arc::new(Parker::new(&listener)?);
+                Ok(Poller { parker, pending: Mutex::default(), busy: AtomicU64::new(POLLING) })
+            })
+            .collect::<io::Result<_>>()?;
         let shared = conn::Shared {
             hub: hub.clone(),
             config,
             ids: Arc::new(StreamIds::new()),
             threads: Workers::new("zest-http-conn"),
-            parker: parker.clone(),
         };
-        Self {
-            parker,
+        Ok(Self {
+            pollers,
             shared,
             hub: hub.clone(),
             stop: stop.clone(),
@@ -101,53 +126,58 @@ impl Acceptor {
             stopped: Mutex::new(Some(Box::new(stopped))),
             conns: Arc::default(),
             next_id: AtomicU64::new(0),
-            busy: AtomicU64::new(POLLING),
             turns: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
-        }
+        })
     }
 
-    /// Polls until the server stops (and then shuts it down) or until polling was handed
-    /// on while this thread served a connection.
-    pub(super) fn poll(self: &Arc<Self>) {
-        self.busy.store(POLLING, Ordering::Release);
-        let (mut events, mut ready, mut requests) = (Events::default(), Vec::new(), Vec::new());
+    /// How many polling threads [`Acceptor::poll`] wants.
+    pub(super) fn pollers(&self) -> usize {
+        self.pollers.len()
+    }
+
+    /// Polls set `set` until the server stops (and then shuts it down) or until polling was
+    /// handed on while this thread served a connection.
+    pub(super) fn poll(self: &Arc<Self>, set: usize) {
+        let poller = &self.pollers[set];
+        poller.busy.store(POLLING, Ordering::Release);
+        let (mut events, mut ready) = (Events::default(), Vec::new());
         let mut serving = ServingTime::default();
         loop {
-            if self.stop.load(Ordering::Acquire) {
-                return self.shut_down();
-            }
-            self.parker.wait(&mut events, &mut ready);
-            for item in ready.drain(..) {
-                match item {
-                    Ready::Accepted(socket) => self.accept(socket),
-                    Ready::Conn(conn) => {
-                        if conn.unparked() {
-                            requests.push(conn);
-                        }
-                    }
-                }
-            }
-            if serving.is_long() && requests.len() > 1 {
-                // Requests that came together run side by side: all but one on readers.
-                let last = requests.pop();
-                requests.drain(..).for_each(|conn| conn.resume());
-                requests.extend(last);
-            }
-            let mut found = requests.drain(..);
-            while let Some(conn) = found.next() {
+            // What the last wait found, one after another; a thread that took polling over
+            // starts here, with what its busy predecessor had not reached.
+            loop {
+                // Not locked while serving: a thread that takes polling over takes the rest.
+                let next = lock(&poller.pending).pop_front();
+                let Some(conn) = next else { break };
                 let started = Instant::now();
-                if !self.serve(conn) {
-                    // Polling was handed on: what is left gets readers.
-                    found.for_each(|conn| conn.resume());
+                if !self.take_up(set, conn) {
                     return;
                 }
                 serving.add(started.elapsed());
             }
+            if self.stop.load(Ordering::Acquire) {
+                return self.shut_down();
+            }
+            poller.parker.wait(&mut events, &mut ready);
+            let mut found = Vec::new();
+            for item in ready.drain(..) {
+                match item {
+                    Ready::Accepted(socket) => self.accept(&poller.parker, socket),
+                    Ready::Conn(conn) => found.push(conn),
+                }
+            }
+            if serving.is_long() && found.len() > 1 {
+                // Requests that came together run side by side: all but one on readers.
+                let last = found.pop();
+                found.drain(..).for_each(|conn| conn.resume());
+                found.extend(last);
+            }
+            lock(&poller.pending).extend(found);
         }
     }
 
-    fn accept(&self, socket: TcpStream) {
+    fn accept(&self, parker: &Arc<Parker>, socket: TcpStream) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         // Filed before it can be served, so that its end (which removes it) comes after.
         let mut open = lock(&self.conns.open);
@@ -162,36 +192,43 @@ impl Acceptor {
             }
         };
         // Without a thread for it the connection is dropped (closed) at once.
-        if let Ok(conn) = conn::spawn(&self.shared, id, socket, done) {
+        if let Ok(conn) = conn::spawn(&self.shared, parker.clone(), id, socket, done) {
             open.insert(id, conn);
         }
     }
 
-    /// Serves `conn`'s request on this thread, watched; false if polling was handed on
-    /// meanwhile.
-    fn serve(self: &Arc<Self>, conn: ToConn) -> bool {
+    /// Takes `conn` up on this thread ([`Conn::take_up`]), watched; false if polling was
+    /// handed on meanwhile.
+    fn take_up(self: &Arc<Self>, set: usize, conn: ToConn) -> bool {
+        let busy = &self.pollers[set].busy;
         let turn = self.turns.fetch_add(1, Ordering::Relaxed) + 1;
-        self.busy.store(turn, Ordering::Release);
-        let me = self.clone();
-        self.hub.watch(Box::new(move || me.rescue(turn)));
-        conn.serve_here();
-        self.busy.compare_exchange(turn, POLLING, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        busy.store(turn, Ordering::Release);
+        // Weak: a watch left in the timer's queue at shutdown keeps nothing alive.
+        let me = Arc::downgrade(self);
+        self.hub.watch(Box::new(move || {
+            if let Some(me) = me.upgrade() {
+                me.rescue(set, turn);
+            }
+        }));
+        conn.take_up();
+        busy.compare_exchange(turn, POLLING, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
-    /// On the timer thread: if the polling thread is still busy with `turn`, another
-    /// thread polls from now on.
-    fn rescue(self: &Arc<Self>, turn: u64) {
-        let handed =
-            self.busy.compare_exchange(turn, HANDED_ON, Ordering::AcqRel, Ordering::Acquire);
-        if handed.is_err() {
+    /// On the timer thread: if set `set`'s polling thread is still busy with `turn`,
+    /// another thread polls that set from now on (and serves what it had not reached).
+    fn rescue(self: &Arc<Self>, set: usize, turn: u64) {
+        if self.pollers[set].busy.load(Ordering::Acquire) != turn {
             return;
         }
         let me = self.clone();
-        if self.shared.threads.run(move || me.poll()).is_err() {
-            // No thread to poll on: the busy one polls again once done.
-            let _ =
-                self.busy.compare_exchange(HANDED_ON, turn, Ordering::AcqRel, Ordering::Acquire);
-        }
+        // Taken over on the new thread, so that a thread that cannot start changes nothing:
+        // the busy one polls again once done.
+        let _ = self.shared.threads.run(move || {
+            let busy = &me.pollers[set].busy;
+            if busy.compare_exchange(turn, HANDED_ON, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                me.poll(set);
+            }
+        });
     }
 
     /// Stops accepting, lets running handlers finish (up to the grace period), ends every
@@ -200,8 +237,10 @@ impl Acceptor {
         if self.shutting_down.swap(true, Ordering::AcqRel) {
             return;
         }
-        // Closed, and any other thread still polling is woken (and sees the stop).
-        self.parker.close();
+        // Closed, and every other thread still polling is woken (and sees the stop).
+        for poller in &self.pollers {
+            poller.parker.close();
+        }
         // Connections between requests close now; the others once their answer is written.
         let open: Vec<ToConn> = lock(&self.conns.open).values().cloned().collect();
         for conn in open {

@@ -2,7 +2,7 @@
 //! [`ServerConn`](zest_core::runtime::http_server::ServerConn):
 //!
 //! - between requests it is **parked** ([`Parker`]) and has no thread; the polling thread
-//!   takes up a request that comes ([`Conn::serve_here`]: it reads, serves and answers as a
+//!   takes up a request that comes ([`Conn::take_up`]: it reads, serves and answers as a
 //!   reader does, then parks the connection again) or the client's close, or starts a reader
 //!   ([`Conn::resume`]) for a connection it cannot serve itself;
 //! - its **reader** reads the socket, feeds the requests to the hub, runs the handler a
@@ -57,8 +57,6 @@ pub(super) struct Shared {
     /// The connections' threads, kept a while once a connection ends: a client that opens
     /// a connection per request costs no thread spawn per request.
     pub(super) threads: Workers,
-    /// Where connections wait between requests without a thread.
-    pub(super) parker: Arc<Parker>,
 }
 
 /// What the hub and the server hold of a connection.
@@ -67,8 +65,9 @@ pub(super) type ToConn = Arc<Conn>;
 /// One connection's state, shared by its two threads and the hub.
 pub(super) struct Conn {
     me: Weak<Self>,
-    /// The server's number for it, its token in the [`Parker`].
+    /// The server's number for it, its token in its [`Parker`].
     id: u64,
+    /// The set of the polling thread that accepted it, where it parks.
     parker: Arc<Parker>,
     /// The connection machine and the socket's write half; writes happen under this lock.
     io: Mutex<Io>,
@@ -142,6 +141,7 @@ fn serving() -> Option<ToConn> {
 /// Starts the threads of one accepted connection; `done` runs once it has ended.
 pub(super) fn spawn(
     shared: &Shared,
+    parker: Arc<Parker>,
     id: u64,
     socket: TcpStream,
     done: impl FnOnce() + Send + 'static,
@@ -151,7 +151,7 @@ pub(super) fn spawn(
     let _ = socket.set_nodelay(true);
     let socket = Arc::new(socket);
     let (reading, cut) = (socket.clone(), socket.clone());
-    let Shared { hub, config, ids, threads, parker } = shared.clone();
+    let Shared { hub, config, ids, threads } = shared.clone();
     let backlog_limit = config.max_backlog_bytes;
     let conn = ServerConn::new(config, Instant::now(), ids);
     let io = Io { conn, socket, out: WriteQueue::new(), write_failed: false };
@@ -235,14 +235,30 @@ impl Conn {
     pub(super) fn stop(self: &Arc<Self>) {
         let mut queue = lock(&self.queue);
         queue.stop = true;
-        // A parked connection gets a reader, which closes it (nothing polls once the server
-        // stops accepting).
+        // A parked connection is between requests: it closes here (nothing polls once the
+        // server stops accepting), with no thread started for it.
         if self.parker.take(self.id).is_some() {
             drop(queue);
-            self.resume();
+            self.close_parked();
             return;
         }
         self.wake_writer(&mut queue);
+    }
+
+    /// Closes a connection taken out of the [`Parker`] at shutdown; if its IO lock is held
+    /// (a writer stuck on a client that does not read), a reader closes it instead, so that
+    /// the shutdown never waits on a client.
+    fn close_parked(self: &Arc<Self>) {
+        let mut io = match self.io.try_lock() {
+            Ok(io) => io,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return self.resume(),
+        };
+        io.conn.handle_failed("the server is shutting down".into());
+        io.write_out();
+        drop(io);
+        self.end();
+        self.finish();
     }
 
     /// The socket, for the [`Parker`].
@@ -271,57 +287,38 @@ impl Conn {
         parked.is_ok()
     }
 
-    /// Out of the [`Parker`], on the polling thread: closes the connection if the client
-    /// has, or tells the machine its deadline came, and parks it again; true if a request
-    /// came instead, which the caller serves ([`Conn::serve_here`]) or has a reader serve
-    /// ([`Conn::resume`]).
-    pub(super) fn unparked(self: &Arc<Self>) -> bool {
+    /// Out of the [`Parker`], on the polling thread (under its watch): serves the request
+    /// that came here, as a reader would, or closes the connection if the client has; a
+    /// deadline (or an error to read) goes to a reader, whose read loop keeps deadlines.
+    pub(super) fn take_up(self: &Arc<Self>) {
         let mut byte = [0u8; 1];
         let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
         match rustix::net::recv(&*self.cut, &mut byte, flags) {
-            Ok((_, 0)) => lock(&self.io).conn.handle_end(Instant::now()),
-            Ok(_) => return true,
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                let mut io = lock(&self.io);
-                let now = Instant::now();
-                if io.conn.poll_timeout().is_some_and(|at| at <= now) {
-                    io.conn.handle_timeout(now);
+            Ok((_, 0)) => {
+                lock(&self.io).conn.handle_end(Instant::now());
+                match self.serve(None) {
+                    Served::Closed => self.finish(),
+                    Served::Open | Served::Retired => self.resume(),
                 }
             }
-            // A reader reads the error and fails the connection with it.
-            Err(_) => {
-                self.resume();
-                return false;
-            }
-        }
-        match self.serve(None) {
-            Served::Closed => self.finish(),
-            Served::Open | Served::Retired => {
-                if !self.try_park() {
-                    self.resume();
+            Ok(_) => {
+                let end = self.read_loop(self.cut.clone(), true);
+                SERVING.with(|s| s.borrow_mut().take());
+                match end {
+                    ReadEnd::Closed => self.finish(),
+                    ReadEnd::Waits => self.resume(),
+                    ReadEnd::Retired | ReadEnd::Parked => {}
                 }
             }
-        }
-        false
-    }
-
-    /// Serves the request that came to this parked connection on this thread, the polling
-    /// thread (whose watch hands polling on if that takes long).
-    pub(super) fn serve_here(self: &Arc<Self>) {
-        let socket = lock(&self.io).socket.clone();
-        let end = self.read_loop(socket, true);
-        SERVING.with(|s| s.borrow_mut().take());
-        match end {
-            ReadEnd::Closed => self.finish(),
-            ReadEnd::Waits => self.resume(),
-            ReadEnd::Retired | ReadEnd::Parked => {}
+            Err(_) => self.resume(),
         }
     }
 
-    /// Starts a reader for a connection that had none (parked).
+    /// Starts a reader for a connection that has none (parked, or left by the polling
+    /// thread).
     pub(super) fn resume(self: &Arc<Self>) {
-        let socket = lock(&self.io).socket.clone();
-        if self.start_reader(socket).is_err() {
+        // The socket without the IO lock, which a writer stuck on a client may hold.
+        if self.start_reader(self.cut.clone()).is_err() {
             self.end();
             self.finish();
         }

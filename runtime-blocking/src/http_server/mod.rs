@@ -1,8 +1,8 @@
-//! MCP over HTTP, server side, on threads: one polling thread that accepts and serves the
-//! requests of idle connections itself (see `accept`; an idle connection waits in `park`
-//! without a thread), a reader for a connection only while it needs one (a request the
-//! polling thread leaves it, an event stream), a writer, started when first needed, for what
-//! other threads send a connection (see `conn`),
+//! MCP over HTTP, server side, on threads: polling threads that accept and serve the
+//! requests of idle connections themselves (see `accept`; an idle connection waits in `park`
+//! without a thread), a reader for a connection only while it needs one (a request a polling
+//! thread leaves it, an event stream), a writer, started when first needed, for what other
+//! threads send a connection (see `conn`),
 //! one [`Router`] (sessions, Streamable HTTP, legacy HTTP+SSE, `/health`) that every
 //! connection feeds, a timer thread for the router's deadlines, and threads for the other
 //! handlers (legacy POSTs, batches).
@@ -30,7 +30,6 @@ use zest_core::server::{ListKind, ServerConfig};
 
 use accept::Acceptor;
 use hub::{Hub, HubExt, Threads};
-use park::Parker;
 
 use crate::link::lock;
 use crate::server::{announcing, Registry, ServerHandle};
@@ -81,7 +80,6 @@ struct Done {
     set: Condvar,
 }
 
-/// The open connections, to stop at shutdown and to cut once its grace period is over.
 impl HttpServer {
     /// Serves on an already bound listener (its backlog is left as it is).
     pub fn start(
@@ -109,21 +107,28 @@ impl HttpServer {
             *lock(&stopped_done.done) = true;
             stopped_done.set.notify_all();
         };
-        let acceptor = match Parker::new(listener) {
-            Ok(parker) => {
-                let grace = http.shutdown_grace;
-                Arc::new(Acceptor::new(parker, &hub, connection, &stop, grace, stopped))
-            }
+        let grace = http.shutdown_grace;
+        let acceptor = match Acceptor::new(listener, &hub, connection, &stop, grace, stopped) {
+            Ok(acceptor) => Arc::new(acceptor),
             Err(e) => {
                 hub.stop_timer();
                 return Err(e);
             }
         };
-        let polling =
-            thread::Builder::new().name("zest-http-accept".into()).spawn(move || acceptor.poll());
-        if let Err(e) = polling {
-            hub.stop_timer();
-            return Err(e);
+        for set in 0..acceptor.pollers() {
+            let acceptor = acceptor.clone();
+            let polling = thread::Builder::new()
+                .name("zest-http-accept".into())
+                .spawn(move || acceptor.poll(set));
+            match polling {
+                Ok(_) => {}
+                // Fewer polling threads: a new connection wakes only a thread that waits.
+                Err(_) if set > 0 => break,
+                Err(e) => {
+                    hub.stop_timer();
+                    return Err(e);
+                }
+            }
         }
         Ok(Self { local_addr, hub, stop, done })
     }

@@ -11,9 +11,13 @@
 
 pub(super) use imp::{Events, Parker, PARKS};
 
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
 
 use super::conn::ToConn;
+
+/// The server's listener, shared by every polling thread; `None` once closed.
+pub(super) type Listener = Arc<Mutex<Option<TcpListener>>>;
 
 /// What one wait of the polling thread found.
 pub(super) enum Ready {
@@ -36,7 +40,7 @@ mod imp {
     use rustix::event::{eventfd, EventfdFlags, Timespec};
     use rustix::fd::OwnedFd;
 
-    use super::{Ready, ToConn};
+    use super::{Listener, Ready, ToConn};
     use crate::link::lock;
 
     /// Whether connections park on this platform.
@@ -46,6 +50,8 @@ mod imp {
     const LISTENER: u64 = 0;
     /// The token of [`Parker::close`]'s wake-up.
     const CLOSED: u64 = u64::MAX;
+    /// The token of the wake-up for a deadline sooner than the wait's.
+    const SOONER: u64 = u64::MAX - 1;
 
     /// What one wait can return at most.
     const EVENTS: usize = 64;
@@ -61,10 +67,12 @@ mod imp {
 
     pub(in super::super) struct Parker {
         epoll: OwnedFd,
-        /// `None` once closed.
-        listener: Mutex<Option<TcpListener>>,
+        listener: Listener,
         /// Readable once closed: every wait returns at once.
         closed: OwnedFd,
+        /// Written when a connection parks with a deadline sooner than the waiting thread
+        /// wakes by itself; read by that thread.
+        sooner: OwnedFd,
         parked: Mutex<Parked>,
     }
 
@@ -73,6 +81,8 @@ mod imp {
         /// By id, with the deadline its machine wants to hear of.
         conns: HashMap<u64, (ToConn, Option<Instant>)>,
         deadlines: BTreeSet<(Instant, u64)>,
+        /// While a thread waits: when it wakes by itself (`Some(None)`: never).
+        waiting: Option<Option<Instant>>,
     }
 
     impl Parked {
@@ -86,17 +96,24 @@ mod imp {
     }
 
     impl Parker {
-        pub(in super::super) fn new(listener: TcpListener) -> io::Result<Self> {
+        /// A set of its own around `listener`, which every set shares: a new connection wakes
+        /// one waiting thread (exclusive), and a set whose thread is busy passes it on.
+        pub(in super::super) fn new(listener: &Listener) -> io::Result<Self> {
             let epoll = epoll::create(CreateFlags::CLOEXEC)?;
-            listener.set_nonblocking(true)?;
-            epoll::add(&epoll, &listener, EventData::new_u64(LISTENER), EventFlags::IN)?;
+            if let Some(socket) = &*lock(listener) {
+                socket.set_nonblocking(true)?;
+                let flags = EventFlags::IN | EventFlags::EXCLUSIVE;
+                epoll::add(&epoll, socket, EventData::new_u64(LISTENER), flags)?;
+            }
             let closed = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
             epoll::add(&epoll, &closed, EventData::new_u64(CLOSED), EventFlags::IN)?;
-            let listener = Mutex::new(Some(listener));
-            Ok(Self { epoll, listener, closed, parked: Mutex::default() })
+            let sooner = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
+            epoll::add(&epoll, &sooner, EventData::new_u64(SOONER), EventFlags::IN)?;
+            let listener = listener.clone();
+            Ok(Self { epoll, listener, closed, sooner, parked: Mutex::default() })
         }
 
-        /// Closes the listener and wakes every thread waiting here (for good).
+        /// Closes the listener and wakes the thread waiting here (for good).
         pub(in super::super) fn close(&self) {
             drop(lock(&self.listener).take());
             let _ = rustix::io::write(&self.closed, &1u64.to_ne_bytes());
@@ -122,6 +139,12 @@ mod imp {
             parked.conns.insert(id, (conn, deadline));
             if let Some(at) = deadline {
                 parked.deadlines.insert((at, id));
+                // A reader parking while the polling thread waits: wake it if it would
+                // sleep past this deadline.
+                if parked.waiting.is_some_and(|wakes| wakes.is_none_or(|wakes| at < wakes)) {
+                    parked.waiting = Some(Some(at));
+                    let _ = rustix::io::write(&self.sooner, &1u64.to_ne_bytes());
+                }
             }
             Ok(())
         }
@@ -137,7 +160,12 @@ mod imp {
         /// Waits for the listener, a parked connection or the first deadline, and gives what
         /// is ready: every connection the listener has, then the connections taken out.
         pub(in super::super) fn wait(&self, events: &mut Events, ready: &mut Vec<Ready>) {
-            let first = lock(&self.parked).deadlines.first().map(|(at, _)| *at);
+            let first = {
+                let mut parked = lock(&self.parked);
+                let first = parked.deadlines.first().map(|(at, _)| *at);
+                parked.waiting = Some(first);
+                first
+            };
             let timeout = first.map(|at| {
                 // A millisecond late rather than early: a wake-up before the deadline would
                 // find nothing due and wait again.
@@ -146,8 +174,13 @@ mod imp {
             });
             events.0.clear();
             let buffer = rustix::buffer::spare_capacity(&mut events.0);
-            if epoll::wait(&self.epoll, buffer, timeout.as_ref()).is_err() {
+            let waited = epoll::wait(&self.epoll, buffer, timeout.as_ref());
+            lock(&self.parked).waiting = None;
+            if waited.is_err() {
                 return; // EINTR: the caller waits again.
+            }
+            if events.0.iter().any(|event| event.data.u64() == SOONER) {
+                let _ = rustix::io::read(&self.sooner, &mut [0u8; 8]);
             }
             if events.0.iter().any(|event| event.data.u64() == LISTENER) {
                 self.accept_all(ready);
@@ -155,16 +188,14 @@ mod imp {
             let mut parked = lock(&self.parked);
             for event in &events.0 {
                 match event.data.u64() {
-                    LISTENER | CLOSED => {}
+                    LISTENER | CLOSED | SOONER => {}
                     // Fired, so disarmed (one-shot): nothing to undo in the set.
                     id => ready.extend(parked.remove(id).map(Ready::Conn)),
                 }
             }
             let now = Instant::now();
-            while let Some(&(at, id)) = parked.deadlines.first() {
-                if at > now {
-                    break;
-                }
+            while parked.deadlines.first().is_some_and(|(at, _)| *at <= now) {
+                let Some((_, id)) = parked.deadlines.pop_first() else { break };
                 if let Some(conn) = parked.remove(id) {
                     let _ =
                         epoll::modify(&self.epoll, conn.socket(), EventData::new_u64(id), off());
@@ -187,7 +218,8 @@ mod imp {
         EventFlags::IN | EventFlags::RDHUP | EventFlags::ONESHOT
     }
 
-    /// Armed for nothing: in the set, never reported.
+    /// Armed for nothing but what epoll always reports (a hang-up or an error), which
+    /// finds the connection no longer parked and is dropped.
     fn off() -> EventFlags {
         EventFlags::ONESHOT
     }
@@ -197,26 +229,25 @@ mod imp {
 mod imp {
     use std::io;
     use std::net::{TcpListener, TcpStream};
-    use std::sync::Mutex;
     use std::time::Instant;
 
-    use super::{Ready, ToConn};
+    use super::{Listener, Ready, ToConn};
     use crate::link::lock;
 
     /// Whether connections park on this platform.
-    pub(in super::super) const PARKS: bool = true;
+    pub(in super::super) const PARKS: bool = false;
 
     #[derive(Default)]
     pub(in super::super) struct Events;
 
     /// Accepts only: no connection parks here.
     pub(in super::super) struct Parker {
-        listener: Mutex<Option<TcpListener>>,
+        listener: Listener,
     }
 
     impl Parker {
-        pub(in super::super) fn new(listener: TcpListener) -> io::Result<Self> {
-            Ok(Self { listener: Mutex::new(Some(listener)) })
+        pub(in super::super) fn new(listener: &Listener) -> io::Result<Self> {
+            Ok(Self { listener: listener.clone() })
         }
 
         /// Closes the listener.
