@@ -1,6 +1,7 @@
-//! The polling threads: one per two cores (Linux; one elsewhere), each with a set of its own
-//! ([`Parker`]) that shares the listener. A polling thread accepts connections, which then
-//! park in its set, and serves the requests that come to them itself, one after another.
+//! The polling threads: one per two cores, at most [`MAX_POLLERS`] (Linux; one elsewhere),
+//! each with a set of its own ([`Parker`]) that shares the listener. A polling thread
+//! accepts connections, which park in the sets in turn, and serves the requests that come to
+//! the connections of its set itself, one after another.
 //!
 //! A quick request (most are) is read, served and answered on the polling thread, with no
 //! other thread woken. One that keeps it longer (a slow handler, a partial request, a client
@@ -13,6 +14,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{TcpListener, TcpStream};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -163,7 +165,7 @@ impl Acceptor {
             let mut found = Vec::new();
             for item in ready.drain(..) {
                 match item {
-                    Ready::Accepted(socket) => self.accept(&poller.parker, socket),
+                    Ready::Accepted(socket) => self.accept(socket),
                     Ready::Conn(conn) => found.push(conn),
                 }
             }
@@ -177,10 +179,19 @@ impl Acceptor {
         }
     }
 
-    fn accept(&self, parker: &Arc<Parker>, socket: TcpStream) {
+    /// Files a new connection and parks it in a set, the sets taken in turn (the kernel
+    /// wakes the first waiting thread for every connection, so the one that accepts is
+    /// mostly the same).
+    fn accept(&self, socket: TcpStream) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         // Filed before it can be served, so that its end (which removes it) comes after.
         let mut open = lock(&self.conns.open);
+        if self.stop.load(Ordering::Acquire) {
+            // The shutdown has begun (on another set's thread) and stops only what it
+            // found filed: this one closes unserved.
+            return;
+        }
+        let parker = &self.pollers[id as usize % self.pollers.len()].parker;
         let (ended, stopping) = (self.conns.clone(), self.stop.clone());
         let done = move || {
             let mut open = lock(&ended.open);
@@ -210,7 +221,11 @@ impl Acceptor {
                 me.rescue(set, turn);
             }
         }));
-        conn.take_up();
+        // A panic here is zest's own bug, not a handler's (those are answered as errors): the
+        // connection ends, and the thread goes on polling.
+        if catch_unwind(AssertUnwindSafe(|| conn.take_up())).is_err() {
+            conn.abandon();
+        }
         busy.compare_exchange(turn, POLLING, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 

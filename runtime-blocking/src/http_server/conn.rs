@@ -314,6 +314,14 @@ impl Conn {
         }
     }
 
+    /// Ends a connection whose serving panicked on a polling thread.
+    pub(super) fn abandon(self: &Arc<Self>) {
+        SERVING.with(|s| s.borrow_mut().take());
+        let _ = self.cut.shutdown(Shutdown::Both);
+        self.end();
+        self.finish();
+    }
+
     /// Starts a reader for a connection that has none (parked, or left by the polling
     /// thread).
     pub(super) fn resume(self: &Arc<Self>) {
@@ -544,7 +552,14 @@ impl Conn {
     /// The call on `stream`, running on this connection's reader, must learn of the
     /// connection's close (see [`HubExt::watch_close`]): if it still runs, a new reader
     /// takes the socket over.
+    /// It runs on a thread of the pool: the timer thread, which calls it, must not wait on
+    /// the IO lock (a thread stuck writing to a client that does not read may hold it).
     pub(super) fn read_aside(self: &Arc<Self>, stream: StreamId) {
+        let me = self.clone();
+        let _ = self.threads.run(move || me.read_aside_here(stream));
+    }
+
+    fn read_aside_here(self: &Arc<Self>, stream: StreamId) {
         let io = lock(&self.io);
         let mut queue = lock(&self.queue);
         if queue.inline.as_ref().is_some_and(|(s, _)| *s == stream) {

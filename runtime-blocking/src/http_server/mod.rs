@@ -189,7 +189,8 @@ impl HttpServer {
         }
     }
 
-    /// Sets the stop flag and wakes the accepting thread (with a connection of our own).
+    /// Sets the stop flag and wakes a polling thread (with a connection of our own), which
+    /// wakes the others as it shuts the server down.
     fn begin_stop(&self) {
         if self.stop.swap(true, Ordering::AcqRel) {
             return;

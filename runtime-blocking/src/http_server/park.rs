@@ -1,5 +1,6 @@
-//! Where connections wait between requests without a thread: one epoll set with the listener
-//! and every idle connection in it, polled by one thread at a time (see `super::accept`).
+//! Where connections wait between requests without a thread: epoll sets, each sharing the
+//! listener and holding idle connections, each polled by one thread at a time (see
+//! `super::accept`).
 //!
 //! A parked connection costs no thread: a client that keeps many connections open, or one
 //! that opens a connection per request (rmcp's does) and whose end is read among the polling
@@ -150,7 +151,7 @@ mod imp {
         }
 
         /// Takes connection `id` out, if it is still parked (its socket stays in the set,
-        /// disarmed).
+        /// armed only for a hang-up or an error, which finds it no longer parked).
         pub(in super::super) fn take(&self, id: u64) -> Option<ToConn> {
             let conn = lock(&self.parked).remove(id)?;
             let _ = epoll::modify(&self.epoll, conn.socket(), EventData::new_u64(id), off());
