@@ -178,6 +178,36 @@ fn connections_between_requests_hold_no_thread() {
     server.shutdown();
 }
 
+/// At shutdown, connections parked between requests close on the thread shutting the server
+/// down (Linux): twenty-one idle connections start no connection thread, and each sees its
+/// end.
+#[test]
+fn a_shutdown_closes_parked_connections_without_a_thread_each() {
+    let _alone = alone();
+    let before: HashSet<u32> = connection_threads().into_iter().collect();
+    let server = server();
+    let mut first = load::RawConn::connect(server.local_addr());
+    let session = load::open_session(&mut first);
+    let headers = load::session_headers(&session);
+    let mut open = vec![first];
+    for id in 0..20 {
+        let mut conn = load::RawConn::connect(server.local_addr());
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
+        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+        open.push(conn);
+    }
+    server.shutdown();
+    if cfg!(any(target_os = "linux", target_os = "android")) {
+        let ours: Vec<u32> =
+            connection_threads().into_iter().filter(|t| !before.contains(t)).collect();
+        assert!(ours.is_empty(), "connection threads started by the shutdown: {ours:?}");
+    }
+    for conn in &mut open {
+        conn.read_to_close(Duration::from_secs(5));
+    }
+}
+
 /// This process's open file descriptors, now.
 fn open_descriptors() -> usize {
     std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count()
