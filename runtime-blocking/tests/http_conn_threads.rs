@@ -154,25 +154,14 @@ fn connections_between_requests_hold_no_thread() {
     let mut config = HttpConfig::new();
     config.router.json_wait = Duration::from_secs(10);
     let server = server_with(config);
-    let mut first = load::RawConn::connect(server.local_addr());
-    let session = load::open_session(&mut first);
+    let (session, mut open) = idle_connections(server.local_addr(), 20);
     let headers = load::session_headers(&session);
-    let mut open = vec![first];
-    for id in 0..20 {
-        let mut conn = load::RawConn::connect(server.local_addr());
-        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
-        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
-        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
-        open.push(conn);
-    }
-    let ours: Vec<u32> = connection_threads().into_iter().filter(|t| !before.contains(t)).collect();
+    let ours = started_since(&before);
     let expected = if cfg!(any(target_os = "linux", target_os = "android")) { 0 } else { 21 };
     assert_eq!(ours.len(), expected, "connection threads for 21 open connections: {ours:?}");
     // Still served, each on its own connection.
     for (id, conn) in open.iter_mut().enumerate() {
-        let ping = json!({"jsonrpc": "2.0", "id": 100 + id, "method": "ping"});
-        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
-        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+        ping(conn, &headers, 100 + id);
     }
     drop(open);
     server.shutdown();
@@ -186,26 +175,42 @@ fn a_shutdown_closes_parked_connections_without_a_thread_each() {
     let _alone = alone();
     let before: HashSet<u32> = connection_threads().into_iter().collect();
     let server = server();
-    let mut first = load::RawConn::connect(server.local_addr());
-    let session = load::open_session(&mut first);
-    let headers = load::session_headers(&session);
-    let mut open = vec![first];
-    for id in 0..20 {
-        let mut conn = load::RawConn::connect(server.local_addr());
-        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
-        let r = conn.exchange(Method::POST, &headers, ping.to_string().as_bytes());
-        assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
-        open.push(conn);
-    }
+    let (_session, mut open) = idle_connections(server.local_addr(), 20);
     server.shutdown();
     if cfg!(any(target_os = "linux", target_os = "android")) {
-        let ours: Vec<u32> =
-            connection_threads().into_iter().filter(|t| !before.contains(t)).collect();
+        let ours = started_since(&before);
         assert!(ours.is_empty(), "connection threads started by the shutdown: {ours:?}");
     }
     for conn in &mut open {
         conn.read_to_close(Duration::from_secs(5));
     }
+}
+
+/// A session opened on one connection, and `more` connections beside it, each left open
+/// after a ping: all of them idle.
+fn idle_connections(addr: std::net::SocketAddr, more: usize) -> (String, Vec<load::RawConn>) {
+    let mut first = load::RawConn::connect(addr);
+    let session = load::open_session(&mut first);
+    let headers = load::session_headers(&session);
+    let mut open = vec![first];
+    for id in 0..more {
+        let mut conn = load::RawConn::connect(addr);
+        ping(&mut conn, &headers, id);
+        open.push(conn);
+    }
+    (session, open)
+}
+
+/// A ping on `conn`, answered 200.
+fn ping(conn: &mut load::RawConn, headers: &[(&str, &str)], id: usize) {
+    let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    let r = conn.exchange(Method::POST, headers, ping.to_string().as_bytes());
+    assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+}
+
+/// Connection threads that were not there in `before`.
+fn started_since(before: &HashSet<u32>) -> Vec<u32> {
+    connection_threads().into_iter().filter(|t| !before.contains(t)).collect()
 }
 
 /// This process's open file descriptors, now.
