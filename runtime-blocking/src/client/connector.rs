@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 
 use zest_core::http1::{self, Config};
 use zest_core::io::{HttpRequest, StreamId, TransportFailure};
-use zest_core::runtime::http_client::{
-    Attempt, AttemptStep, ClientConn, HttpEndpoint, Pool, Target,
-};
+use zest_core::runtime::http_client::{ClientConn, HttpEndpoint, Pool, Target};
 use zest_core::runtime::{ConnectError, OwnedEvent};
 
 use crate::link::lock;
@@ -215,12 +213,11 @@ impl Connector {
 }
 
 /// Performs one exchange and reports its response on `stream` through `emit` (which
-/// returns false once nobody wants more). A reused connection that turns out closed before
-/// any byte of the answer came back (the server dropped it while idle) is replaced by a new
-/// one, once. With `answered` (a caller performs it), a response that is an event stream is
-/// read until it ends or, once `answered()`, as far as it has come (its end, as a rule);
-/// then the [`Rest`] is returned, to be read on another thread: the caller never waits for a stream
-/// the server keeps open.
+/// returns false once nobody wants more), on a pooled connection or a new one: the
+/// stale-connection rule is [`ClientConn`]'s, as on every runtime. With `answered` (a caller
+/// performs it), a response that is an event stream is read until it ends or, once
+/// `answered()`, as far as it has come (its end, as a rule); then the [`Rest`] is returned,
+/// to be read on another thread: the caller never waits for a stream the server keeps open.
 pub(crate) fn exchange(
     connector: &Connector,
     stream: StreamId,
@@ -229,56 +226,43 @@ pub(crate) fn exchange(
     emit: &mut Emit<'_>,
     answered: Answered<'_>,
 ) -> Option<Rest> {
-    let mut fail = |failure| {
-        if !abort.is_aborted() {
-            emit_one(emit, stream, OwnedEvent::Failed(failure));
-        }
-    };
     let target = match Target::from_uri(&request.uri) {
         Ok(target) => target,
-        Err(why) => {
-            fail(TransportFailure::Other(why));
-            return None;
-        }
+        Err(why) => return fail(emit, abort, stream, TransportFailure::Other(why)),
     };
     let pooled =
         lock(&connector.pool).checkout(Instant::now(), &target, |c| zest_net::is_open(c.io.tcp()));
     let reused = pooled.is_some();
-    let conn = match pooled {
-        Some(conn) => conn,
-        None => match connector.connect(&target) {
-            Ok(conn) => conn,
-            Err(failure) => {
-                fail(failure);
-                return None;
-            }
-        },
+    let conn = match pooled.map_or_else(|| connector.connect(&target), Ok) {
+        Ok(conn) => conn,
+        Err(failure) => return fail(emit, abort, stream, failure),
     };
-    let retry = reused.then(|| request.clone());
-    let try_on = |conn, request, emit: &mut Emit<'_>, reused| {
-        run(conn, stream, request, abort, emit, reused, answered)
-    };
-    let conn = match try_on(conn, request, emit, retry.is_some()) {
-        Ran::Done(conn) => conn,
+    let mut ran = run(conn, stream, request, abort, emit, reused, answered);
+    if let Ran::Stale(request) = ran {
+        ran = match connector.connect(&target) {
+            Ok(conn) => run(conn, stream, *request, abort, emit, false, answered),
+            Err(failure) => return fail(emit, abort, stream, failure),
+        };
+    }
+    match ran {
+        Ran::Done(conn) => checkin(connector, target, conn),
         Ran::Streaming(conn) => return Some(Rest { conn, target }),
-        Ran::Stale => {
-            let request = retry?;
-            match connector.connect(&target) {
-                Ok(conn) => match try_on(conn, request, emit, false) {
-                    Ran::Done(conn) => conn,
-                    Ran::Streaming(conn) => return Some(Rest { conn, target }),
-                    Ran::Stale => None,
-                },
-                Err(failure) => {
-                    if !abort.is_aborted() {
-                        emit_one(emit, stream, OwnedEvent::Failed(failure));
-                    }
-                    return None;
-                }
-            }
-        }
-    };
-    checkin(connector, target, conn);
+        // A fresh connection is never stale; should it be, the exchange is dropped.
+        Ran::Stale(_) => {}
+    }
+    None
+}
+
+/// Reports that exchange `stream` failed, unless it was cut.
+fn fail(
+    emit: &mut Emit<'_>,
+    abort: &AbortCell,
+    stream: StreamId,
+    failure: TransportFailure,
+) -> Option<Rest> {
+    if !abort.is_aborted() {
+        emit_one(emit, stream, OwnedEvent::Failed(failure));
+    }
     None
 }
 
@@ -293,7 +277,7 @@ impl Rest {
     /// Reads and reports the rest of the response until it ends.
     pub(crate) fn finish(self, connector: &Connector, abort: &AbortCell, emit: &mut Emit<'_>) {
         let Self { mut conn, target } = self;
-        let ended = pump(&mut conn, abort, emit, Attempt::new(false), None);
+        let ended = pump(&mut conn, abort, emit, None);
         let conn = reusable(*conn, abort, ended);
         checkin(connector, target, conn);
     }
@@ -313,8 +297,8 @@ enum Ran {
     Done(Option<Box<Conn>>),
     /// The response is an event stream that outlived its caller's answer (see [`Rest`]).
     Streaming(Box<Conn>),
-    /// The reused connection was stale (see [`Attempt`]): nothing reported.
-    Stale,
+    /// The reused connection was stale: nothing reported; send this again elsewhere.
+    Stale(Box<HttpRequest>),
 }
 
 /// How [`pump`] ended.
@@ -324,11 +308,11 @@ enum Ended {
     /// The response is an event stream that outlived its caller's answer.
     Streaming,
     /// The reused connection was stale: nothing reported.
-    Stale,
+    Stale(Box<HttpRequest>),
 }
 
-/// Sends `request` on `conn` and forwards the response until it ends (or, with `answered`,
-/// until an event stream outlives the caller's answer).
+/// Sends `request` on `conn` (taken from the pool when `reused`) and forwards the response
+/// until it ends (or, with `answered`, until an event stream outlives the caller's answer).
 fn run(
     mut conn: Conn,
     stream: StreamId,
@@ -341,16 +325,22 @@ fn run(
     if !abort.attach(conn.cut.as_ref()) {
         return Ran::Done(None);
     }
-    if let Err(failure) = conn.http.send(Instant::now(), stream, request) {
+    let now = Instant::now();
+    let sent = if reused {
+        conn.http.send_reused(now, stream, request)
+    } else {
+        conn.http.send(now, stream, request)
+    };
+    if let Err(failure) = sent {
         emit_one(emit, stream, OwnedEvent::Failed(failure));
         abort.detach();
         return Ran::Done(None);
     }
-    match pump(&mut conn, abort, emit, Attempt::new(reused), answered) {
+    match pump(&mut conn, abort, emit, answered) {
         Ended::Streaming => Ran::Streaming(Box::new(conn)),
-        Ended::Stale => {
+        Ended::Stale(request) => {
             abort.detach();
-            Ran::Stale
+            Ran::Stale(request)
         }
         ended => Ran::Done(reusable(conn, abort, ended)),
     }
@@ -368,13 +358,7 @@ fn reusable(conn: Conn, abort: &AbortCell, ended: Ended) -> Option<Box<Conn>> {
 
 /// The exchange's loop: writes what the request still has to send, reads and reports the
 /// response (see [`exchange`] for `answered`).
-fn pump(
-    conn: &mut Conn,
-    abort: &AbortCell,
-    emit: &mut Emit<'_>,
-    mut attempt: Attempt,
-    answered: Answered<'_>,
-) -> Ended {
+fn pump(conn: &mut Conn, abort: &AbortCell, emit: &mut Emit<'_>, answered: Answered<'_>) -> Ended {
     let mut streaming = false;
     let mut batch = (StreamId::STDIO, Vec::new());
     loop {
@@ -386,17 +370,17 @@ fn pump(
                 http1::Transmit::Close => conn.io.tcp().shutdown(Shutdown::Write),
             };
             if let Err(e) = written {
-                if attempt.write_failed() {
-                    return Ended::Stale;
-                }
                 conn.http.handle_write_failed(TransportFailure::Reset(e.to_string()));
             }
+        }
+        if let Some((_, request)) = conn.http.take_stale() {
+            return Ended::Stale(Box::new(request));
         }
         // What one read brought is reported at once: one turn of the session, not one each.
         let mut last = false;
         while !last {
             let Some((s, event)) = conn.http.poll_event() else { break };
-            last = attempt.event(&event) == AttemptStep::Last;
+            last = matches!(event, OwnedEvent::End | OwnedEvent::Failed(_));
             streaming |= is_event_stream(&event);
             if batch.0 != s && !batch.1.is_empty() && !emit(batch.0, &mut batch.1) {
                 return Ended::Done(false);

@@ -21,8 +21,9 @@
 //! ([`ClientConn::handle_write_failed`]); [`ClientConn::take_stale`] then hands it back and
 //! the runtime sends it once more on a new connection (with [`ClientConn::send`]). A
 //! request written in full whose connection then closes before the answer is never sent
-//! again (the server may have run it): its exchange fails. (zest-blocking drives the same
-//! decision through [`Attempt`], for a runtime that owns each exchange on a thread.)
+//! again (the server may have run it): its exchange fails. zest-blocking, which performs
+//! each exchange on a thread rather than through [`exchange`], keeps the same rule by the
+//! same calls.
 //!
 //! An async runtime writes none of this: [`exchange`] performs one exchange over the
 //! runtime's [`Dialer`] (how to open a socket, read it with a deadline, and its clock).
@@ -269,51 +270,6 @@ impl ClientConn {
                 }
             };
             self.events.push_back((stream, event));
-        }
-    }
-}
-
-/// One try of an exchange, on a connection from the [`Pool`] or a new one: decides when a
-/// reused connection turned out stale, that is, writing the request failed before anything
-/// was read back (the server closed the connection while it sat idle, so it did not read
-/// the request whole). The runtime then reports nothing of that try and sends the request
-/// again, once, on a new connection (`Attempt::new(false)`, which is never stale). Once the
-/// request is written, every event is reported: a request the server may have read is never
-/// sent twice.
-#[derive(Debug)]
-pub struct Attempt {
-    reused: bool,
-    answered: bool,
-}
-
-/// What to do with one event of an [`Attempt`].
-#[derive(Debug, PartialEq, Eq)]
-#[must_use]
-pub enum AttemptStep {
-    /// Report it on the exchange's stream; more follow.
-    Forward,
-    /// Report it; the exchange is over (`End` or `Failed`).
-    Last,
-}
-
-impl Attempt {
-    /// A try on a pooled connection (`reused`) or a freshly opened one.
-    pub fn new(reused: bool) -> Self {
-        Self { reused, answered: false }
-    }
-
-    /// Writing the request failed: true when the try is stale (retry, report nothing);
-    /// otherwise the failure goes to [`ClientConn::handle_write_failed`] and is reported.
-    pub fn write_failed(&self) -> bool {
-        self.reused && !self.answered
-    }
-
-    /// What to do with the next event of [`ClientConn::poll_event`].
-    pub fn event(&mut self, event: &OwnedEvent) -> AttemptStep {
-        self.answered = true;
-        match event {
-            OwnedEvent::End | OwnedEvent::Failed(_) => AttemptStep::Last,
-            _ => AttemptStep::Forward,
         }
     }
 }

@@ -171,30 +171,6 @@ fn an_endpoint_checks_its_url_and_headers_and_hides_its_token() {
 }
 
 #[test]
-fn a_reused_connection_is_stale_only_while_its_request_is_being_written() {
-    let reset = || OwnedEvent::Failed(TransportFailure::Reset("closed".into()));
-    // A pooled connection whose write failed before anything came back: stale, retried.
-    let stale = Attempt::new(true);
-    assert!(stale.write_failed());
-    // Written, then reset before any answer: the server may have read it; reported, last.
-    let mut written = Attempt::new(true);
-    assert_eq!(written.event(&reset()), AttemptStep::Last);
-    assert!(!written.write_failed());
-    // Once a head came back, a reset is the answer's failure, reported once and last.
-    let mut answered = Attempt::new(true);
-    let head = OwnedEvent::Head(Box::new(ResponseHead {
-        status: StatusCode::OK,
-        headers: HeaderMap::new(),
-    }));
-    assert_eq!(answered.event(&head), AttemptStep::Forward);
-    assert!(!answered.write_failed());
-    assert_eq!(answered.event(&reset()), AttemptStep::Last);
-    // A new connection is never stale.
-    assert!(!Attempt::new(false).write_failed());
-    assert_eq!(Attempt::new(true).event(&OwnedEvent::End), AttemptStep::Last);
-}
-
-#[test]
 fn an_idle_connection_is_open_only_when_a_peek_finds_nothing_to_read() {
     use std::io::{Error, ErrorKind};
     assert!(still_open(Err(Error::from(ErrorKind::WouldBlock))));
