@@ -38,6 +38,11 @@ impl FixtureProcess {
         });
         Self { child, url }
     }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for FixtureProcess {

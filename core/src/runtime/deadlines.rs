@@ -1,6 +1,7 @@
 //! The deadlines of the runtime contract (docs/runtime-contract.md), defined once so every
 //! runtime waits exactly as long as the others.
 
+use std::io;
 use std::time::Duration;
 
 /// How long a server session's last frames may take to reach its client once the session
@@ -25,3 +26,44 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// a child's shutdown (stdin closed, then SIGTERM, then SIGKILL) waits this long, and after
 /// writing to its stdin failed, its stdout may still deliver answers for this long.
 pub const DEFAULT_GRACE: Duration = crate::stdio::StdioCommand::DEFAULT_GRACE;
+
+/// How long an HTTP server stops accepting after `accept` failed for want of resources (out
+/// of file descriptors, kernel buffers or memory). The connection waiting in the backlog
+/// keeps the listener readable, so accepting again at once would spin a core until a
+/// descriptor is free; it is accepted after the pause instead.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// What an HTTP server does after `accept` failed with `error`: `None` to go on at once (the
+/// failure was one connection's own: reset or aborted before it was accepted, or an
+/// interrupted call), or how long to stop accepting ([`ACCEPT_PAUSE`]).
+pub fn accept_pause(error: &io::Error) -> Option<Duration> {
+    use io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted, WouldBlock};
+    match error.kind() {
+        ConnectionAborted | ConnectionReset | Interrupted | WouldBlock => None,
+        _ => Some(ACCEPT_PAUSE),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_failure_of_the_server_itself_pauses_accepting() {
+        let pause = |e: io::Error| accept_pause(&e);
+        // EMFILE, ENFILE, ENOMEM: the server is short of something.
+        #[cfg(unix)]
+        for errno in [24, 23, 12] {
+            assert_eq!(pause(io::Error::from_raw_os_error(errno)), Some(ACCEPT_PAUSE), "{errno}");
+        }
+        assert_eq!(pause(io::ErrorKind::OutOfMemory.into()), Some(ACCEPT_PAUSE));
+        for kind in [
+            io::ErrorKind::ConnectionAborted,
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::Interrupted,
+            io::ErrorKind::WouldBlock,
+        ] {
+            assert_eq!(pause(kind.into()), None, "{kind:?}");
+        }
+    }
+}

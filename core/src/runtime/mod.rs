@@ -80,7 +80,8 @@ pub use client_loop::{ClientHost, ClientLoop};
 pub use connect::ConnectError;
 pub use context::{CancelFlag, Keyed, Link, PeerCall, Report, RequestContext};
 pub use deadlines::{
-    BACKLOG_STALL, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE, FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE,
+    accept_pause, ACCEPT_PAUSE, BACKLOG_STALL, DEFAULT_GRACE, DEFAULT_SHUTDOWN_GRACE,
+    FINAL_FLUSH_LIMIT, HTTP_CLOSE_GRACE,
 };
 pub use driven::{Background, Driven, POLLS_PER_TURN};
 pub use exchanges::{ExchangeEvents, Exchanges};

@@ -33,13 +33,15 @@ pub(super) enum Ready {
 mod imp {
     use std::collections::{BTreeSet, HashMap};
     use std::io;
-    use std::net::{TcpListener, TcpStream};
+    use std::net::TcpStream;
     use std::sync::Mutex;
     use std::time::{Duration, Instant};
 
     use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
     use rustix::event::{eventfd, EventfdFlags, Timespec};
     use rustix::fd::OwnedFd;
+
+    use zest_core::runtime::accept_pause;
 
     use super::{Listener, Ready, ToConn};
     use crate::link::lock;
@@ -84,6 +86,8 @@ mod imp {
         deadlines: BTreeSet<(Instant, u64)>,
         /// While a thread waits: when it wakes by itself (`Some(None)`: never).
         waiting: Option<Option<Instant>>,
+        /// While accepting pauses ([`accept_pause`]): when the listener goes back in the set.
+        listener_back: Option<Instant>,
     }
 
     impl Parked {
@@ -103,8 +107,7 @@ mod imp {
             let epoll = epoll::create(CreateFlags::CLOEXEC)?;
             if let Some(socket) = &*lock(listener) {
                 socket.set_nonblocking(true)?;
-                let flags = EventFlags::IN | EventFlags::EXCLUSIVE;
-                epoll::add(&epoll, socket, EventData::new_u64(LISTENER), flags)?;
+                epoll::add(&epoll, socket, EventData::new_u64(LISTENER), shared())?;
             }
             let closed = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
             epoll::add(&epoll, &closed, EventData::new_u64(CLOSED), EventFlags::IN)?;
@@ -161,9 +164,11 @@ mod imp {
         /// Waits for the listener, a parked connection or the first deadline, and gives what
         /// is ready: every connection the listener has, then the connections taken out.
         pub(in super::super) fn wait(&self, events: &mut Events, ready: &mut Vec<Ready>) {
+            self.listener_back();
             let first = {
                 let mut parked = lock(&self.parked);
                 let first = parked.deadlines.first().map(|(at, _)| *at);
+                let first = first.into_iter().chain(parked.listener_back).min();
                 parked.waiting = Some(first);
                 first
             };
@@ -207,12 +212,38 @@ mod imp {
 
         fn accept_all(&self, ready: &mut Vec<Ready>) {
             let listener = lock(&self.listener);
-            // Out of descriptors, or a connection reset before accept: the listener stays
-            // readable, and the next wait tries again.
-            while let Some(Ok((socket, _))) = listener.as_ref().map(TcpListener::accept) {
-                ready.push(Ready::Accepted(socket));
+            let Some(listener) = listener.as_ref() else { return };
+            let error = loop {
+                match listener.accept() {
+                    Ok((socket, _)) => ready.push(Ready::Accepted(socket)),
+                    Err(e) => break e,
+                }
+            };
+            // Out of descriptors: the backlog keeps the listener readable, so it leaves the
+            // set for the pause. Otherwise (none left, or one reset) the next wait goes on.
+            if let Some(pause) = accept_pause(&error) {
+                if epoll::delete(&self.epoll, listener).is_ok() {
+                    lock(&self.parked).listener_back = Some(Instant::now() + pause);
+                }
             }
         }
+
+        /// Puts the listener back in the set once its pause is over.
+        fn listener_back(&self) {
+            let listener = lock(&self.listener);
+            let mut parked = lock(&self.parked);
+            if parked.listener_back.is_some_and(|at| at <= Instant::now()) {
+                parked.listener_back = None;
+                if let Some(socket) = listener.as_ref() {
+                    let _ = epoll::add(&self.epoll, socket, EventData::new_u64(LISTENER), shared());
+                }
+            }
+        }
+    }
+
+    /// The listener's flags: a new connection wakes one waiting thread of all the sets.
+    fn shared() -> EventFlags {
+        EventFlags::IN | EventFlags::EXCLUSIVE
     }
 
     fn readable() -> EventFlags {
@@ -274,8 +305,16 @@ mod imp {
         /// Accepts one connection (blocking): only one thread polls here, and it is never
         /// handed on (nothing parks, so the polling thread serves nothing).
         pub(in super::super) fn wait(&self, _events: &mut Events, ready: &mut Vec<Ready>) {
-            if let Some(Ok((socket, _))) = lock(&self.listener).as_ref().map(TcpListener::accept) {
-                ready.push(Ready::Accepted(socket));
+            let accepted = lock(&self.listener).as_ref().map(TcpListener::accept);
+            match accepted {
+                Some(Ok((socket, _))) => ready.push(Ready::Accepted(socket)),
+                // Out of descriptors: a pause, not a spin.
+                Some(Err(e)) => {
+                    if let Some(pause) = zest_core::runtime::accept_pause(&e) {
+                        std::thread::sleep(pause);
+                    }
+                }
+                None => {}
             }
         }
     }

@@ -17,6 +17,7 @@ use smol::net::{AsyncToSocketAddrs, TcpListener};
 use smol::{Task, Timer};
 use zest_core::http::server::Router;
 use zest_core::http1;
+use zest_core::runtime::accept_pause;
 pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
@@ -201,24 +202,24 @@ async fn run(
             })
             .await;
         match wake {
-            // Out of descriptors, or a connection reset before accept: go on.
-            Wake::Accepted(Err(_)) => {}
+            // Out of descriptors: a pause (the backlog keeps the listener readable).
+            Wake::Accepted(Err(e)) => {
+                if let Some(pause) = accept_pause(&e) {
+                    Timer::after(pause).await;
+                }
+            }
             Wake::Accepted(Ok(socket)) => {
                 let (n, done) = (next, finished_tx.clone());
                 next += 1;
                 let serve =
                     conn::serve(hub.clone(), socket, config.clone(), ids.clone(), stop.clone());
-                conns.insert(
-                    n,
-                    smol::spawn(async move {
-                        serve.await;
-                        let _ = done.try_send(n);
-                    }),
-                );
+                let task = smol::spawn(async move {
+                    serve.await;
+                    let _ = done.try_send(n);
+                });
+                conns.insert(n, task);
             }
-            Wake::Finished(n) => {
-                conns.remove(&n);
-            }
+            Wake::Finished(n) => drop(conns.remove(&n)),
             Wake::Stop => break,
         }
     }

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use zest_core::http::server::Router;
 use zest_core::http1;
+use zest_core::runtime::accept_pause;
 pub use zest_core::runtime::http_server::ServerStats;
 use zest_core::runtime::http_server::{StreamIds, LISTEN_BACKLOG};
 use zest_core::server::{ListKind, ServerConfig};
@@ -173,17 +174,21 @@ async fn run(
     let mut conns = JoinSet::new();
     let conn_stop = stop.clone();
     loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((socket, _)) = accepted else {
-                    // Out of descriptors, or a connection reset before accept: go on.
-                    continue;
-                };
-                let task = conn::serve(hub.clone(), socket, config.clone(), ids.clone(), conn_stop.clone());
-                conns.spawn(task);
-            }
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        let pause = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => {
+                    let stop = conn_stop.clone();
+                    conns.spawn(conn::serve(hub.clone(), socket, config.clone(), ids.clone(), stop));
+                    None
+                }
+                // Out of descriptors: a pause (the backlog keeps the listener readable).
+                Err(e) => accept_pause(&e),
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => None,
             _ = stop.wait_for(|s| *s) => break,
+        };
+        if let Some(pause) = pause {
+            tokio::time::sleep(pause).await;
         }
     }
     drop(listener);
