@@ -2,7 +2,8 @@
 //! the OS or links a TLS stack: the HTTP server settings with their session-id seed from OS
 //! entropy ([`HttpConfig`]), the TLS client settings of an endpoint ([`tls_client_config`]),
 //! the peek that tells whether an idle pooled socket is still open ([`is_open`]), and the
-//! sealing of 2026-07-28 `requestState` a server needs ([`with_request_state`]).
+//! sealing of 2026-07-28 `requestState` a server needs ([`with_request_state`]), and the
+//! child process a stdio client starts ([`child_command`]).
 //!
 //! zest-tokio, zest-smol and zest-blocking re-export these under their own names; an
 //! application uses them from its runtime crate.
@@ -21,6 +22,8 @@ pub use jwks::{jwt_validator, principal as jwt_principal};
 
 use std::io;
 use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt as _;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -33,6 +36,7 @@ use zest_core::io::TransportFailure;
 use zest_core::runtime::http_client::{still_open, HttpEndpoint, Target};
 use zest_core::runtime::{ConnectError, DEFAULT_SHUTDOWN_GRACE};
 use zest_core::server::{RequestStateConfig, RequestStateKey, ServerConfig};
+use zest_core::stdio::StdioCommand;
 
 /// How an HTTP server serves, besides the MCP `ServerConfig`: the router's settings
 /// (endpoint paths, allowed hosts and origins, limits, JSON or stateless modes) and the
@@ -177,6 +181,26 @@ pub fn widen_pipe(pipe: impl AsFd) {
     let _ = pipe;
 }
 
+/// The child process a stdio client starts for `command`: its program and arguments, its
+/// environment changes and working directory, stdin, stdout and stderr piped, in a process
+/// group of its own (the client signals the group at shutdown, so the server's own children
+/// end with it). Each runtime spawns it with its own process type.
+pub fn child_command(command: &StdioCommand) -> Command {
+    let mut child = Command::new(command.program());
+    child.args(command.arguments());
+    for (key, value) in command.env_changes() {
+        match value {
+            Some(v) => child.env(key, v),
+            None => child.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.working_dir() {
+        child.current_dir(dir);
+    }
+    child.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    child
+}
+
 /// [`widen_pipe`] on this process's stdin and stdout, for a server on stdio: its client's
 /// pipes are widened whichever SDK spawned it.
 pub fn widen_stdio() {
@@ -238,5 +262,24 @@ mod tests {
         let (a, b) = (HttpConfig::new(), HttpConfig::new());
         assert_ne!(a.router.rng_seed, b.router.rng_seed);
         assert_eq!(a.connection().max_body_bytes, Some(a.router.max_body as u64));
+    }
+
+    #[test]
+    fn a_stdio_child_gets_its_command_piped_stdio_and_a_process_group_of_its_own() {
+        let script = r#"read -r line; read -r _ _ _ _ group _ < /proc/$$/stat
+            echo "$0|$1|$line|$ZEST_X|${CARGO_PKG_NAME-unset}|$(pwd)|$group""#;
+        let command = StdioCommand::new("sh")
+            .args(["-c", script, "zero", "one"])
+            .env("ZEST_X", "x y")
+            .env_remove("CARGO_PKG_NAME")
+            .current_dir("/");
+        assert!(std::env::var_os("CARGO_PKG_NAME").is_some(), "cargo test sets it");
+        let mut child = child_command(&command).spawn().expect("sh");
+        child.stdin.take().expect("piped").write_all(b"hello\n").expect("written");
+        let pid = child.id();
+        let out = child.wait_with_output().expect("sh ends");
+        let said = String::from_utf8(out.stdout).expect("UTF-8");
+        // The child leads a group of its own: the client signals that group at shutdown.
+        assert_eq!(said.trim(), format!("zero|one|hello|x y|unset|/|{pid}"));
     }
 }

@@ -10,9 +10,6 @@ use rustix::process::{kill_process_group, Pid, Signal};
 
 use zest_core::io::{StreamEvent, TransportFailure};
 
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-
 use crate::link;
 use zest_core::stdio::{StderrFn, StdioCommand};
 
@@ -25,23 +22,8 @@ pub(crate) struct Spawned {
 }
 
 pub(crate) fn spawn(command: &StdioCommand) -> io::Result<Spawned> {
-    let mut cmd = Command::new(command.program());
-    cmd.args(command.arguments())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    for (key, value) in command.env_changes() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
-    if let Some(dir) = command.working_dir() {
-        cmd.current_dir(dir);
-    }
-    let mut child = cmd.spawn()?;
-    // Invariant: all three were set to `Stdio::piped()` just above.
+    let mut child = zest_net::child_command(command).spawn()?;
+    // Invariant: `child_command` pipes all three.
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");

@@ -9,7 +9,6 @@
 use std::future::Future;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt as _;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
@@ -43,18 +42,8 @@ pub(crate) struct Supervisor {
 /// Starts `cmd` with piped stdio in a new process group; stderr lines go to its callback.
 pub(crate) fn spawn(mut cmd: StdioCommand) -> io::Result<Spawned> {
     let program = cmd.program_name();
-    let mut std_cmd = std::process::Command::new(cmd.program());
-    std_cmd.args(cmd.arguments()).process_group(0);
-    for (key, value) in cmd.env_changes() {
-        match value {
-            Some(v) => std_cmd.env(key, v),
-            None => std_cmd.env_remove(key),
-        };
-    }
-    if let Some(dir) = cmd.working_dir() {
-        std_cmd.current_dir(dir);
-    }
-    let mut child = smol::process::Command::from(std_cmd)
+    // async-process keeps its own record of the pipes asked for: they are asked again.
+    let mut child = smol::process::Command::from(zest_net::child_command(&cmd))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,7 +4,7 @@
 
 use std::io;
 use std::panic::AssertUnwindSafe;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use rustix::process::{kill_process_group, Pid, Signal};
@@ -39,22 +39,8 @@ pub(crate) struct Pipes {
 /// command's callback from a task of their own.
 pub(crate) fn spawn(mut command: StdioCommand) -> Result<(Child, Pipes), ConnectError> {
     let program = command.program_name();
-    let mut cmd = Command::new(command.program());
-    cmd.args(command.arguments())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(false);
-    for (key, value) in command.env_changes() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
-    if let Some(dir) = command.working_dir() {
-        cmd.current_dir(dir);
-    }
+    let mut cmd = Command::from(zest_net::child_command(&command));
+    cmd.kill_on_drop(false);
     let mut child = cmd.spawn().map_err(|e| ConnectError::spawn(program.clone(), &e))?;
     let taken = (child.id(), child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(id), Some(stdin), Some(stdout), Some(stderr)) = taken else {
