@@ -27,6 +27,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rustix::fs::{fstat, FileType};
 use rustix::net::RecvFlags;
 use rustls::pki_types::{CertificateDer, ServerName};
 use zest_core::http::client::HttpClientConfig;
@@ -206,6 +207,37 @@ pub fn child_command(command: &StdioCommand) -> Command {
 pub fn widen_stdio() {
     widen_pipe(io::stdin());
     widen_pipe(io::stdout());
+}
+
+/// Which of this process's stdin and stdout are pipes of its own, which an async runtime
+/// may drive with its reactor in non-blocking mode (a server spawned by its client has two).
+/// Stdout is not when stderr is the same pipe (`2>&1`): non-blocking mode belongs to the
+/// pipe, so log writes to stderr would fail with `WouldBlock`. Terminals and files are not
+/// either: other programs may share them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnPipes {
+    /// Stdin is a pipe.
+    pub stdin: bool,
+    /// Stdout is a pipe, and stderr is not the same one.
+    pub stdout: bool,
+}
+
+/// [`OwnPipes`] of this process, after [`widen_stdio`].
+pub fn own_stdio_pipes() -> OwnPipes {
+    widen_stdio();
+    let stdout = is_pipe(io::stdout()) && !same_file(io::stdout(), io::stderr());
+    OwnPipes { stdin: is_pipe(io::stdin()), stdout }
+}
+
+fn is_pipe(fd: impl AsFd) -> bool {
+    fstat(fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Fifo)
+}
+
+fn same_file(a: impl AsFd, b: impl AsFd) -> bool {
+    match (fstat(a), fstat(b)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
 }
 
 /// Whether an idle pooled socket is still open: a peek that does not wait

@@ -12,7 +12,7 @@
 use std::io::{self, Write as _};
 use std::os::fd::{AsFd, BorrowedFd};
 
-use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType, OFlags};
+use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::Unblock;
 
@@ -37,17 +37,16 @@ pub(crate) struct Restore {
 /// docs). Whatever std's stdout still buffers is flushed first, so it precedes our frames.
 pub(crate) fn open() -> (Reader, Writer, Restore) {
     let _ = io::stdout().flush();
-    zest_net::widen_stdio();
+    let own = zest_net::own_stdio_pipes();
     let mut restore = Restore { stdin: false, stdout: false };
-    let reader: Reader = match is_fifo(io::stdin().as_fd()).then(|| reactor(io::stdin().as_fd())) {
+    let reader: Reader = match own.stdin.then(|| reactor(io::stdin().as_fd())) {
         Some(Some((pipe, switched))) => {
             restore.stdin = switched;
             Box::new(pipe)
         }
         _ => Box::new(Unblock::with_capacity(FALLBACK_BUFFER, io::stdin())),
     };
-    let own_pipe = is_fifo(io::stdout().as_fd()) && !same_file(io::stdout(), io::stderr());
-    let writer: Writer = match own_pipe.then(|| reactor(io::stdout().as_fd())) {
+    let writer: Writer = match own.stdout.then(|| reactor(io::stdout().as_fd())) {
         Some(Some((pipe, switched))) => {
             restore.stdout = switched;
             Box::new(pipe)
@@ -88,16 +87,5 @@ fn reactor(fd: BorrowedFd<'_>) -> Option<(Pipe, bool)> {
 fn set_blocking(fd: BorrowedFd<'_>) {
     if let Ok(flags) = fcntl_getfl(fd) {
         let _ = fcntl_setfl(fd, flags - OFlags::NONBLOCK);
-    }
-}
-
-fn is_fifo(fd: BorrowedFd<'_>) -> bool {
-    fstat(fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Fifo)
-}
-
-fn same_file(a: impl AsFd, b: impl AsFd) -> bool {
-    match (fstat(a), fstat(b)) {
-        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-        _ => false,
     }
 }

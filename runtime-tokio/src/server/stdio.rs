@@ -7,9 +7,8 @@
 //! stdio. Non-blocking mode is switched off again once the session is over.
 
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 
-use rustix::fs::{fstat, FileType};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
@@ -26,17 +25,16 @@ pub(super) struct Restore {
 
 /// Opens stdin and stdout. Must be called within a runtime with IO enabled.
 pub(super) fn open() -> (Reader, Writer, Restore) {
-    zest_net::widen_stdio();
+    let own = zest_net::own_stdio_pipes();
     let mut restore = Restore { stdin: false, stdout: false };
-    let reader: Reader = match is_fifo(io::stdin().as_fd()).then(receiver).flatten() {
+    let reader: Reader = match own.stdin.then(receiver).flatten() {
         Some(rx) => {
             restore.stdin = true;
             Box::new(rx)
         }
         None => Box::new(tokio::io::stdin()),
     };
-    let own_pipe = is_fifo(io::stdout().as_fd()) && !same_file(io::stdout(), io::stderr());
-    let writer: Writer = match own_pipe.then(sender).flatten() {
+    let writer: Writer = match own.stdout.then(sender).flatten() {
         Some(tx) => {
             restore.stdout = true;
             Box::new(tx)
@@ -66,15 +64,4 @@ fn receiver() -> Option<pipe::Receiver> {
 fn sender() -> Option<pipe::Sender> {
     let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
     pipe::Sender::from_owned_fd(fd).ok()
-}
-
-fn is_fifo(fd: BorrowedFd<'_>) -> bool {
-    fstat(fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Fifo)
-}
-
-fn same_file(a: impl AsFd, b: impl AsFd) -> bool {
-    match (fstat(a), fstat(b)) {
-        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-        _ => false,
-    }
 }
