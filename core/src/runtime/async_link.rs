@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::http_server::{Hub, HubHost, HubLink, HubSink};
+use super::http_server::{Hub, HubHost, HubLink, HubSink, Start};
 use super::{Link, OneshotSender, Outcome, PeerCall, Report, RequestContext, StdioLink};
 use crate::api::CallError;
 use crate::error::UsageError;
@@ -97,6 +97,31 @@ where
     pub fn stdio(link: StdioLink<H::Handler>) -> Self {
         let server = ServerHandle::new(Arc::new(link.clone()));
         Self { session: Arc::new(link), server }
+    }
+}
+
+impl<H> Hub<H>
+where
+    H: HubHost<
+        Handler = AsyncHandler<RequestContext<AsyncLink<H>>>,
+        Reply = OneshotSender<Outcome>,
+    >,
+{
+    /// [`Hub::start_async`] of every call the router asked for, each handler's context a
+    /// [`RequestContext`] over an [`AsyncLink::http`] (the [`HubHost::start`] of every async
+    /// runtime); `spawn` makes the task of a handler not done at once.
+    pub fn start_all_async(
+        self: &Arc<Self>,
+        starts: Vec<Start<H::Handler>>,
+        spawn: impl Fn(BoxFuture<'static, ()>) -> H::Task,
+    ) {
+        for start in starts {
+            let make = |(id, cancelled, session, link)| {
+                RequestContext::new(id, cancelled, AsyncLink::http(link, self))
+                    .with_session(session)
+            };
+            self.start_async(start, make, &spawn);
+        }
     }
 }
 

@@ -13,9 +13,9 @@ use smol::channel::{self, Receiver, Sender};
 use smol::Task;
 use zest_core::io::Transmit;
 use zest_core::runtime::http_server::{self, HubHost, Start};
-use zest_core::runtime::{AsyncLink, Inbox, OneshotSender, Outcome};
+use zest_core::runtime::{Inbox, OneshotSender, Outcome};
 
-use crate::server::{Handler, RequestContext};
+use crate::server::Handler;
 
 /// The shared server state.
 pub(crate) type Hub = http_server::Hub<SmolHub>;
@@ -67,16 +67,7 @@ impl HubHost for SmolHub {
     }
 
     fn start(hub: &Arc<Hub>, starts: Vec<Start<Handler>>) {
-        for start in starts {
-            hub.start_async(
-                start,
-                |(id, cancelled, session, link)| {
-                    let link = AsyncLink::http(link, hub);
-                    RequestContext::new(id, cancelled, link).with_session(session)
-                },
-                smol::spawn,
-            );
-        }
+        hub.start_all_async(starts, smol::spawn);
     }
 
     fn stop(&self, tasks: Vec<Task<()>>) {

@@ -14,9 +14,9 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use zest_core::io::Transmit;
 use zest_core::runtime::http_server::{self, HubHost, Start};
-use zest_core::runtime::{AsyncLink, Inbox, OneshotSender, Outcome};
+use zest_core::runtime::{Inbox, OneshotSender, Outcome};
 
-use crate::server::{Handler, RequestContext};
+use crate::server::Handler;
 
 /// The shared server state.
 pub(crate) type Hub = http_server::Hub<TokioHub>;
@@ -47,16 +47,7 @@ impl HubHost for TokioHub {
     }
 
     fn start(hub: &Arc<Hub>, starts: Vec<Start<Handler>>) {
-        for start in starts {
-            hub.start_async(
-                start,
-                |(id, cancelled, session, link)| {
-                    let link = AsyncLink::http(link, hub);
-                    RequestContext::new(id, cancelled, link).with_session(session)
-                },
-                |work| tokio::spawn(work).abort_handle(),
-            );
-        }
+        hub.start_all_async(starts, |work| tokio::spawn(work).abort_handle());
     }
 
     fn stop(&self, tasks: Vec<AbortHandle>) {
