@@ -1,20 +1,30 @@
-//! The fixture server driven by the official TypeScript and Python SDK clients
-//! (tests/peers; install with scripts/install-peers).
+//! Every runtime's fixture server (its `<runtime>_stdio_server` example) driven over stdio by
+//! the official TypeScript and Python SDK clients (tests/peers; install with
+//! scripts/install-peers), and the peer runner's own guard against a chatty child.
 
-mod common;
 #[path = "../../tests/support/peers.rs"]
 mod peers;
+#[path = "../../tests/support/soak.rs"]
+mod soak;
 
 use peers::{drive_fixture, Sdk, Target};
 
-#[test]
-fn typescript_sdk_client_drives_the_fixture() {
-    drive_fixture(Sdk::TypeScript, Target::Stdio(&common::fixture()));
+macro_rules! sdk_drives_fixture {
+    ($($name:ident: $sdk:expr, $runtime:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            drive_fixture($sdk, Target::Stdio(&soak::fixture($runtime)));
+        }
+    )*};
 }
 
-#[test]
-fn python_sdk_client_drives_the_fixture() {
-    drive_fixture(Sdk::Python, Target::Stdio(&common::fixture()));
+sdk_drives_fixture! {
+    typescript_sdk_client_drives_the_tokio_fixture: Sdk::TypeScript, "tokio";
+    typescript_sdk_client_drives_the_smol_fixture: Sdk::TypeScript, "smol";
+    typescript_sdk_client_drives_the_blocking_fixture: Sdk::TypeScript, "blocking";
+    python_sdk_client_drives_the_tokio_fixture: Sdk::Python, "tokio";
+    python_sdk_client_drives_the_smol_fixture: Sdk::Python, "smol";
+    python_sdk_client_drives_the_blocking_fixture: Sdk::Python, "blocking";
 }
 
 /// A child that writes 200 000 bytes to stdout and then 200 000 to stderr before exiting
