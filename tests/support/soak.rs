@@ -191,9 +191,14 @@ impl Soak {
 /// `runtime`'s fixture server (`<runtime>_stdio_server`) in this binary's profile, (re)built
 /// with cargo in that profile first so that figures never come from a stale binary.
 pub(crate) fn fixture(runtime: &str) -> PathBuf {
+    example(runtime, "stdio_server")
+}
+
+/// `runtime`'s example `<runtime>_<kind>` in this binary's profile, (re)built first.
+pub(crate) fn example(runtime: &str, kind: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("this binary");
     let dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<bench>");
-    let name = format!("{runtime}_stdio_server");
+    let name = format!("{runtime}_{kind}");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build.args(["build", "-q", "-p", &format!("zest-{runtime}"), "--example", &name]);
