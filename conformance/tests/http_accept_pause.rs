@@ -17,9 +17,14 @@ use std::time::Duration;
 use fixture_process::FixtureProcess;
 use zest_core::runtime::ACCEPT_PAUSE;
 
-/// Connections left waiting in the listener's backlog (a few may land in gaps below the
-/// limit and be accepted at once; that is fine).
+/// Connections left waiting in the listener's backlog.
 const WAITING: usize = 4;
+
+/// The descriptor numbers `pid` has open.
+fn open_fds(pid: u32) -> Vec<u64> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("/proc/PID/fd");
+    dir.map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap()).collect()
+}
 
 /// Sets the soft limit on `pid`'s open files; returns the old limit.
 fn set_open_files(pid: u32, soft: u64) -> libc::rlimit {
@@ -56,8 +61,10 @@ fn cpu_out_of_descriptors_then_served(runtime: &str) -> f64 {
     let server = FixtureProcess::serve_http(runtime, &[]);
     let pid = server.pid();
     let addr = server.url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
-    let open = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("/proc/PID/fd").count();
-    let old = set_open_files(pid, open as u64);
+    // The limit is on descriptor numbers: at the lowest free one, no descriptor can be had.
+    let open = open_fds(pid);
+    let lowest_free = (0..).find(|n| !open.contains(n)).unwrap();
+    let old = set_open_files(pid, lowest_free);
     let mut waiting: Vec<TcpStream> =
         (0..WAITING).map(|_| TcpStream::connect(&addr).expect("the backlog takes it")).collect();
     // Every accept now fails for want of a descriptor; watch the server for a second.
@@ -65,6 +72,7 @@ fn cpu_out_of_descriptors_then_served(runtime: &str) -> f64 {
     let before = cpu_seconds(pid);
     thread::sleep(Duration::from_secs(1));
     let used = cpu_seconds(pid) - before;
+    assert_eq!(open_fds(pid).len(), open.len(), "{runtime}: nothing was accepted meanwhile");
 
     set_open_files(pid, old.rlim_cur);
     for socket in &mut waiting {

@@ -1,12 +1,13 @@
 //! What every zest runtime's network side shares and zest-core cannot hold, since it reads
 //! the OS or links a TLS stack: the HTTP server settings with their session-id seed from OS
 //! entropy ([`HttpConfig`]), the TLS client settings of an endpoint ([`tls_client_config`]),
-//! the peek that tells whether an idle pooled socket is still open ([`is_open`]), and the
-//! sealing of 2026-07-28 `requestState` a server needs ([`with_request_state`]), and the
-//! child process a stdio client starts ([`child_command`]).
+//! the peek that tells whether an idle pooled socket is still open ([`is_open`]), the
+//! sealing of 2026-07-28 `requestState` a server needs ([`with_request_state`]), the child
+//! process a stdio client starts ([`child_command`]), and which stdio pipes an async
+//! runtime may drive with its reactor ([`own_stdio_pipes`]).
 //!
-//! zest-tokio, zest-smol and zest-blocking re-export these under their own names; an
-//! application uses them from its runtime crate.
+//! zest-tokio, zest-smol and zest-blocking re-export what an application needs under their
+//! own names; the rest serves the runtimes themselves.
 #![forbid(unsafe_code)]
 
 mod browser;
@@ -222,9 +223,8 @@ pub struct OwnPipes {
     pub stdout: bool,
 }
 
-/// [`OwnPipes`] of this process, after [`widen_stdio`].
+/// [`OwnPipes`] of this process.
 pub fn own_stdio_pipes() -> OwnPipes {
-    widen_stdio();
     let stdout = is_pipe(io::stdout()) && !same_file(io::stdout(), io::stderr());
     OwnPipes { stdin: is_pipe(io::stdin()), stdout }
 }
@@ -296,6 +296,7 @@ mod tests {
         assert_eq!(a.connection().max_body_bytes, Some(a.router.max_body as u64));
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_stdio_child_gets_its_command_piped_stdio_and_a_process_group_of_its_own() {
         let script = r#"read -r line; read -r _ _ _ _ group _ < /proc/$$/stat

@@ -37,6 +37,7 @@ pub(crate) struct Restore {
 /// docs). Whatever std's stdout still buffers is flushed first, so it precedes our frames.
 pub(crate) fn open() -> (Reader, Writer, Restore) {
     let _ = io::stdout().flush();
+    zest_net::widen_stdio();
     let own = zest_net::own_stdio_pipes();
     let mut restore = Restore { stdin: false, stdout: false };
     let reader: Reader = match own.stdin.then(|| reactor(io::stdin().as_fd())) {

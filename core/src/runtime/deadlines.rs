@@ -34,12 +34,15 @@ pub const DEFAULT_GRACE: Duration = crate::stdio::StdioCommand::DEFAULT_GRACE;
 pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// What an HTTP server does after `accept` failed with `error`: `None` to go on at once (the
-/// failure was one connection's own: reset or aborted before it was accepted, or an
-/// interrupted call), or how long to stop accepting ([`ACCEPT_PAUSE`]).
+/// failure was one connection's own: reset or aborted before it was accepted, refused by a
+/// firewall, its network gone, or an interrupted call), or how long to stop accepting
+/// ([`ACCEPT_PAUSE`]) after any other failure, a shortage of descriptors, buffers or memory
+/// among them.
 pub fn accept_pause(error: &io::Error) -> Option<Duration> {
-    use io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted, WouldBlock};
+    use io::ErrorKind::*;
     match error.kind() {
-        ConnectionAborted | ConnectionReset | Interrupted | WouldBlock => None,
+        ConnectionAborted | ConnectionReset | Interrupted | WouldBlock | PermissionDenied
+        | NetworkDown | NetworkUnreachable | HostUnreachable => None,
         _ => Some(ACCEPT_PAUSE),
     }
 }
@@ -62,6 +65,10 @@ mod tests {
             io::ErrorKind::ConnectionReset,
             io::ErrorKind::Interrupted,
             io::ErrorKind::WouldBlock,
+            io::ErrorKind::PermissionDenied,
+            io::ErrorKind::NetworkDown,
+            io::ErrorKind::NetworkUnreachable,
+            io::ErrorKind::HostUnreachable,
         ] {
             assert_eq!(pause(kind.into()), None, "{kind:?}");
         }

@@ -239,6 +239,9 @@ pub(crate) fn exchange(
     };
     let mut ran = run(conn, stream, request, abort, emit, reused, answered);
     if let Ran::Stale(request) = ran {
+        if abort.is_aborted() {
+            return None;
+        }
         ran = match connector.connect(&target) {
             Ok(conn) => run(conn, stream, *request, abort, emit, false, answered),
             Err(failure) => return fail(emit, abort, stream, failure),

@@ -41,7 +41,7 @@ mod imp {
     use rustix::event::{eventfd, EventfdFlags, Timespec};
     use rustix::fd::OwnedFd;
 
-    use zest_core::runtime::accept_pause;
+    use zest_core::runtime::{accept_pause, ACCEPT_PAUSE};
 
     use super::{Listener, Ready, ToConn};
     use crate::link::lock;
@@ -228,15 +228,21 @@ mod imp {
             }
         }
 
-        /// Puts the listener back in the set once its pause is over.
+        /// Puts the listener back in the set once its pause is over; should the set refuse
+        /// it (short of memory itself), tries again after another pause.
         fn listener_back(&self) {
+            let due = |parked: &Parked| parked.listener_back.is_some_and(|at| at <= Instant::now());
+            // The shared listener's lock only when a pause is over: not on every wait.
+            if !due(&lock(&self.parked)) {
+                return;
+            }
             let listener = lock(&self.listener);
             let mut parked = lock(&self.parked);
-            if parked.listener_back.is_some_and(|at| at <= Instant::now()) {
-                parked.listener_back = None;
-                if let Some(socket) = listener.as_ref() {
-                    let _ = epoll::add(&self.epoll, socket, EventData::new_u64(LISTENER), shared());
-                }
+            if due(&parked) {
+                let data = EventData::new_u64(LISTENER);
+                let back = |socket| epoll::add(&self.epoll, socket, data, shared());
+                let refused = listener.as_ref().is_some_and(|socket| back(socket).is_err());
+                parked.listener_back = refused.then(|| Instant::now() + ACCEPT_PAUSE);
             }
         }
     }

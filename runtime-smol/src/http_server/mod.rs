@@ -204,8 +204,17 @@ async fn run(
         match wake {
             // Out of descriptors: a pause (the backlog keeps the listener readable).
             Wake::Accepted(Err(e)) => {
-                if let Some(pause) = accept_pause(&e) {
+                let Some(pause) = accept_pause(&e) else { continue };
+                let paused = async {
                     Timer::after(pause).await;
+                    false
+                };
+                let stopped = async {
+                    stopping(&stop).await;
+                    true
+                };
+                if paused.or(stopped).await {
+                    break;
                 }
             }
             Wake::Accepted(Ok(socket)) => {

@@ -188,7 +188,10 @@ async fn run(
             _ = stop.wait_for(|s| *s) => break,
         };
         if let Some(pause) = pause {
-            tokio::time::sleep(pause).await;
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                _ = stop.wait_for(|s| *s) => break,
+            }
         }
     }
     drop(listener);

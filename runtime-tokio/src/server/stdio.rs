@@ -25,6 +25,7 @@ pub(super) struct Restore {
 
 /// Opens stdin and stdout. Must be called within a runtime with IO enabled.
 pub(super) fn open() -> (Reader, Writer, Restore) {
+    zest_net::widen_stdio();
     let own = zest_net::own_stdio_pipes();
     let mut restore = Restore { stdin: false, stdout: false };
     let reader: Reader = match own.stdin.then(receiver).flatten() {
