@@ -1,21 +1,13 @@
-//! HTTP test support: a server with test tools on 127.0.0.1, client options that answer
-//! sampling, and raw HTTP/1.1 exchanges for requests a well-behaved client never sends.
+//! HTTP test support: a server with test tools on 127.0.0.1 and client options that answer
+//! sampling (raw HTTP/1.1 exchanges are `tests/support/load.rs`'s `RawConn`).
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderMap, Method, StatusCode};
 use serde_json::{json, Value};
 use zest_blocking::core::handler::SyncClientHandlers;
-use zest_blocking::core::http1::{self, Config};
-use zest_blocking::core::io::{HttpRequest, StreamId};
 use zest_blocking::core::jsonrpc::{codes, ErrorObject};
-use zest_blocking::core::runtime::http_client::ClientConn;
-use zest_blocking::core::runtime::OwnedEvent;
 use zest_blocking::core::server::ServerConfig;
 use zest_blocking::schema::{
     CallToolParams, CallToolResult, CreateMessageParams, CreateMessageResult, LoggingLevel, Role,
@@ -113,85 +105,4 @@ pub fn server() -> HttpServer {
 pub fn server_with(http: HttpConfig) -> HttpServer {
     let config = ServerConfig::new("zest-http-test", "1.0");
     serve_http_with("127.0.0.1:0", config, http, registry()).expect("bind 127.0.0.1:0")
-}
-
-/// A whole response read raw.
-#[derive(Debug)]
-pub struct Raw {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
-}
-
-impl Raw {
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-}
-
-/// Sends one request on a new connection and reads its response to the end (within 30 s).
-pub fn raw(
-    addr: std::net::SocketAddr,
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Raw {
-    let url = format!("http://{addr}{path}");
-    let mut map = HeaderMap::new();
-    for (name, value) in headers {
-        map.append(
-            http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
-            http::HeaderValue::from_str(value).unwrap(),
-        );
-    }
-    let request = HttpRequest {
-        method,
-        uri: url.parse().unwrap(),
-        headers: map,
-        body: Bytes::copy_from_slice(body),
-    };
-    let mut socket = TcpStream::connect(addr).expect("connect");
-    socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut conn = ClientConn::new(Config::default());
-    conn.send(Instant::now(), StreamId(1), request).unwrap();
-    let mut out =
-        Raw { status: StatusCode::IM_A_TEAPOT, headers: HeaderMap::new(), body: Vec::new() };
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        while let Some(t) = conn.poll_transmit() {
-            match t {
-                http1::Transmit::Write(bytes) => socket.write_all(&bytes).unwrap(),
-                http1::Transmit::Close => {}
-            }
-        }
-        while let Some((_, event)) = conn.poll_event() {
-            match event {
-                OwnedEvent::Head(head) => (out.status, out.headers) = (head.status, head.headers),
-                OwnedEvent::Data(bytes) => out.body.extend_from_slice(&bytes),
-                OwnedEvent::End => return out,
-                OwnedEvent::Failed(f) => panic!("{path}: {f}"),
-                _ => {}
-            }
-        }
-        match socket.read(&mut buf) {
-            Ok(0) => conn.handle_end(),
-            Ok(n) => conn.handle_data(&buf[..n]),
-            Err(e) => panic!("{path}: {e} (no response within 30 s?)"),
-        }
-    }
-}
-
-/// The fields a well-formed Streamable HTTP POST carries.
-pub const POST_HEADERS: &[(&str, &str)] =
-    &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
-
-/// An `initialize` request body.
-pub fn initialize_body() -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "1"}}
-    }))
-    .unwrap()
 }
