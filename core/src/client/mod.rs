@@ -39,7 +39,7 @@ pub use over_http::MAX_EXPIRIES_IN_A_ROW;
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
 use crate::framing::lines::LineViolation;
-use crate::http::client::HttpTransport;
+use crate::http::client::HttpSide;
 use crate::io::{Input, Output, TransportFailure};
 use crate::jsonrpc::{ErrorObject, Message, Notification, RawJson, Request, RequestId};
 use crate::lifecycle::rules::{self, ClientPhase, Sender};
@@ -108,7 +108,8 @@ pub const MAX_URL_ELICITATIONS: usize = 256;
 /// What the messages travel over.
 #[derive(Debug)]
 enum Transport {
-    Http(HttpTransport),
+    /// A trait object (see [`HttpSide`]): stdio-only programs link no HTTP code.
+    Http(Box<dyn HttpSide>),
     Stdio(StdioTransport),
 }
 

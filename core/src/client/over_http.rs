@@ -17,7 +17,7 @@ use super::{Client, ClientConfig, Event, Phase, Transport};
 use crate::auth::Tokens;
 use crate::error::{CloseReason, ProtocolViolation, RequestError, UsageError};
 use crate::framing::sse::SseViolation;
-use crate::http::client::{HttpClientConfig, HttpTransport, PlannerEvent};
+use crate::http::client::{HttpClientConfig, HttpSide, HttpTransport, PlannerEvent};
 use crate::jsonrpc::RequestId;
 
 /// Sessions that may expire in a row, with no response to any request in between, before
@@ -37,7 +37,7 @@ impl Client {
         http: HttpClientConfig,
         now: Instant,
     ) -> Result<Self, UsageError> {
-        let transport = Transport::Http(HttpTransport::new(&http, config.max_message)?);
+        let transport = Transport::Http(Box::new(HttpTransport::new(&http, config.max_message)?));
         Ok(Self::start(config, transport, now))
     }
 
@@ -170,13 +170,13 @@ impl Client {
         &mut self,
         now: Instant,
         from_user: bool,
-        answer: impl FnOnce(&mut HttpTransport, &mut Vec<PlannerEvent>) -> Result<(), UsageError>,
+        answer: impl FnOnce(&mut dyn HttpSide, &mut Vec<PlannerEvent>) -> Result<(), UsageError>,
     ) -> Result<(), UsageError> {
         let Transport::Http(http) = &mut self.transport else {
             return Err(UsageError::InvalidConfig("OAuth is not configured".into()));
         };
         let mut planned = Vec::new();
-        answer(http, &mut planned)?;
+        answer(http.as_mut(), &mut planned)?;
         if let Some(since) = self.authorizing_since.take_if(|_| from_user) {
             self.endpoint.postpone(now.saturating_duration_since(since));
         }

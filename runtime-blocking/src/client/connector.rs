@@ -42,14 +42,30 @@ pub(crate) type Answered<'a> = Option<&'a dyn Fn() -> bool>;
 /// A socket, plain or TLS.
 enum Io {
     Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Tls(Box<dyn TlsStream>),
 }
+
+/// A TLS stream over a connection's socket. A trait object, made only by the handshake that
+/// [`Connector::new`] installs: a program that never connects over HTTP links no TLS code.
+trait TlsStream: Read + Write + Send {
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl TlsStream for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        &self.sock
+    }
+}
+
+/// Secures a new connection to a target, within a deadline.
+type Handshake =
+    Box<dyn Fn(TcpStream, &Target, Instant) -> Result<Io, TransportFailure> + Send + Sync>;
 
 impl Io {
     fn tcp(&self) -> &TcpStream {
         match self {
             Self::Plain(s) => s,
-            Self::Tls(s) => &s.sock,
+            Self::Tls(s) => s.tcp(),
         }
     }
 }
@@ -134,7 +150,7 @@ impl AbortCell {
 
 /// Opens and reuses connections for one session.
 pub(crate) struct Connector {
-    tls: Arc<rustls::ClientConfig>,
+    handshake: Handshake,
     config: Config,
     connect_timeout: Duration,
     pool: Mutex<Pool<Conn>>,
@@ -144,8 +160,12 @@ impl Connector {
     /// Checks the endpoint's trust roots and builds the TLS settings.
     pub(crate) fn new(endpoint: &HttpEndpoint) -> Result<Arc<Self>, ConnectError> {
         let tls = zest_net::tls_client_config(endpoint)?;
+        let handshake: Handshake = Box::new(move |tcp, target, deadline| {
+            let stream = tls_handshake(&tls, tcp, target, deadline)?;
+            Ok(Io::Tls(Box::new(stream)))
+        });
         Ok(Arc::new(Self {
-            tls,
+            handshake,
             config: endpoint.connection_config(),
             connect_timeout: endpoint.connect_timeout,
             pool: Mutex::new(endpoint.pool()),
@@ -187,29 +207,38 @@ impl Connector {
         if !target.tls {
             return Ok(Conn::new(Io::Plain(tcp), &self.config));
         }
-        let name = zest_net::tls_server_name(target)?;
-        let session = rustls::ClientConnection::new(self.tls.clone(), name)
-            .map_err(|e| TransportFailure::Tls(format!("{target}: {e}")))?;
-        let mut stream = rustls::StreamOwned::new(session, tcp);
-        while stream.conn.is_handshaking() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(TransportFailure::TimedOut);
-            }
-            let _ = stream.sock.set_read_timeout(Some(left));
-            let _ = stream.sock.set_write_timeout(Some(left));
-            if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
-                return Err(match e.kind() {
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
-                        TransportFailure::TimedOut
-                    }
-                    _ => zest_net::tls_failed(target, &e),
-                });
-            }
-        }
-        let _ = stream.sock.set_write_timeout(None);
-        Ok(Conn::new(Io::Tls(Box::new(stream)), &self.config))
+        let io = (self.handshake)(tcp, target, deadline)?;
+        Ok(Conn::new(io, &self.config))
     }
+}
+
+/// Runs the TLS handshake on `tcp` until `deadline`.
+fn tls_handshake(
+    tls: &Arc<rustls::ClientConfig>,
+    tcp: TcpStream,
+    target: &Target,
+    deadline: Instant,
+) -> Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>, TransportFailure> {
+    let name = zest_net::tls_server_name(target)?;
+    let session = rustls::ClientConnection::new(tls.clone(), name)
+        .map_err(|e| TransportFailure::Tls(format!("{target}: {e}")))?;
+    let mut stream = rustls::StreamOwned::new(session, tcp);
+    while stream.conn.is_handshaking() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(TransportFailure::TimedOut);
+        }
+        let _ = stream.sock.set_read_timeout(Some(left));
+        let _ = stream.sock.set_write_timeout(Some(left));
+        if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+            return Err(match e.kind() {
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => TransportFailure::TimedOut,
+                _ => zest_net::tls_failed(target, &e),
+            });
+        }
+    }
+    let _ = stream.sock.set_write_timeout(None);
+    Ok(stream)
 }
 
 /// Performs one exchange and reports its response on `stream` through `emit` (which

@@ -49,6 +49,7 @@ mod streamable;
 mod uri;
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -109,6 +110,52 @@ enum Inner {
     Streamable(Box<Streamable>),
 }
 
+/// The HTTP transport as the client machine sees it. The machine holds it as a trait object
+/// made only by [`Client::new_http`](crate::client::Client::new_http), so a program that never
+/// opens an HTTP session links none of the HTTP and OAuth code behind it.
+pub(crate) trait HttpSide: fmt::Debug + Send {
+    /// Start a new session when the server ends this one.
+    fn reinitialize_on_expiry(&self) -> bool;
+    /// Sends one message (a new POST, or queued until the legacy endpoint is known);
+    /// `marks` names the arguments a 2026-07-28 `tools/call` mirrors into headers.
+    fn send(&mut self, out: Outgoing, marks: &ParamMarks);
+    /// Speak 2026-07-28 (no session; each POST's headers say what it holds), or stop.
+    fn set_modern(&mut self, on: bool);
+    /// Handles what the runtime reported on `stream`; appends what it meant to `up`.
+    fn receive(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        event: StreamEvent<'_>,
+        up: &mut Vec<PlannerEvent>,
+    );
+    /// Reconnects the SSE streams whose wait is over; refreshes a token about to expire.
+    fn handle_timeout(&mut self, now: Instant, up: &mut Vec<PlannerEvent>);
+    /// The application's answer to an authorization request: the whole redirect URL.
+    fn authorize(&mut self, redirect: &str, up: &mut Vec<PlannerEvent>) -> Result<(), UsageError>;
+    /// The shared cache's tokens, asked for by `LoadTokens`.
+    fn cached_tokens(
+        &mut self,
+        tokens: Option<Tokens>,
+        up: &mut Vec<PlannerEvent>,
+    ) -> Result<(), UsageError>;
+    /// Nobody will answer the authorization request: the flow fails with `NeedsUser`.
+    fn refuse_authorization(&mut self, why: String, up: &mut Vec<PlannerEvent>);
+    /// The machine gave up on request `id` (timeout, cancel): no stream is resumed for it.
+    fn forget(&mut self, id: &RequestId);
+    /// The handshake settled `version`: it goes on every later request.
+    fn set_protocol_version(&mut self, version: ProtocolVersion);
+    /// Ends the session: drops the streams still owed something, and (Streamable HTTP, with a
+    /// session id) sends DELETE. Later messages are dropped.
+    fn close(&mut self);
+    /// The next HTTP request or abort for the runtime.
+    fn poll_transmit(&mut self) -> Option<Transmit>;
+    /// True while transmits wait to be polled.
+    fn has_transmits(&self) -> bool;
+    /// The earliest reconnection deadline.
+    fn poll_timeout(&self) -> Option<Instant>;
+}
+
 impl HttpTransport {
     /// Checks the config; in `LegacySse` mode, queues the GET of the SSE stream at once.
     /// `max_message` bounds each JSON body and each SSE event.
@@ -144,92 +191,6 @@ impl HttpTransport {
         })
     }
 
-    /// Start a new session when the server ends this one.
-    pub(crate) fn reinitialize_on_expiry(&self) -> bool {
-        self.reinitialize_on_expiry
-    }
-
-    /// Sends one message (a new POST, or queued until the legacy endpoint is known);
-    /// `marks` names the arguments a 2026-07-28 `tools/call` mirrors into headers.
-    pub(crate) fn send(&mut self, out: Outgoing, marks: &ParamMarks) {
-        match &mut self.inner {
-            Inner::Legacy(l) => l.send(out),
-            Inner::Streamable(s) => s.send(out, marks),
-        }
-    }
-
-    /// Speak 2026-07-28 (no session; each POST's headers say what it holds), or stop.
-    pub(crate) fn set_modern(&mut self, on: bool) {
-        if let Inner::Streamable(s) = &mut self.inner {
-            s.set_modern(on);
-        }
-    }
-
-    /// Handles what the runtime reported on `stream`; appends what it meant to `up`.
-    pub(crate) fn receive(
-        &mut self,
-        now: Instant,
-        stream: StreamId,
-        event: StreamEvent<'_>,
-        up: &mut Vec<PlannerEvent>,
-    ) {
-        if let Inner::Streamable(s) = &mut self.inner {
-            s.common.tick(now);
-        }
-        if let Some(auth) = self.auth.as_mut().filter(|a| a.owns(stream)) {
-            auth.receive(now, event);
-            return self.pump_auth(up);
-        }
-        match &mut self.inner {
-            Inner::Legacy(l) => l.receive(stream, event, up),
-            Inner::Streamable(s) => {
-                s.receive(now, stream, event, up);
-                self.pump_auth(up);
-                let Inner::Streamable(s) = &mut self.inner else { return };
-                if let Some((common, init)) = s.take_fallback() {
-                    let mut legacy = Legacy::new(common);
-                    legacy.send(init);
-                    self.inner = Inner::Legacy(Box::new(legacy));
-                }
-            }
-        }
-    }
-
-    /// Reconnects the SSE streams whose wait is over; refreshes a token about to expire.
-    pub(crate) fn handle_timeout(&mut self, now: Instant, up: &mut Vec<PlannerEvent>) {
-        if let Inner::Streamable(s) = &mut self.inner {
-            s.common.tick(now);
-            s.handle_timeout(now);
-            if let Some(auth) = self.auth.as_mut() {
-                if !auth.running() && auth.refresh_at().is_some_and(|at| at <= now) {
-                    if auth.before_send(now) {
-                        s.hold();
-                        self.proactive = true;
-                    }
-                    self.pump_auth(up);
-                }
-            }
-        }
-    }
-
-    /// The application's answer to an authorization request: the whole redirect URL.
-    pub(crate) fn authorize(
-        &mut self,
-        redirect: &str,
-        up: &mut Vec<PlannerEvent>,
-    ) -> Result<(), UsageError> {
-        self.answer_flow(up, "no authorization is awaited", |auth| auth.authorize(redirect))
-    }
-
-    /// The shared cache's tokens, asked for by `LoadTokens`.
-    pub(crate) fn cached_tokens(
-        &mut self,
-        tokens: Option<Tokens>,
-        up: &mut Vec<PlannerEvent>,
-    ) -> Result<(), UsageError> {
-        self.answer_flow(up, "no cached tokens were asked for", |auth| auth.cached(tokens))
-    }
-
     /// Hands the flow an answer of the application's (`Err` from `answer`: the flow awaited
     /// none, which `unasked` says), then drives it on.
     fn answer_flow(
@@ -244,14 +205,6 @@ impl HttpTransport {
         answer(auth).map_err(|()| UsageError::InvalidConfig(unasked.into()))?;
         self.pump_auth(up);
         Ok(())
-    }
-
-    /// Nobody will answer the authorization request: the flow fails with `NeedsUser`.
-    pub(crate) fn refuse_authorization(&mut self, why: String, up: &mut Vec<PlannerEvent>) {
-        if let Some(auth) = self.auth.as_mut() {
-            auth.refuse_authorization(why);
-            self.pump_auth(up);
-        }
     }
 
     /// Drives the OAuth flow: tells it of parked refusals, opens its requests, and turns its
@@ -318,48 +271,124 @@ impl HttpTransport {
             }
         }
     }
+}
 
-    /// The machine gave up on request `id` (timeout, cancel): no stream is resumed for it.
-    pub(crate) fn forget(&mut self, id: &RequestId) {
+impl HttpSide for HttpTransport {
+    fn reinitialize_on_expiry(&self) -> bool {
+        self.reinitialize_on_expiry
+    }
+
+    fn send(&mut self, out: Outgoing, marks: &ParamMarks) {
+        match &mut self.inner {
+            Inner::Legacy(l) => l.send(out),
+            Inner::Streamable(s) => s.send(out, marks),
+        }
+    }
+
+    fn set_modern(&mut self, on: bool) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.set_modern(on);
+        }
+    }
+
+    fn receive(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        event: StreamEvent<'_>,
+        up: &mut Vec<PlannerEvent>,
+    ) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.common.tick(now);
+        }
+        if let Some(auth) = self.auth.as_mut().filter(|a| a.owns(stream)) {
+            auth.receive(now, event);
+            return self.pump_auth(up);
+        }
+        match &mut self.inner {
+            Inner::Legacy(l) => l.receive(stream, event, up),
+            Inner::Streamable(s) => {
+                s.receive(now, stream, event, up);
+                self.pump_auth(up);
+                let Inner::Streamable(s) = &mut self.inner else { return };
+                if let Some((common, init)) = s.take_fallback() {
+                    let mut legacy = Legacy::new(common);
+                    legacy.send(init);
+                    self.inner = Inner::Legacy(Box::new(legacy));
+                }
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, up: &mut Vec<PlannerEvent>) {
+        if let Inner::Streamable(s) = &mut self.inner {
+            s.common.tick(now);
+            s.handle_timeout(now);
+            if let Some(auth) = self.auth.as_mut() {
+                if !auth.running() && auth.refresh_at().is_some_and(|at| at <= now) {
+                    if auth.before_send(now) {
+                        s.hold();
+                        self.proactive = true;
+                    }
+                    self.pump_auth(up);
+                }
+            }
+        }
+    }
+
+    fn authorize(&mut self, redirect: &str, up: &mut Vec<PlannerEvent>) -> Result<(), UsageError> {
+        self.answer_flow(up, "no authorization is awaited", |auth| auth.authorize(redirect))
+    }
+
+    fn cached_tokens(
+        &mut self,
+        tokens: Option<Tokens>,
+        up: &mut Vec<PlannerEvent>,
+    ) -> Result<(), UsageError> {
+        self.answer_flow(up, "no cached tokens were asked for", |auth| auth.cached(tokens))
+    }
+
+    fn refuse_authorization(&mut self, why: String, up: &mut Vec<PlannerEvent>) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.refuse_authorization(why);
+            self.pump_auth(up);
+        }
+    }
+
+    fn forget(&mut self, id: &RequestId) {
         if let Inner::Streamable(s) = &mut self.inner {
             s.forget(id);
         }
     }
 
-    /// The handshake settled `version`: it goes on every later request.
-    pub(crate) fn set_protocol_version(&mut self, version: ProtocolVersion) {
+    fn set_protocol_version(&mut self, version: ProtocolVersion) {
         if let Inner::Streamable(s) = &mut self.inner {
             s.set_protocol_version(version);
         }
     }
 
-    /// Ends the session: drops the streams still owed something, and (Streamable HTTP, with a
-    /// session id) sends DELETE. Later messages are dropped.
-    pub(crate) fn close(&mut self) {
+    fn close(&mut self) {
         match &mut self.inner {
             Inner::Legacy(l) => l.close(),
             Inner::Streamable(s) => s.close(),
         }
     }
 
-    /// The next HTTP request or abort for the runtime.
-    pub(crate) fn poll_transmit(&mut self) -> Option<Transmit> {
+    fn poll_transmit(&mut self) -> Option<Transmit> {
         match &mut self.inner {
             Inner::Legacy(l) => l.common.transmits.pop_front(),
             Inner::Streamable(s) => s.common.transmits.pop_front(),
         }
     }
 
-    /// True while transmits wait to be polled.
-    pub(crate) fn has_transmits(&self) -> bool {
+    fn has_transmits(&self) -> bool {
         match &self.inner {
             Inner::Legacy(l) => !l.common.transmits.is_empty(),
             Inner::Streamable(s) => !s.common.transmits.is_empty(),
         }
     }
 
-    /// The earliest reconnection deadline.
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&self) -> Option<Instant> {
         let Inner::Streamable(s) = &self.inner else { return None };
         let refresh = self.auth.as_ref().filter(|a| !a.running()).and_then(|a| a.refresh_at());
         match (s.poll_timeout(), refresh) {
