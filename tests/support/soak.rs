@@ -3,7 +3,7 @@
 //! memory of both processes sampled after each batch. The runtime's own part is one batch;
 //! everything else (the texts, the batching, /proc, the printed table) is here. Included
 //! through `#[path = "../../tests/support/soak.rs"] mod soak;` by the runtimes' `soak` bench
-//! and `soak` test.
+//! and `soak` test; conformance tests use its [`example`] builder.
 //!
 //! Figures are printed by the bench, never asserted with timing; the test asserts counts and
 //! a generous bound on memory growth.

@@ -108,7 +108,8 @@ pub const MAX_URL_ELICITATIONS: usize = 256;
 /// What the messages travel over.
 #[derive(Debug)]
 enum Transport {
-    /// A trait object (see [`HttpSide`]): stdio-only programs link no HTTP code.
+    /// A trait object (see [`HttpSide`]): stdio-only programs link no HTTP transport or OAuth
+    /// code.
     Http(Box<dyn HttpSide>),
     Stdio(StdioTransport),
 }

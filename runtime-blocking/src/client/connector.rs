@@ -48,6 +48,7 @@ enum Io {
 /// A TLS stream over a connection's socket. A trait object, made only by the handshake that
 /// [`Connector::new`] installs: a program that never connects over HTTP links no TLS code.
 trait TlsStream: Read + Write + Send {
+    /// The socket under it.
     fn tcp(&self) -> &TcpStream;
 }
 

@@ -113,8 +113,8 @@ enum Inner {
 /// The HTTP transport as the client machine sees it. The machine holds it as a trait object
 /// made only by [`Client::new_http`](crate::client::Client::new_http), so a program that never
 /// opens an HTTP session links none of the HTTP and OAuth code behind it.
-pub(crate) trait HttpSide: fmt::Debug + Send {
-    /// Start a new session when the server ends this one.
+pub(crate) trait HttpSide: fmt::Debug + Send + Sync {
+    /// Whether to start a new session when the server ends this one.
     fn reinitialize_on_expiry(&self) -> bool;
     /// Sends one message (a new POST, or queued until the legacy endpoint is known);
     /// `marks` names the arguments a 2026-07-28 `tools/call` mirrors into headers.
@@ -152,7 +152,7 @@ pub(crate) trait HttpSide: fmt::Debug + Send {
     fn poll_transmit(&mut self) -> Option<Transmit>;
     /// True while transmits wait to be polled.
     fn has_transmits(&self) -> bool;
-    /// The earliest reconnection deadline.
+    /// The earliest deadline: a stream's reconnection, or an OAuth token's refresh.
     fn poll_timeout(&self) -> Option<Instant>;
 }
 
