@@ -1,10 +1,10 @@
 //! A program that only speaks stdio links none of the HTTP client's transport, OAuth or TLS
 //! code (a fifth to a third of a client's code, which is nearly all resident: see
 //! `scripts/measure-rss`). The client machine holds its HTTP side as a trait object made
-//! only by `Client::new_http`, and zest-blocking's TLS handshake is installed only by its
-//! HTTP connector (made by `connect_to`). Checked on each runtime's stdio demo, a stdio-only
-//! client, by its symbol table; each runtime's HTTP client example shows the same names are
-//! visible there when the code is linked.
+//! only by `Client::new_http`, and zest-blocking's session performs its exchanges (HTTP/1.1,
+//! TLS) through a connector object made only by `connect_to`. Checked on each runtime's
+//! stdio demo, a stdio-only client, by its symbol table; each runtime's HTTP client example
+//! shows the same names are visible there when the code is linked.
 
 use std::process::Command;
 
@@ -12,7 +12,7 @@ use std::process::Command;
 mod soak;
 
 /// Symbol fragments of code that only an HTTP session reaches.
-const HTTP_ONLY: [&str; 4] = ["rustls", "HttpTransport", "AuthFlow", "DpopSigner"];
+const HTTP_ONLY: [&str; 5] = ["rustls", "HttpTransport", "AuthFlow", "DpopSigner", "ureq_proto"];
 
 /// The demangled symbol table of `runtime`'s example `<runtime>_<kind>`.
 fn symbols(runtime: &str, kind: &str) -> String {

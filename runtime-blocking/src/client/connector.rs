@@ -42,31 +42,14 @@ pub(crate) type Answered<'a> = Option<&'a dyn Fn() -> bool>;
 /// A socket, plain or TLS.
 enum Io {
     Plain(TcpStream),
-    Tls(Box<dyn TlsStream>),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
-
-/// A TLS stream over a connection's socket. A trait object, made only by the handshake that
-/// [`Connector::new`] installs: a program that never connects over HTTP links no TLS code.
-trait TlsStream: Read + Write + Send {
-    /// The socket under it.
-    fn tcp(&self) -> &TcpStream;
-}
-
-impl TlsStream for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
-    fn tcp(&self) -> &TcpStream {
-        &self.sock
-    }
-}
-
-/// Secures a new connection to a target, within a deadline.
-type Handshake =
-    Box<dyn Fn(TcpStream, &Target, Instant) -> Result<Io, TransportFailure> + Send + Sync>;
 
 impl Io {
     fn tcp(&self) -> &TcpStream {
         match self {
             Self::Plain(s) => s,
-            Self::Tls(s) => s.tcp(),
+            Self::Tls(s) => &s.sock,
         }
     }
 }
@@ -149,35 +132,99 @@ impl AbortCell {
     }
 }
 
+/// What a session asks of its connector. A trait object, made only by [`connector`] (for
+/// `connect_to`): a program that never connects over HTTP links none of the exchange
+/// code, nor TLS.
+pub(crate) trait Exchanger: Send + Sync {
+    /// Performs one exchange and reports its response on `stream` through `emit` (which
+    /// returns false once nobody wants more), on a pooled connection or a new one: the
+    /// stale-connection rule is [`ClientConn`]'s, as on every runtime. With `answered` (a caller
+    /// performs it), a response that is an event stream is read until it ends or, once
+    /// `answered()`, as far as it has come (its end, as a rule); then the [`Rest`] is returned,
+    /// to be read on another thread: the caller never waits for a stream the server keeps open.
+    fn exchange(
+        self: Arc<Self>,
+        stream: StreamId,
+        request: HttpRequest,
+        abort: &AbortCell,
+        emit: &mut Emit<'_>,
+        answered: Answered<'_>,
+    ) -> Option<Rest>;
+    /// Drops every idle connection.
+    fn clear(&self);
+}
+
+impl Exchanger for Connector {
+    fn exchange(
+        self: Arc<Self>,
+        stream: StreamId,
+        request: HttpRequest,
+        abort: &AbortCell,
+        emit: &mut Emit<'_>,
+        answered: Answered<'_>,
+    ) -> Option<Rest> {
+        let target = match Target::from_uri(&request.uri) {
+            Ok(target) => target,
+            Err(why) => return fail(emit, abort, stream, TransportFailure::Other(why)),
+        };
+        let pooled =
+            lock(&self.pool).checkout(Instant::now(), &target, |c| zest_net::is_open(c.io.tcp()));
+        let reused = pooled.is_some();
+        let conn = match pooled.map_or_else(|| self.connect(&target), Ok) {
+            Ok(conn) => conn,
+            Err(failure) => return fail(emit, abort, stream, failure),
+        };
+        let mut ran = run(conn, stream, request, abort, emit, reused, answered);
+        if let Ran::Stale(request) = ran {
+            if abort.is_aborted() {
+                return None;
+            }
+            ran = match self.connect(&target) {
+                Ok(conn) => run(conn, stream, *request, abort, emit, false, answered),
+                Err(failure) => return fail(emit, abort, stream, failure),
+            };
+        }
+        match ran {
+            Ran::Done(conn) => checkin(&self, target, conn),
+            Ran::Streaming(mut conn) => {
+                return Some(Box::new(move |abort, emit| {
+                    let ended = pump(&mut conn, abort, emit, None);
+                    let conn = reusable(*conn, abort, ended);
+                    checkin(&self, target, conn);
+                }))
+            }
+            // A fresh connection is never stale; should it be, the exchange is dropped.
+            Ran::Stale(_) => {}
+        }
+        None
+    }
+
+    fn clear(&self) {
+        lock(&self.pool).clear();
+    }
+}
+
+/// The connector of a session with `endpoint`: checks its trust roots and builds the TLS
+/// settings.
+pub(crate) fn connector(endpoint: &HttpEndpoint) -> Result<Arc<dyn Exchanger>, ConnectError> {
+    let tls = zest_net::tls_client_config(endpoint)?;
+    Ok(Arc::new(Connector {
+        tls,
+        config: endpoint.connection_config(),
+        connect_timeout: endpoint.connect_timeout,
+        pool: Mutex::new(endpoint.pool()),
+    }))
+}
+
 /// Opens and reuses connections for one session.
-pub(crate) struct Connector {
-    handshake: Handshake,
+struct Connector {
+    tls: Arc<rustls::ClientConfig>,
     config: Config,
     connect_timeout: Duration,
     pool: Mutex<Pool<Conn>>,
 }
 
 impl Connector {
-    /// Checks the endpoint's trust roots and builds the TLS settings.
-    pub(crate) fn new(endpoint: &HttpEndpoint) -> Result<Arc<Self>, ConnectError> {
-        let tls = zest_net::tls_client_config(endpoint)?;
-        let handshake: Handshake = Box::new(move |tcp, target, deadline| {
-            let stream = tls_handshake(&tls, tcp, target, deadline)?;
-            Ok(Io::Tls(Box::new(stream)))
-        });
-        Ok(Arc::new(Self {
-            handshake,
-            config: endpoint.connection_config(),
-            connect_timeout: endpoint.connect_timeout,
-            pool: Mutex::new(endpoint.pool()),
-        }))
-    }
-
-    /// Drops every idle connection.
-    pub(crate) fn clear(&self) {
-        lock(&self.pool).clear();
-    }
-
     /// A new connection to `target`: TCP with `TCP_NODELAY`, then TLS for `https`, all
     /// within the connect timeout.
     fn connect(&self, target: &Target) -> Result<Conn, TransportFailure> {
@@ -208,82 +255,29 @@ impl Connector {
         if !target.tls {
             return Ok(Conn::new(Io::Plain(tcp), &self.config));
         }
-        let io = (self.handshake)(tcp, target, deadline)?;
-        Ok(Conn::new(io, &self.config))
-    }
-}
-
-/// Runs the TLS handshake on `tcp` until `deadline`.
-fn tls_handshake(
-    tls: &Arc<rustls::ClientConfig>,
-    tcp: TcpStream,
-    target: &Target,
-    deadline: Instant,
-) -> Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>, TransportFailure> {
-    let name = zest_net::tls_server_name(target)?;
-    let session = rustls::ClientConnection::new(tls.clone(), name)
-        .map_err(|e| TransportFailure::Tls(format!("{target}: {e}")))?;
-    let mut stream = rustls::StreamOwned::new(session, tcp);
-    while stream.conn.is_handshaking() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(TransportFailure::TimedOut);
+        let name = zest_net::tls_server_name(target)?;
+        let session = rustls::ClientConnection::new(self.tls.clone(), name)
+            .map_err(|e| TransportFailure::Tls(format!("{target}: {e}")))?;
+        let mut stream = rustls::StreamOwned::new(session, tcp);
+        while stream.conn.is_handshaking() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(TransportFailure::TimedOut);
+            }
+            let _ = stream.sock.set_read_timeout(Some(left));
+            let _ = stream.sock.set_write_timeout(Some(left));
+            if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+                return Err(match e.kind() {
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+                        TransportFailure::TimedOut
+                    }
+                    _ => zest_net::tls_failed(target, &e),
+                });
+            }
         }
-        let _ = stream.sock.set_read_timeout(Some(left));
-        let _ = stream.sock.set_write_timeout(Some(left));
-        if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
-            return Err(match e.kind() {
-                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => TransportFailure::TimedOut,
-                _ => zest_net::tls_failed(target, &e),
-            });
-        }
+        let _ = stream.sock.set_write_timeout(None);
+        Ok(Conn::new(Io::Tls(Box::new(stream)), &self.config))
     }
-    let _ = stream.sock.set_write_timeout(None);
-    Ok(stream)
-}
-
-/// Performs one exchange and reports its response on `stream` through `emit` (which
-/// returns false once nobody wants more), on a pooled connection or a new one: the
-/// stale-connection rule is [`ClientConn`]'s, as on every runtime. With `answered` (a caller
-/// performs it), a response that is an event stream is read until it ends or, once
-/// `answered()`, as far as it has come (its end, as a rule); then the [`Rest`] is returned,
-/// to be read on another thread: the caller never waits for a stream the server keeps open.
-pub(crate) fn exchange(
-    connector: &Connector,
-    stream: StreamId,
-    request: HttpRequest,
-    abort: &AbortCell,
-    emit: &mut Emit<'_>,
-    answered: Answered<'_>,
-) -> Option<Rest> {
-    let target = match Target::from_uri(&request.uri) {
-        Ok(target) => target,
-        Err(why) => return fail(emit, abort, stream, TransportFailure::Other(why)),
-    };
-    let pooled =
-        lock(&connector.pool).checkout(Instant::now(), &target, |c| zest_net::is_open(c.io.tcp()));
-    let reused = pooled.is_some();
-    let conn = match pooled.map_or_else(|| connector.connect(&target), Ok) {
-        Ok(conn) => conn,
-        Err(failure) => return fail(emit, abort, stream, failure),
-    };
-    let mut ran = run(conn, stream, request, abort, emit, reused, answered);
-    if let Ran::Stale(request) = ran {
-        if abort.is_aborted() {
-            return None;
-        }
-        ran = match connector.connect(&target) {
-            Ok(conn) => run(conn, stream, *request, abort, emit, false, answered),
-            Err(failure) => return fail(emit, abort, stream, failure),
-        };
-    }
-    match ran {
-        Ran::Done(conn) => checkin(connector, target, conn),
-        Ran::Streaming(conn) => return Some(Rest { conn, target }),
-        // A fresh connection is never stale; should it be, the exchange is dropped.
-        Ran::Stale(_) => {}
-    }
-    None
 }
 
 /// Reports that exchange `stream` failed, unless it was cut.
@@ -299,22 +293,10 @@ fn fail(
     None
 }
 
-/// The rest of an exchange whose response is an event stream: its head is reported, the
-/// connection still attached to the exchange's [`AbortCell`].
-pub(crate) struct Rest {
-    conn: Box<Conn>,
-    target: Target,
-}
-
-impl Rest {
-    /// Reads and reports the rest of the response until it ends.
-    pub(crate) fn finish(self, connector: &Connector, abort: &AbortCell, emit: &mut Emit<'_>) {
-        let Self { mut conn, target } = self;
-        let ended = pump(&mut conn, abort, emit, None);
-        let conn = reusable(*conn, abort, ended);
-        checkin(connector, target, conn);
-    }
-}
+/// The rest of an exchange whose response is an event stream (its head reported, the
+/// connection still attached to the exchange's [`AbortCell`]): reads and reports it until
+/// it ends. Boxed, so that dropping one links no connection code (see [`Exchanger`]).
+pub(crate) type Rest = Box<dyn FnOnce(&AbortCell, &mut Emit<'_>) + Send>;
 
 /// Hands a connection that can carry another exchange back to the pool.
 fn checkin(connector: &Connector, target: Target, conn: Option<Box<Conn>>) {
@@ -390,7 +372,7 @@ fn reusable(conn: Conn, abort: &AbortCell, ended: Ended) -> Option<Box<Conn>> {
 }
 
 /// The exchange's loop: writes what the request still has to send, reads and reports the
-/// response (see [`exchange`] for `answered`).
+/// response (see [`Exchanger::exchange`] for `answered`).
 fn pump(conn: &mut Conn, abort: &AbortCell, emit: &mut Emit<'_>, answered: Answered<'_>) -> Ended {
     let mut streaming = false;
     let mut batch = (StreamId::STDIO, Vec::new());

@@ -170,7 +170,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let http = zest_net::with_oauth_entropy(endpoint.http_config()?);
-        let connector = connector::Connector::new(&endpoint)?;
+        let connector = connector::connector(&endpoint)?;
         let machine = |config| {
             machine::Client::new_http(config, http, Instant::now())
                 .map_err(|e| ConnectError::InvalidConfig(e.to_string()))
@@ -346,7 +346,7 @@ impl Opening {
         options: ClientOptions,
         machine: impl FnOnce(machine::ClientConfig) -> Result<machine::Client, ConnectError>,
         pipe: Pipe,
-        http: Option<Arc<connector::Connector>>,
+        http: Option<Arc<dyn connector::Exchanger>>,
         grace: Duration,
     ) -> Result<Self, ConnectError> {
         let (notes_tx, notifications) = mpsc::sync_channel(NOTIFICATION_QUEUE);

@@ -36,7 +36,7 @@ use zest_core::runtime::{
 use zest_core::runtime::{StdioOutput, StdioOutputs};
 use zest_core::RequestOptions;
 
-use super::connector::{self, AbortCell, Connector, Emit};
+use super::connector::{AbortCell, Emit, Exchanger};
 use super::progress::{CallProgress, ProgressRunner};
 use crate::link::{self, lock, CallSlot, Outbox, Role, Signal, Slot, Wake};
 use crate::workers::Workers;
@@ -56,7 +56,7 @@ pub(crate) struct Session {
     out: Arc<Outbox<Pipe>>,
     grace: Duration,
     /// Over HTTP: opens and reuses the connections the machine's exchanges run on.
-    http: Option<Arc<Connector>>,
+    http: Option<Arc<dyn Exchanger>>,
     /// Rung when an exchange ends (the closing supervisor waits for the DELETE).
     exchange_ended: Signal,
     /// Runs the app's progress callbacks, off the lock.
@@ -131,7 +131,7 @@ impl Session {
     pub(crate) fn new(
         machine: client::Client,
         pipe: Pipe,
-        http: Option<Arc<Connector>>,
+        http: Option<Arc<dyn Exchanger>>,
         handlers: SyncClientHandlers,
         notifications: SyncSender<ServerNotification>,
         ready: ReadySlot,
@@ -509,7 +509,7 @@ impl Session {
     /// Opens and cuts the exchanges a drain asked for (unlocked). A caller that waits for its
     /// answer (`waits`, its slot) anyway performs the one exchange its drain opened itself:
     /// a JSON answer whole, an event stream until it ends or, once the answer is in, until it
-    /// pauses ([`connector::exchange`]), its rest then read on a thread of its own. Every
+    /// pauses ([`Exchanger::exchange`]), its rest then read on a thread of its own. Every
     /// other exchange runs on a thread of its own.
     fn perform_http(
         &self,
@@ -525,9 +525,8 @@ impl Session {
             let connector = connector.clone();
             self.elsewhere(stream, cell.clone(), move |emit| {
                 // Read whole here: nothing comes back to finish elsewhere.
-                let rest = connector::exchange(&connector, stream, request, &cell, emit, None);
-                if let Some(rest) = rest {
-                    rest.finish(&connector, &cell, emit);
+                if let Some(rest) = connector.exchange(stream, request, &cell, emit, None) {
+                    rest(&cell, emit);
                 }
             });
         }
@@ -535,15 +534,12 @@ impl Session {
         let mut emit = Self::emitter(self.me.clone());
         let answered = || slot.is_set();
         let rest = link::no_join(|| {
-            connector::exchange(connector, stream, request, &cell, &mut emit, Some(&answered))
+            connector.clone().exchange(stream, request, &cell, &mut emit, Some(&answered))
         });
         match rest {
             Some(rest) => {
-                let connector = connector.clone();
                 let cell_here = cell.clone();
-                self.elsewhere(stream, cell, move |emit| {
-                    rest.finish(&connector, &cell_here, emit);
-                });
+                self.elsewhere(stream, cell, move |emit| rest(&cell_here, emit));
             }
             None => Self::exchange_done(&self.me, stream, &cell),
         }
