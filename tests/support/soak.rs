@@ -189,10 +189,17 @@ impl Soak {
 }
 
 /// `runtime`'s fixture server (`<runtime>_stdio_server`) in this binary's profile, (re)built
-/// with cargo in that profile first so that figures never come from a stale binary.
+/// with cargo in that profile first so that figures never come from a stale binary; or the
+/// binary `ZEST_SOAK_FIXTURE` names (`scripts/measure-rss`: the server as a user builds it).
 pub(crate) fn fixture(runtime: &str) -> PathBuf {
-    example(runtime, "stdio_server")
+    match std::env::var_os(FIXTURE_ENV) {
+        Some(path) => path.into(),
+        None => example(runtime, "stdio_server"),
+    }
 }
+
+/// Names a fixture server binary to use instead of the runtime's example.
+const FIXTURE_ENV: &str = "ZEST_SOAK_FIXTURE";
 
 /// `runtime`'s example `<runtime>_<kind>` in this binary's profile, (re)built first.
 pub(crate) fn example(runtime: &str, kind: &str) -> PathBuf {
