@@ -190,16 +190,15 @@ impl Soak {
 
 /// `runtime`'s fixture server (`<runtime>_stdio_server`) in this binary's profile, (re)built
 /// with cargo in that profile first so that figures never come from a stale binary; or the
-/// binary `ZEST_SOAK_FIXTURE` names (`scripts/measure-rss`: the server as a user builds it).
+/// binary `ZEST_SOAK_<RUNTIME>_FIXTURE` names (`scripts/measure-rss`: zest-tokio's server
+/// as a user's crate builds it).
 pub(crate) fn fixture(runtime: &str) -> PathBuf {
-    match std::env::var_os(FIXTURE_ENV) {
+    let named = format!("ZEST_SOAK_{}_FIXTURE", runtime.to_uppercase());
+    match std::env::var_os(named) {
         Some(path) => path.into(),
         None => example(runtime, "stdio_server"),
     }
 }
-
-/// Names a fixture server binary to use instead of the runtime's example.
-const FIXTURE_ENV: &str = "ZEST_SOAK_FIXTURE";
 
 /// `runtime`'s example `<runtime>_<kind>` in this binary's profile, (re)built first.
 pub(crate) fn example(runtime: &str, kind: &str) -> PathBuf {

@@ -295,7 +295,8 @@ fn fail(
 
 /// The rest of an exchange whose response is an event stream (its head reported, the
 /// connection still attached to the exchange's [`AbortCell`]): reads and reports it until
-/// it ends. Boxed, so that dropping one links no connection code (see [`Exchanger`]).
+/// it ends. Boxed, so that the session neither calls nor drops connection code (see
+/// [`Exchanger`]).
 pub(crate) type Rest = Box<dyn FnOnce(&AbortCell, &mut Emit<'_>) + Send>;
 
 /// Hands a connection that can carry another exchange back to the pool.
