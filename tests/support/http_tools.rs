@@ -19,11 +19,14 @@ use super::rt::core::runtime::http_client::ClientConn;
 use super::rt::core::runtime::OwnedEvent;
 use super::rt::core::server::ServerConfig;
 use super::rt::schema::{
-    CallToolParams, CallToolResult, CreateMessageParams, LoggingLevel, Role, SamplingContent,
-    SamplingMessage, Tool,
+    CallToolResult, CreateMessageParams, LoggingLevel, Role, SamplingContent, SamplingMessage, Tool,
 };
 use super::rt::{serve_http_with, sleep, within, AsyncReadExt, AsyncWriteExt, TcpStream};
 use super::rt::{HttpConfig, HttpServer, PeerApi, Registry};
+
+#[path = "tool_args.rs"]
+mod tool_args;
+use tool_args::{num_arg, str_arg};
 
 /// The tools the HTTP tests call: `echo {text}`, `add {a, b}`, `steps {n}` (a progress report
 /// and a log line per step, 20 ms apart, then `done after n steps`), `sample {prompt}` (asks
@@ -106,19 +109,6 @@ impl Drop for Dropped {
     fn drop(&mut self) {
         NEVER_DROPPED.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-fn str_arg(p: &CallToolParams, name: &str) -> String {
-    p.arguments
-        .as_ref()
-        .and_then(|a| a.get(name))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn num_arg(p: &CallToolParams, name: &str) -> f64 {
-    p.arguments.as_ref().and_then(|a| a.get(name)).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
 /// The test server on a free loopback port.

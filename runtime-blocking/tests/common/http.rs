@@ -5,15 +5,19 @@
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use zest_blocking::core::handler::SyncClientHandlers;
 use zest_blocking::core::jsonrpc::{codes, ErrorObject};
 use zest_blocking::core::server::ServerConfig;
 use zest_blocking::schema::{
-    CallToolParams, CallToolResult, CreateMessageParams, CreateMessageResult, LoggingLevel, Role,
-    SamplingContent, SamplingMessage, Tool,
+    CallToolResult, CreateMessageParams, CreateMessageResult, LoggingLevel, Role, SamplingContent,
+    SamplingMessage, Tool,
 };
 use zest_blocking::{serve_http_with, ClientOptions, HttpConfig, HttpServer, PeerApi, Registry};
+
+#[path = "../../../tests/support/tool_args.rs"]
+mod tool_args;
+use tool_args::{num_arg, str_arg};
 
 /// The tools the HTTP tests call: `echo {text}`, `add {a, b}`, `steps {n}` (a progress report
 /// and a log line per step, 20 ms apart, then `done after n steps`), `sample {prompt}` (asks
@@ -63,19 +67,6 @@ pub fn registry() -> Registry {
         Ok(CallToolResult::text("slow done"))
     });
     r
-}
-
-fn str_arg(p: &CallToolParams, name: &str) -> String {
-    p.arguments
-        .as_ref()
-        .and_then(|a| a.get(name))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn num_arg(p: &CallToolParams, name: &str) -> f64 {
-    p.arguments.as_ref().and_then(|a| a.get(name)).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
 /// Client options whose sampling handler answers `"<n> message(s) read"`.
