@@ -213,10 +213,11 @@ impl<W: Write + Send + 'static> Outbox<W> {
     }
 
     /// Queues frames (called with the machine lock held, in production order), and the
-    /// stream's close after them if `close`. `frames` is left empty.
-    pub(crate) fn queue(&self, frames: &mut Vec<Bytes>, close: bool) {
+    /// stream's close after them if `close`. `frames` is left empty. Returns whether there
+    /// was anything to queue.
+    pub(crate) fn queue(&self, frames: &mut Vec<Bytes>, close: bool) -> bool {
         if frames.is_empty() && !close {
-            return;
+            return false;
         }
         let mut ctl = lock(&self.ctl);
         for frame in frames.drain(..) {
@@ -225,6 +226,7 @@ impl<W: Write + Send + 'static> Outbox<W> {
         if close {
             ctl.queue.close();
         }
+        true
     }
 
     /// Blocks the stream's reader while more than `watch`'s limit waits for the peer and it

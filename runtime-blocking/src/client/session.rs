@@ -308,12 +308,13 @@ impl Session {
         f: impl FnOnce(&mut State, Instant, &mut Deliveries) -> T,
     ) -> T {
         let mut deliveries = Deliveries::default();
-        let (out, exchanges) = link::no_join(|| {
+        let (out, exchanges, queued) = link::no_join(|| {
             let mut st = lock(&self.state);
             let out = f(&mut st, Instant::now(), &mut deliveries);
-            self.drain(&mut st, &mut deliveries);
+            let queued = self.drain(&mut st, &mut deliveries);
             // Taken here, so that this thread performs only what its own drain opened.
-            (out, (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort)))
+            let exchanges = (std::mem::take(&mut st.to_open), std::mem::take(&mut st.to_abort));
+            (out, exchanges, queued)
         });
         for delivery in deliveries.outcomes {
             delivery.deliver();
@@ -329,7 +330,10 @@ impl Session {
         }
         if self.http.is_some() {
             self.perform_http(exchanges, waits);
-        } else {
+        } else if queued || role == Role::WritesHere {
+            // A thread that writes aside asks for a write only for frames it queued: what
+            // waits otherwise is a caller's, who writes it next (asking would wake the
+            // supervisor and a worker thread for nothing).
             self.write(role);
         }
         out
@@ -360,8 +364,9 @@ impl Session {
         self.out.wake_by(Some(at));
     }
 
-    /// Drains the machine: frames to the outbox, events to their waiters.
-    fn drain(&self, st: &mut State, deliveries: &mut Deliveries) {
+    /// Drains the machine: frames to the outbox, events to their waiters. Returns whether it
+    /// queued frames (or the stream's close).
+    fn drain(&self, st: &mut State, deliveries: &mut Deliveries) -> bool {
         let mut close = false;
         if self.http.is_some() {
             self.drain_http(st, deliveries);
@@ -376,7 +381,7 @@ impl Session {
             }
         }
         let State { pending, .. } = st;
-        self.out.queue(pending, close);
+        let queued = self.out.queue(pending, close);
         // The last written frame's buffer goes back to the machine for the next large one.
         if let Some(spare) = self.out.take_spare() {
             st.machine.recycle(spare);
@@ -386,6 +391,7 @@ impl Session {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         });
+        queued
     }
 
     /// Routes one event and performs its steps; outcomes and violations wait in
