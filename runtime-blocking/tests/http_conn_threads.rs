@@ -144,6 +144,52 @@ fn a_connection_of_quick_calls_takes_no_thread_of_its_own() {
     server.shutdown();
 }
 
+/// How often each connection thread has gone to sleep so far (`voluntary_ctxt_switches`):
+/// a pool thread woken for a job sleeps again after it.
+fn connection_thread_sleeps() -> Vec<(u32, u64)> {
+    let sleeps = |t: u32| {
+        let status = std::fs::read_to_string(format!("/proc/self/task/{t}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    connection_threads().into_iter().filter_map(|t| Some((t, sleeps(t)?))).collect()
+}
+
+/// A 2026-07-28 call is watched while it runs (its connection's close cancels it, so a
+/// thread must read the socket if it runs long). Quick calls have returned when their watch
+/// comes due: no connection thread is woken or started for them.
+#[test]
+fn quick_2026_calls_wake_no_thread_when_their_watch_comes_due() {
+    use zest_blocking::{Client, ClientApi, ClientOptions};
+    let _alone = alone();
+    let server = server();
+    let options = ClientOptions::new("watched", "1").with_config(|c| c.prefer_modern());
+    let client = Client::connect(&server.url(), options).expect("connects");
+    assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28");
+    let call = |i: usize| {
+        let text = format!("call {i}");
+        let result = client.call_tool("echo", json!({"text": text})).expect("echo");
+        assert_eq!(result.content[0].as_text(), Some(text.as_str()));
+        // Past the call's watch (due 5-10 ms after it), each in a sweep of its own.
+        std::thread::sleep(Duration::from_millis(12));
+    };
+    // Whatever the session itself keeps (the reader of its listening stream) is there now.
+    call(0);
+    wait_until_busy_at_most(1);
+    let before: std::collections::HashMap<u32, u64> =
+        connection_thread_sleeps().into_iter().collect();
+    for i in 1..=30 {
+        call(i);
+    }
+    let woken: Vec<(u32, u64)> = connection_thread_sleeps()
+        .into_iter()
+        .filter(|(t, n)| before.get(t).is_none_or(|was| n > was))
+        .collect();
+    assert!(woken.is_empty(), "connection threads woken or started (thread, sleeps): {woken:?}");
+    client.close().expect("closes");
+    server.shutdown();
+}
+
 /// Connections wait between their requests without a thread (Linux): twenty keep-alive
 /// connections, each open after a request, hold no connection thread, where each held a
 /// reader blocked on its socket before. Where nothing parks, each keeps its reader.
