@@ -144,6 +144,12 @@ impl ContentBlock {
     pub(super) fn from_members<E: serde::de::Error>(
         members: Map<String, Value>,
     ) -> Result<Self, E> {
+        // One copy of the decoding for every deserializer: only the error is mapped here.
+        Self::from_json_members(members).map_err(E::custom)
+    }
+
+    #[inline(never)]
+    fn from_json_members(members: Map<String, Value>) -> Result<Self, serde_json::Error> {
         let value = Value::Object(members);
         Ok(match wire::type_tag(&value) {
             Some("text") => Self::Text(wire::untagged_body(value)?),
