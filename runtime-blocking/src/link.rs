@@ -7,9 +7,10 @@
 //!   and are written outside the machine lock by one thread at a time (the first that finds
 //!   nobody writing performs the queue's steps until it is idle; the frames of one drain go
 //!   in one `write_all`). The stream's reader thread never writes (a full pipe must never
-//!   stop us reading, or two peers could block each other): it asks the supervisor, which
-//!   has a worker thread write instead (so that it never blocks on a write itself). At the end, [`Outbox::finish`] writes what is left and closes the stream, but
-//!   waits no longer than a deadline.
+//!   stop us reading, or two peers could block each other): for frames it queued itself it
+//!   asks the supervisor, which has a worker thread write instead (so that it never blocks
+//!   on a write itself). At the end, [`Outbox::finish`] writes what is left and closes the
+//!   stream, but waits no longer than a deadline.
 //! - the supervisor's wake-up: the one thread that sleeps until the machine's `poll_timeout`
 //!   (the only timer), has the reader's frames written, and ends the session.
 //! - [`Slot`]: where a blocked thread waits for its one outcome ([`CallSlot`] files one in

@@ -1,23 +1,55 @@
-//! Callers write their own frames: calls from many threads at once have no frame written
-//! for the session's reader or supervisor (nothing they drain is theirs to send), so no
-//! worker thread starts. A test binary of its own: a test that fills `max_in_flight` has the
+//! Callers write their own frames: while calls come from many threads at once, the
+//! session's reader and supervisor drain nothing of their own to send (the handshake aside:
+//! the reader queues `notifications/initialized`), so no worker thread is started or woken
+//! to write for them. A test binary of its own: a test that fills `max_in_flight` has the
 //! reader send the calls that waited, on a worker thread, in the same process.
 
 mod common;
 
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
 use serde_json::json;
 use zest_blocking::ClientApi;
 
-/// The names of this process's threads, from /proc.
-fn thread_names() -> Vec<String> {
+/// This process's client worker threads (`zest-client-handler`, as /proc shortens it) and
+/// how often each has gone to sleep so far (`voluntary_ctxt_switches`): a worker woken for
+/// a job sleeps again after it.
+fn worker_sleeps() -> HashMap<String, u64> {
     let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
-    let comm = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("comm"));
-    tasks.filter_map(|t| comm(t.ok()?).ok()).map(|name| name.trim_end().to_owned()).collect()
+    let sleeps = |task: std::fs::DirEntry| {
+        let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+        if !comm.starts_with("zest-client-han") {
+            return None;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:"))?;
+        let tid = task.file_name().into_string().ok()?;
+        Some((tid, line.split_whitespace().nth(1)?.parse().ok()?))
+    };
+    tasks.filter_map(|t| sleeps(t.ok()?)).collect()
+}
+
+/// [`worker_sleeps`] once it stays the same for 50 ms (a worker that wrote the handshake's
+/// notification has gone idle), or after 5 s.
+fn settled_worker_sleeps() -> HashMap<String, u64> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut last = worker_sleeps();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = worker_sleeps();
+        if now == last || Instant::now() > deadline {
+            return now;
+        }
+        last = now;
+    }
 }
 
 #[test]
-fn calls_from_eight_threads_start_no_worker_thread() {
+fn calls_from_eight_threads_wake_no_worker_thread() {
     let client = common::spawn_fixture(&[]);
+    client.call_tool("echo", json!({"text": "warm"})).expect("echo");
+    let before = settled_worker_sleeps();
     std::thread::scope(|scope| {
         for worker in 0..8 {
             let client = &client;
@@ -30,8 +62,10 @@ fn calls_from_eight_threads_start_no_worker_thread() {
             });
         }
     });
-    let workers: Vec<_> =
-        thread_names().into_iter().filter(|n| n.starts_with("zest-client-han")).collect();
-    assert!(workers.is_empty(), "worker threads started: {workers:?}");
+    let woken: Vec<_> = worker_sleeps()
+        .into_iter()
+        .filter(|(tid, n)| before.get(tid).is_none_or(|was| n > was))
+        .collect();
+    assert!(woken.is_empty(), "worker threads started or woken (thread, sleeps): {woken:?}");
     client.close().expect("closes");
 }

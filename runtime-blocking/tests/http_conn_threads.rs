@@ -157,12 +157,17 @@ fn connection_thread_sleeps() -> Vec<(u32, u64)> {
 
 /// A 2026-07-28 call is watched while it runs (its connection's close cancels it, so a
 /// thread must read the socket if it runs long). Quick calls have returned when their watch
-/// comes due: no connection thread is woken or started for them.
+/// comes due: no connection thread is woken or started for them. (A call the machine
+/// stalls past the watch is rescued, rightly: a few wake-ups are allowed for that.)
 #[test]
 fn quick_2026_calls_wake_no_thread_when_their_watch_comes_due() {
     use zest_blocking::{Client, ClientApi, ClientOptions};
     let _alone = alone();
-    let server = server();
+    // A long wait, so that the timer never decides an answer (its SSE head would need the
+    // writer) however slow the machine.
+    let mut config = HttpConfig::new();
+    config.router.json_wait = Duration::from_secs(10);
+    let server = server_with(config);
     let options = ClientOptions::new("watched", "1").with_config(|c| c.prefer_modern());
     let client = Client::connect(&server.url(), options).expect("connects");
     assert_eq!(client.negotiated().protocol_version.as_str(), "2026-07-28");
@@ -183,9 +188,12 @@ fn quick_2026_calls_wake_no_thread_when_their_watch_comes_due() {
     }
     let woken: Vec<(u32, u64)> = connection_thread_sleeps()
         .into_iter()
-        .filter(|(t, n)| before.get(t).is_none_or(|was| n > was))
+        .map(|(t, n)| (t, n.saturating_sub(before.get(&t).copied().unwrap_or(0))))
+        .filter(|(_, n)| *n > 0)
         .collect();
-    assert!(woken.is_empty(), "connection threads woken or started (thread, sleeps): {woken:?}");
+    // A wake-up per call was 30 here.
+    let wake_ups: u64 = woken.iter().map(|(_, n)| n).sum();
+    assert!(wake_ups <= 5, "connection threads woken or started (thread, sleeps): {woken:?}");
     client.close().expect("closes");
     server.shutdown();
 }

@@ -332,8 +332,8 @@ impl Session {
             self.perform_http(exchanges, waits);
         } else if queued || role == Role::WritesHere {
             // A thread that writes aside asks for a write only for frames it queued: what
-            // waits otherwise is a caller's, who writes it next (asking would wake the
-            // supervisor and a worker thread for nothing).
+            // waits otherwise was queued by a thread that writes here, which writes it next
+            // (asking would wake the supervisor and a worker thread for nothing).
             self.write(role);
         }
         out

@@ -555,8 +555,8 @@ impl Conn {
     /// It runs on a thread of the pool: the timer thread, which calls it, must not wait on
     /// the IO lock (a thread stuck writing to a client that does not read may hold it).
     pub(super) fn read_aside(self: &Arc<Self>, stream: StreamId) {
-        // Most calls have returned by now (the queue lock is never held across IO): then
-        // there is nothing to hand over and no thread to wake.
+        // Most calls have returned by now (the queue lock is never held across blocking IO):
+        // then there is nothing to hand over and no thread to wake.
         if lock(&self.queue).inline.as_ref().is_none_or(|(s, _)| *s != stream) {
             return;
         }
