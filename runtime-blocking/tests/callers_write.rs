@@ -5,9 +5,11 @@
 //! reader send the calls that waited, on a worker thread, in the same process.
 
 mod common;
+#[path = "common/settle.rs"]
+mod settle;
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use zest_blocking::ClientApi;
@@ -30,26 +32,12 @@ fn worker_sleeps() -> HashMap<String, u64> {
     tasks.filter_map(|t| sleeps(t.ok()?)).collect()
 }
 
-/// [`worker_sleeps`] once it stays the same for 50 ms (a worker that wrote the handshake's
-/// notification has gone idle), or after 5 s.
-fn settled_worker_sleeps() -> HashMap<String, u64> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut last = worker_sleeps();
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        let now = worker_sleeps();
-        if now == last || Instant::now() > deadline {
-            return now;
-        }
-        last = now;
-    }
-}
-
 #[test]
 fn calls_from_eight_threads_wake_no_worker_thread() {
     let client = common::spawn_fixture(&[]);
     client.call_tool("echo", json!({"text": "warm"})).expect("echo");
-    let before = settled_worker_sleeps();
+    // Once a worker that wrote the handshake's notification has gone idle.
+    let before = settle::settled(Duration::from_millis(50), worker_sleeps);
     std::thread::scope(|scope| {
         for worker in 0..8 {
             let client = &client;

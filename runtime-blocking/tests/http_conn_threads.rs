@@ -7,6 +7,8 @@
 mod http_common;
 #[path = "../../tests/support/load.rs"]
 mod load;
+#[path = "common/settle.rs"]
+mod settle;
 
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -272,20 +274,6 @@ fn open_descriptors() -> usize {
     std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count()
 }
 
-/// This process's open descriptors once the count has held for 100 ms (at most 5 s).
-fn settled_descriptors() -> usize {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut count = open_descriptors();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = open_descriptors();
-        if now == count || Instant::now() > deadline {
-            return now;
-        }
-        count = now;
-    }
-}
-
 /// A connection's reader, writer and cutter share one descriptor: a copy each cost a `dup`
 /// and a `close` apiece for every connection (one per call under rmcp's client).
 #[test]
@@ -296,7 +284,7 @@ fn an_open_connection_holds_one_descriptor_on_the_server() {
     let session = load::open_session(&mut first);
     let headers = load::session_headers(&session);
     // Sockets of an earlier test's server may still be closing: count once none closes.
-    let before = settled_descriptors();
+    let before = settle::settled(Duration::from_millis(100), open_descriptors);
     let mut conns: Vec<load::RawConn> = Vec::new();
     for id in 0..4 {
         let mut conn = load::RawConn::connect(server.local_addr());
