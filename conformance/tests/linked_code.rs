@@ -6,7 +6,9 @@
 //!   HTTP side as a trait object made only by `Client::new_http`, and zest-blocking's session
 //!   performs its exchanges (HTTP/1.1, TLS) through a connector object made only by
 //!   `connect_to`;
-//! - a stdio server links no HTTP code, and an HTTP server none of the HTTP client's.
+//! - a stdio server links no HTTP code, and an HTTP server none of the HTTP client's;
+//! - a client links the decoders of sampling and elicitation requests (about 120 KB) only
+//!   if it sets a handler for them: the client machine hands those requests on undecoded.
 //!
 //! Checked on each runtime's examples by their symbol tables. Each name looked for is shown
 //! present where its code is linked (the HTTP client and server examples), so the check can
@@ -21,15 +23,25 @@ mod soak;
 const HTTP_CLIENT: [&str; 5] = ["rustls", "HttpTransport", "AuthFlow", "DpopSigner", "ureq_proto"];
 /// Symbol fragments of code that only an HTTP server reaches.
 const HTTP_SERVER: [&str; 3] = ["http::server::Router", "http_server::hub::Hub", "ureq_proto"];
+/// Symbol fragments of the decoding of a sampling request, which a sampling handler reaches.
+const SAMPLING: [&str; 1] = ["Deserialize for zest_core::schema::sampling::CreateMessageParams"];
+/// Symbol fragments of the decoding and completing of an elicitation, which an elicitation
+/// handler reaches.
+const ELICITATION: [&str; 2] =
+    ["Deserialize for zest_core::schema::elicitation::ElicitFormParams", "complete_form_answer"];
 const RUNTIMES: [&str; 3] = ["tokio", "smol", "blocking"];
 
 /// The demangled symbol table of `runtime`'s example `<runtime>_<kind>`.
 fn symbols(runtime: &str, kind: &str) -> String {
-    let example = soak::example(runtime, kind);
-    let out = Command::new("nm").arg("-C").arg(&example).output().expect("nm (binutils) runs");
-    assert!(out.status.success(), "nm {}: {}", example.display(), out.status);
+    symbols_of(&soak::example(runtime, kind))
+}
+
+/// The demangled symbol table of the program at `path`.
+fn symbols_of(path: &std::path::Path) -> String {
+    let out = Command::new("nm").arg("-C").arg(path).output().expect("nm (binutils) runs");
+    assert!(out.status.success(), "nm {}: {}", path.display(), out.status);
     let symbols = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(symbols.lines().count() > 1000, "{} has no symbol table", example.display());
+    assert!(symbols.lines().count() > 1000, "{} has no symbol table", path.display());
     symbols
 }
 
@@ -71,5 +83,20 @@ fn a_stdio_server_links_no_http_code_and_an_http_server_no_client_code() {
         let stdio = symbols(runtime, "stdio_server");
         assert_absent(&format!("{runtime}'s stdio server"), &stdio, &HTTP_SERVER);
         assert_absent(&format!("{runtime}'s stdio server"), &stdio, &HTTP_CLIENT);
+    }
+}
+
+#[test]
+fn a_client_links_sampling_and_elicitation_decoders_only_with_a_handler_for_them() {
+    // The conformance client answers elicitations; the demos answer sampling.
+    let eliciting = symbols_of(env!("CARGO_BIN_EXE_conformance_client").as_ref());
+    assert_present("the conformance client", &eliciting, &ELICITATION);
+    for runtime in RUNTIMES {
+        let sampling = symbols(runtime, "demo");
+        assert_present(&format!("{runtime}'s demo"), &sampling, &SAMPLING);
+        let neither = symbols(runtime, "http_client");
+        let what = format!("{runtime}'s HTTP client (no handlers)");
+        assert_absent(&what, &neither, &SAMPLING);
+        assert_absent(&what, &neither, &ELICITATION);
     }
 }

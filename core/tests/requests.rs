@@ -355,7 +355,7 @@ fn server_requests_round_trip_through_the_client_app() {
         let ClientEvent::Request { id, request } = e else { panic!("{e:?}") };
         let answer = match request {
             ServerRequest::CreateMessage(p) => {
-                assert_eq!(p.max_tokens, 10);
+                assert_eq!(p.decode().unwrap().max_tokens, 10);
                 json!({"role":"assistant","content":{"type":"text","text":"hello"},"model":"test-model"})
             }
             ServerRequest::Elicit(_) => json!({"action":"accept","content":{"name":"Ada"}}),

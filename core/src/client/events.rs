@@ -5,6 +5,11 @@ use crate::auth::Tokens;
 use crate::error::{CloseReason, ProtocolViolation, RequestError};
 use crate::jsonrpc::{Notification, RawJson, RequestId};
 use crate::rpc::parse_params;
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::error::Rejection;
+use crate::jsonrpc::ErrorObject;
 use crate::schema::{
     CreateMessageParams, ElicitParams, ElicitationCompleteParams, EmptyParams,
     LoggingMessageParams, ProgressParams, ResourceUpdatedParams,
@@ -74,13 +79,19 @@ pub enum Event {
 }
 
 /// A request the server sends to the client.
+///
+/// Sampling and elicitation params come as the server sent them, decoded by whoever answers
+/// ([`RawParams::decode`]; zest's client handlers do it for you): a program that answers
+/// neither links no decoder for them (about 120 KB of code). What the client itself must
+/// know of them (tools offered to sampling, the elicitation mode) it reads without decoding
+/// the rest.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ServerRequest {
     /// `sampling/createMessage`.
-    CreateMessage(Box<CreateMessageParams>),
+    CreateMessage(RawParams<CreateMessageParams>),
     /// `elicitation/create`.
-    Elicit(Box<ElicitParams>),
+    Elicit(RawParams<ElicitParams>),
     /// `roots/list`.
     ListRoots(EmptyParams),
 }
@@ -88,13 +99,12 @@ pub enum ServerRequest {
 impl ServerRequest {
     /// Reads a request of one of the methods the client hands to the app, by name; `None`
     /// for any other method, which the client answers with -32601 whatever the rule table
-    /// lets through (tasks, say). `Err` when the params do not fit the method.
+    /// lets through (tasks, say). `Err` when the params do not fit the method (of those it
+    /// decodes: see [`RawParams`]).
     pub(crate) fn parse(method: &str, params: Option<&RawJson>) -> Option<Result<Self, String>> {
         let request = match method {
-            "sampling/createMessage" => {
-                parse_params(params).map(|p| Self::CreateMessage(Box::new(p)))
-            }
-            "elicitation/create" => parse_params(params).map(|p| Self::Elicit(Box::new(p))),
+            "sampling/createMessage" => Ok(Self::CreateMessage(RawParams::new(params))),
+            "elicitation/create" => Ok(Self::Elicit(RawParams::new(params))),
             "roots/list" => parse_params(params).map(Self::ListRoots),
             _ => return None,
         };
@@ -108,6 +118,59 @@ impl ServerRequest {
             Self::Elicit(_) => "elicitation/create",
             Self::ListRoots(_) => "roots/list",
         }
+    }
+}
+
+/// A server request's params as the server sent them, to be decoded as `T` by whoever
+/// answers the request. The decoding code is linked only where [`decode`](Self::decode) is
+/// called.
+pub struct RawParams<T> {
+    raw: Option<RawJson>,
+    decodes_as: PhantomData<fn() -> T>,
+}
+
+impl<T> RawParams<T> {
+    /// Params as sent (`None`: the request had none).
+    pub fn new(raw: Option<&RawJson>) -> Self {
+        Self { raw: raw.cloned(), decodes_as: PhantomData }
+    }
+
+    /// The params as the server sent them.
+    pub fn raw(&self) -> Option<&RawJson> {
+        self.raw.as_ref()
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> RawParams<T> {
+    /// The params decoded; absent params read as `{}`. A misfit is the -32602 error to
+    /// answer the request with.
+    pub fn decode(&self) -> Result<T, ErrorObject> {
+        parse_params(self.raw.as_ref()).map_err(|why| Rejection::InvalidParams(why).to_jsonrpc())
+    }
+}
+
+impl<T: serde::Serialize> From<&T> for RawParams<T> {
+    /// Params made here (tests, a client answering its own requests).
+    fn from(params: &T) -> Self {
+        Self { raw: Some(RawJson::from_serialize(params)), decodes_as: PhantomData }
+    }
+}
+
+impl<T> Clone for RawParams<T> {
+    fn clone(&self) -> Self {
+        Self { raw: self.raw.clone(), decodes_as: PhantomData }
+    }
+}
+
+impl<T> PartialEq for RawParams<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
+impl<T> fmt::Debug for RawParams<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawParams").field(&self.raw).finish()
     }
 }
 
@@ -155,6 +218,12 @@ mod tests {
         for method in ["ping", "tasks/get", "tasks/list", "roots/lists", ""] {
             assert_eq!(ServerRequest::parse(method, None), None, "{method}");
         }
-        assert!(ServerRequest::parse("sampling/createMessage", None).unwrap().is_err());
+        // Sampling and elicitation params are decoded by whoever answers.
+        let Some(Ok(ServerRequest::CreateMessage(p))) =
+            ServerRequest::parse("sampling/createMessage", None)
+        else {
+            panic!("sampling/createMessage is a request the client hands on");
+        };
+        assert_eq!(p.decode().unwrap_err().code, -32602);
     }
 }

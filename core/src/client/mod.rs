@@ -26,6 +26,7 @@ mod config;
 mod events;
 mod listen;
 mod modern;
+mod outline;
 mod over_http;
 mod rounds;
 mod tool_outputs;
@@ -34,7 +35,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 pub use config::{ClientConfig, Negotiated};
-pub use events::{Event, ServerNotification, ServerRequest};
+pub use events::{Event, RawParams, ServerNotification, ServerRequest};
 pub use over_http::MAX_EXPIRIES_IN_A_ROW;
 
 use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError, UsageError};
@@ -46,9 +47,10 @@ use crate::lifecycle::rules::{self, ClientPhase, Sender};
 use crate::rpc::{parse_params, Endpoint, InboundEntry, Incoming, Limits, RequestOptions, Routed};
 use crate::schema::methods::{Method, NotificationMethod};
 use crate::schema::{
-    ElicitParams, ElicitationCompleteParams, InitializeParams, InitializeResult, ProtocolVersion,
+    ElicitationCompleteParams, InitializeParams, InitializeResult, ProtocolVersion,
 };
 use crate::transport::StdioTransport;
+pub(crate) use outline::Outline;
 use tool_outputs::ToolOutputs;
 
 /// Decodes a raw outcome into `M`'s typed result.
@@ -695,8 +697,8 @@ impl Client {
                     return;
                 }
                 if let ServerRequest::Elicit(p) = &request {
-                    if let ElicitParams::Url(url) = p.as_ref() {
-                        self.await_completion(url.elicitation_id.clone());
+                    if let Some(id) = Outline::of(p.raw()).url_elicitation_id() {
+                        self.await_completion(id);
                     }
                 }
                 let entry = InboundEntry::new(self.endpoint.receiving(), None);
@@ -742,11 +744,12 @@ impl Client {
     }
 
     /// Why we refuse a request our capabilities rule out (-32602): tools in a sampling
-    /// request without `sampling.tools`, an elicitation mode we did not declare.
+    /// request without `sampling.tools`, an elicitation mode we did not declare. Read from
+    /// the params' [`Outline`]: the rest of them is the answering handler's to decode.
     fn not_offered(&self, request: &ServerRequest) -> Option<String> {
         let caps = &self.config.capabilities;
         match request {
-            ServerRequest::CreateMessage(p) if p.tools.is_some() || p.tool_choice.is_some() => {
+            ServerRequest::CreateMessage(p) if Outline::of(p.raw()).offers_tools() => {
                 let offered = caps.sampling.as_ref().is_some_and(|s| s.tools.is_some());
                 (!offered).then(|| {
                     "tools in a sampling request, but this client did not declare sampling.tools"
@@ -755,9 +758,11 @@ impl Client {
             }
             ServerRequest::Elicit(p) => {
                 let declared = caps.elicitation.as_ref()?;
-                let (mode, supported) = match p.as_ref() {
-                    ElicitParams::Form(_) => ("form", declared.supports_form()),
-                    _ => ("url", declared.supports_url()),
+                let (mode, supported) = match Outline::of(p.raw()).mode.as_deref() {
+                    None | Some("form") => ("form", declared.supports_form()),
+                    Some("url") => ("url", declared.supports_url()),
+                    // Not a mode: the decoding answers it (-32602).
+                    Some(_) => return None,
                 };
                 (!supported).then(|| format!("this client did not declare {mode}-mode elicitation"))
             }

@@ -29,7 +29,7 @@ pub use sampling::{
 
 use super::{BoxFuture, HandlerResult};
 use crate::auth::Tokens;
-use crate::client::ServerRequest;
+use crate::client::{Outline, RawParams, ServerRequest};
 use crate::error::{ProtocolViolation, Rejection};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::schema::{
@@ -40,6 +40,17 @@ use crate::schema::{
 
 type AsyncFn<P, R> = Arc<dyn Fn(P) -> BoxFuture<'static, HandlerResult<R>> + Send + Sync>;
 type SyncFn<P, R> = Arc<dyn Fn(P) -> HandlerResult<R> + Send + Sync>;
+/// A sampling handler with the decoding of its request and the encoding of its answer: made
+/// where the app sets one, so that a client without one links neither.
+type AsyncSampling = AsyncFn<RawParams<CreateMessageParams>, RawJson>;
+type SyncSampling = SyncFn<RawParams<CreateMessageParams>, RawJson>;
+/// Decodes an elicitation and hands it to the handler for its mode; set with either handler
+/// (for the same reason).
+type AsyncElicit = fn(
+    &AsyncClientHandlers,
+    RawParams<ElicitParams>,
+) -> BoxFuture<'static, Result<RawJson, ErrorObject>>;
+type SyncElicit = fn(&SyncClientHandlers, RawParams<ElicitParams>) -> Result<RawJson, ErrorObject>;
 type ViolationFn = Arc<dyn Fn(&ProtocolViolation) + Send + Sync>;
 type AsyncAuthorizeFn =
     Arc<dyn Fn(String) -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
@@ -50,7 +61,8 @@ type LoadFn = Arc<dyn Fn() -> Option<Tokens> + Send + Sync>;
 /// Async handlers for server requests (zest-tokio, zest-smol).
 #[derive(Clone, Default)]
 pub struct AsyncClientHandlers {
-    sampling: Option<AsyncFn<CreateMessageParams, CreateMessageResult>>,
+    sampling: Option<AsyncSampling>,
+    elicit: Option<AsyncElicit>,
     elicitation: Option<AsyncFn<ElicitParams, ElicitResult>>,
     url_elicitation: Option<AsyncFn<ElicitUrlParams, ElicitResult>>,
     roots: Option<AsyncFn<(), ListRootsResult>>,
@@ -64,7 +76,8 @@ pub struct AsyncClientHandlers {
 /// Blocking handlers for server requests (zest-blocking): plain functions or closures.
 #[derive(Clone, Default)]
 pub struct SyncClientHandlers {
-    sampling: Option<SyncFn<CreateMessageParams, CreateMessageResult>>,
+    sampling: Option<SyncSampling>,
+    elicit: Option<SyncElicit>,
     elicitation: Option<SyncFn<ElicitParams, ElicitResult>>,
     url_elicitation: Option<SyncFn<ElicitUrlParams, ElicitResult>>,
     roots: Option<SyncFn<(), ListRootsResult>>,
@@ -120,7 +133,11 @@ impl AsyncClientHandlers {
         F: Fn(CreateMessageParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult<CreateMessageResult>> + Send + 'static,
     {
-        self.sampling = Some(Arc::new(move |p| Box::pin(f(p))));
+        let f = Arc::new(f);
+        self.sampling = Some(Arc::new(move |p: RawParams<CreateMessageParams>| match p.decode() {
+            Ok(p) => serialize(Box::pin(f(p))),
+            Err(e) => refuse(e),
+        }));
         self.declared.sampling = Some(SamplingCapability::default());
         self
     }
@@ -130,7 +147,10 @@ impl AsyncClientHandlers {
     /// offers them). Replaces an [`on_sampling`](Self::on_sampling) handler.
     pub fn sampling_policy(mut self, policy: AsyncSamplingPolicy) -> Self {
         self.declared.sampling = Some(policy.capability());
-        self.sampling = Some(Arc::new(move |p| policy.run(p)));
+        self.sampling = Some(Arc::new(move |p: RawParams<CreateMessageParams>| match p.decode() {
+            Ok(p) => serialize(policy.run(p)),
+            Err(e) => refuse(e),
+        }));
         self
     }
 
@@ -144,6 +164,7 @@ impl AsyncClientHandlers {
         Fut: Future<Output = HandlerResult<ElicitResult>> + Send + 'static,
     {
         self.elicitation = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.elicit = Some(Self::answer_elicitation);
         self.declared.form = true;
         self
     }
@@ -157,6 +178,7 @@ impl AsyncClientHandlers {
         Fut: Future<Output = HandlerResult<ElicitResult>> + Send + 'static,
     {
         self.url_elicitation = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.elicit = Some(Self::answer_elicitation);
         self.declared.url = true;
         self
     }
@@ -203,22 +225,37 @@ impl AsyncClientHandlers {
     pub fn run(&self, request: ServerRequest) -> BoxFuture<'static, Result<RawJson, ErrorObject>> {
         match request {
             ServerRequest::CreateMessage(p) => match &self.sampling {
-                Some(f) => serialize(f(*p)),
+                Some(f) => f(p),
                 None => refuse(missing("sampling/createMessage")),
             },
-            ServerRequest::Elicit(p) => match (*p, &self.elicitation, &self.url_elicitation) {
-                (ElicitParams::Url(p), _, Some(f)) => url_answer(f(p)),
-                (ElicitParams::Url(p), Some(f), None) => url_answer(f(ElicitParams::Url(p))),
-                (ElicitParams::Form(form), Some(f), _) => {
-                    let answer = f(ElicitParams::Form(form.clone()));
-                    Box::pin(async move { form_answer(&form, answer.await?) })
-                }
-                (p, _, _) => refuse(mode_not_declared(&p)),
+            ServerRequest::Elicit(p) => match self.elicit {
+                Some(answer) => answer(self, p),
+                None => refuse(mode_not_declared(Outline::of(p.raw()).mode.as_deref())),
             },
             ServerRequest::ListRoots(_) => match &self.roots {
                 Some(f) => serialize(f(())),
                 None => refuse(missing("roots/list")),
             },
+        }
+    }
+
+    /// Decodes an elicitation and runs the handler for its mode.
+    fn answer_elicitation(
+        &self,
+        p: RawParams<ElicitParams>,
+    ) -> BoxFuture<'static, Result<RawJson, ErrorObject>> {
+        let p = match p.decode() {
+            Ok(p) => p,
+            Err(e) => return refuse(e),
+        };
+        match (p, &self.elicitation, &self.url_elicitation) {
+            (ElicitParams::Url(p), _, Some(f)) => url_answer(f(p)),
+            (ElicitParams::Url(p), Some(f), None) => url_answer(f(ElicitParams::Url(p))),
+            (ElicitParams::Form(form), Some(f), _) => {
+                let answer = f(ElicitParams::Form(form.clone()));
+                Box::pin(async move { form_answer(&form, answer.await?) })
+            }
+            (p, _, _) => refuse(mode_not_declared(Some(mode_of(&p)))),
         }
     }
 }
@@ -244,7 +281,9 @@ impl SyncClientHandlers {
         mut self,
         f: impl Fn(CreateMessageParams) -> HandlerResult<CreateMessageResult> + Send + Sync + 'static,
     ) -> Self {
-        self.sampling = Some(Arc::new(f));
+        self.sampling = Some(Arc::new(move |p: RawParams<CreateMessageParams>| {
+            f(p.decode()?).map(|r| ser(&r))
+        }));
         self.declared.sampling = Some(SamplingCapability::default());
         self
     }
@@ -253,7 +292,9 @@ impl SyncClientHandlers {
     /// [`AsyncClientHandlers::sampling_policy`].
     pub fn sampling_policy(mut self, policy: SyncSamplingPolicy) -> Self {
         self.declared.sampling = Some(policy.capability());
-        self.sampling = Some(Arc::new(move |p| policy.run(p)));
+        self.sampling = Some(Arc::new(move |p: RawParams<CreateMessageParams>| {
+            policy.run(p.decode()?).map(|r| ser(&r))
+        }));
         self
     }
 
@@ -263,6 +304,7 @@ impl SyncClientHandlers {
         f: impl Fn(ElicitParams) -> HandlerResult<ElicitResult> + Send + Sync + 'static,
     ) -> Self {
         self.elicitation = Some(Arc::new(f));
+        self.elicit = Some(Self::answer_elicitation);
         self.declared.form = true;
         self
     }
@@ -273,6 +315,7 @@ impl SyncClientHandlers {
         f: impl Fn(ElicitUrlParams) -> HandlerResult<ElicitResult> + Send + Sync + 'static,
     ) -> Self {
         self.url_elicitation = Some(Arc::new(f));
+        self.elicit = Some(Self::answer_elicitation);
         self.declared.url = true;
         self
     }
@@ -315,23 +358,29 @@ impl SyncClientHandlers {
     pub fn run(&self, request: ServerRequest) -> Result<RawJson, ErrorObject> {
         match request {
             ServerRequest::CreateMessage(p) => match &self.sampling {
-                Some(f) => f(*p).map(|r| ser(&r)),
+                Some(f) => f(p),
                 None => Err(missing("sampling/createMessage")),
             },
-            ServerRequest::Elicit(p) => match (*p, &self.elicitation, &self.url_elicitation) {
-                (ElicitParams::Url(p), _, Some(f)) => f(p).map(without_content),
-                (ElicitParams::Url(p), Some(f), None) => {
-                    f(ElicitParams::Url(p)).map(without_content)
-                }
-                (ElicitParams::Form(form), Some(f), _) => {
-                    form_answer(&form, f(ElicitParams::Form(form.clone()))?)
-                }
-                (p, _, _) => Err(mode_not_declared(&p)),
+            ServerRequest::Elicit(p) => match self.elicit {
+                Some(answer) => answer(self, p),
+                None => Err(mode_not_declared(Outline::of(p.raw()).mode.as_deref())),
             },
             ServerRequest::ListRoots(_) => match &self.roots {
                 Some(f) => f(()).map(|r| ser(&r)),
                 None => Err(missing("roots/list")),
             },
+        }
+    }
+
+    /// Decodes an elicitation and runs the handler for its mode.
+    fn answer_elicitation(&self, p: RawParams<ElicitParams>) -> Result<RawJson, ErrorObject> {
+        match (p.decode()?, &self.elicitation, &self.url_elicitation) {
+            (ElicitParams::Url(p), _, Some(f)) => f(p).map(without_content),
+            (ElicitParams::Url(p), Some(f), None) => f(ElicitParams::Url(p)).map(without_content),
+            (ElicitParams::Form(form), Some(f), _) => {
+                form_answer(&form, f(ElicitParams::Form(form.clone()))?)
+            }
+            (p, _, _) => Err(mode_not_declared(Some(mode_of(&p)))),
         }
     }
 }
@@ -385,11 +434,16 @@ fn url_answer(
     Box::pin(async move { fut.await.map(without_content) })
 }
 
-fn mode_not_declared(p: &ElicitParams) -> ErrorObject {
-    let mode = match p {
+fn mode_of(p: &ElicitParams) -> &'static str {
+    match p {
         ElicitParams::Form(_) => "form",
         _ => "url",
-    };
+    }
+}
+
+/// -32602 for an elicitation in a mode no handler answers (`None`: form, the default).
+fn mode_not_declared(mode: Option<&str>) -> ErrorObject {
+    let mode = mode.unwrap_or("form");
     Rejection::InvalidParams(format!("this client does not support {mode}-mode elicitation"))
         .to_jsonrpc()
 }

@@ -58,13 +58,26 @@ fn nothing_is_declared_until_a_handler_or_policy_is_set() {
 }
 
 fn sampling_request(max_tokens: u64) -> ServerRequest {
-    ServerRequest::CreateMessage(Box::new(
-        serde_json::from_value(json!({
-            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-            "maxTokens": max_tokens
-        }))
-        .unwrap(),
-    ))
+    let params = json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+        "maxTokens": max_tokens
+    });
+    ServerRequest::CreateMessage(RawParams::new(Some(&RawJson::from(params))))
+}
+
+#[test]
+fn the_handler_refuses_params_that_do_not_decode_with_invalid_params() {
+    // The client hands sampling and elicitation on undecoded: the handler's decoding
+    // answers a misfit -32602, as the machine did when it decoded them itself.
+    let misfit = RawJson::from(json!({"messages": "not a list"}));
+    let sampling = SyncClientHandlers::default().on_sampling(|_| panic!("never called"));
+    let e = sampling.run(ServerRequest::CreateMessage(RawParams::new(Some(&misfit)))).unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+    let elicitation = answering(accept(json!({})));
+    let e = elicitation.run(ServerRequest::Elicit(RawParams::new(Some(&misfit)))).unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+    let e = SyncClientHandlers::default().run(sampling_request(1)).unwrap_err();
+    assert_eq!(e.code, -32601, "no handler: {e:?}");
 }
 
 #[test]
@@ -130,7 +143,7 @@ fn answering(answer: ElicitResult) -> SyncClientHandlers {
 }
 
 fn elicit(p: impl Into<ElicitParams>) -> ServerRequest {
-    ServerRequest::Elicit(Box::new(p.into()))
+    ServerRequest::Elicit(RawParams::from(&p.into()))
 }
 
 #[test]
