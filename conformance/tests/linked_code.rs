@@ -7,11 +7,13 @@
 //!   performs its exchanges (HTTP/1.1, TLS) through a connector object made only by
 //!   `connect_to`;
 //! - a stdio server links no HTTP code, and an HTTP server none of the HTTP client's;
-//! - a client links the decoders of sampling and elicitation requests (about 120 KB) only
-//!   if it sets a handler for them: the client machine hands those requests on undecoded.
+//! - a client links the decoders of sampling and elicitation requests and the encoders of
+//!   their answers (about 180 KB) only if it sets a handler for them: the client machine
+//!   hands those requests on undecoded.
 //!
 //! Checked on each runtime's examples by their symbol tables. Each name looked for is shown
-//! present where its code is linked (the HTTP client and server examples), so the check can
+//! present where its code is linked (the HTTP client and server examples; the demos, which
+//! answer sampling; the conformance client, which answers elicitations), so the check can
 //! see it.
 
 use std::process::Command;

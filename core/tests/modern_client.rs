@@ -252,6 +252,37 @@ fn an_input_request_the_client_cannot_answer_fails_the_call_typed() {
     assert!(why.contains("did not declare"), "{why}");
 }
 
+#[test]
+fn an_input_request_whose_params_do_not_fit_fails_the_call_as_the_servers_fault() {
+    let mut pair = pair(modern_client(), modern_server);
+    pair.handshake();
+    pair.take_client_events();
+    let app_id = call_echo(&mut pair);
+    let (id, _) = server_call(&mut pair);
+    let misfit = json!({"resultType": "input_required", "requestState": "s",
+        "inputRequests": {"q": {"method": "elicitation/create", "params": {"message": 7}}}});
+    let now = pair.clock.now();
+    pair.server.respond(now, id, Ok(RawJson::from(misfit))).unwrap();
+    pair.pump();
+    // The app gets the request undecoded; its decoding refuses it with -32602 …
+    let events = pair.take_client_events();
+    let [Event::Request { id: local, request: ServerRequest::Elicit(p) }] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    let refused = p.decode().unwrap_err();
+    pair.client.respond(now, local.clone(), Err(refused)).unwrap();
+    pair.pump();
+    // … and the call fails as a bad result of the server's, not as the app's error.
+    let events = pair.take_client_events();
+    let [Event::Response { id, result: Err(RequestError::InvalidResult(why)) }] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*id, app_id);
+    assert!(why.contains("cannot give"), "{why}");
+}
+
 mod over_http {
     use super::*;
     use zest_core::http::client::{HttpClientConfig, HttpMode};

@@ -82,7 +82,7 @@ pub enum Event {
 ///
 /// Sampling and elicitation params come as the server sent them, decoded by whoever answers
 /// ([`RawParams::decode`]; zest's client handlers do it for you): a program that answers
-/// neither links no decoder for them (about 120 KB of code). What the client itself must
+/// neither links no decoder for them (about 180 KB of code). What the client itself must
 /// know of them (tools offered to sampling, the elicitation mode) it reads without decoding
 /// the rest.
 #[derive(Clone, Debug, PartialEq)]

@@ -266,7 +266,16 @@ impl Client {
                 for sibling in self.rounds.drop_waiting(&app).unwrap_or_default() {
                     self.events.push_back(Event::Cancelled { id: sibling });
                 }
-                let result = Err(RequestError::Remote(error));
+                // -32602: the input request itself does not fit its method (the handler's
+                // decoding found it so): the server's result is at fault, not the app.
+                let result = Err(if error.code == codes::INVALID_PARAMS {
+                    RequestError::InvalidResult(format!(
+                        "the server asked for input this client cannot give: {}",
+                        error.message
+                    ))
+                } else {
+                    RequestError::Remote(error)
+                });
                 self.events.push_back(Event::Response { id: app, result });
                 return;
             }

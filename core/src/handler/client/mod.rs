@@ -443,9 +443,11 @@ fn mode_of(p: &ElicitParams) -> &'static str {
 
 /// -32602 for an elicitation in a mode no handler answers (`None`: form, the default).
 fn mode_not_declared(mode: Option<&str>) -> ErrorObject {
-    let mode = mode.unwrap_or("form");
-    Rejection::InvalidParams(format!("this client does not support {mode}-mode elicitation"))
-        .to_jsonrpc()
+    let why = match mode.unwrap_or("form") {
+        mode @ ("form" | "url") => format!("this client does not support {mode}-mode elicitation"),
+        _ => "unknown elicitation mode".to_owned(),
+    };
+    Rejection::InvalidParams(why).to_jsonrpc()
 }
 
 fn ser<T: serde::Serialize>(value: &T) -> RawJson {
