@@ -84,7 +84,10 @@ pub enum Event {
 /// ([`RawParams::decode`]; zest's client handlers do it for you): a program that answers
 /// neither links no decoder for them (about 180 KB of code). What the client itself must
 /// know of them (tools offered to sampling, the elicitation mode) it reads without decoding
-/// the rest.
+/// the rest. So params that do not fit reach the app, whose answer with the decoding's
+/// -32602 goes back to the server; for a 2026-07-28 input request it fails the call with
+/// [`RequestError::InvalidResult`] instead, and the call's other asks are cancelled (their
+/// handlers may have started meanwhile).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ServerRequest {
