@@ -229,41 +229,46 @@ fn a_call_waiting_for_the_apps_answers_can_be_cancelled_or_closed() {
     }
 }
 
-#[test]
-fn an_input_request_the_client_cannot_answer_fails_the_call_typed() {
+/// A call whose first round the server answers with `input_requests`: the pair and the
+/// call's id, the result taken in.
+fn asked_for(input_requests: Value) -> (Pair<Handler>, RequestId) {
     let mut pair = pair(modern_client(), modern_server);
     pair.handshake();
     pair.take_client_events();
     let app_id = call_echo(&mut pair);
     let (id, _) = server_call(&mut pair);
-    // A server that asks for what this client never declared (sampling).
-    let bogus = json!({"resultType": "input_required", "requestState": "s",
-        "inputRequests": {"q": {"method": "sampling/createMessage",
-            "params": {"messages": [], "maxTokens": 5}}}});
+    let result = json!({"resultType": "input_required", "requestState": "s",
+        "inputRequests": input_requests});
     let now = pair.clock.now();
-    pair.server.respond(now, id, Ok(RawJson::from(bogus))).unwrap();
+    pair.server.respond(now, id, Ok(RawJson::from(result))).unwrap();
     pair.pump();
+    (pair, app_id)
+}
+
+/// Why call `app_id` failed as an invalid result, its one event.
+fn invalid_result(pair: &mut Pair<Handler>, app_id: &RequestId) -> String {
     let events = pair.take_client_events();
     let [Event::Response { id, result: Err(RequestError::InvalidResult(why)) }] = events.as_slice()
     else {
         panic!("{events:?}")
     };
-    assert_eq!(*id, app_id);
+    assert_eq!(id, app_id);
+    why.clone()
+}
+
+#[test]
+fn an_input_request_the_client_cannot_answer_fails_the_call_typed() {
+    // A server that asks for what this client never declared (sampling).
+    let (mut pair, app_id) = asked_for(json!({"q": {"method": "sampling/createMessage",
+        "params": {"messages": [], "maxTokens": 5}}}));
+    let why = invalid_result(&mut pair, &app_id);
     assert!(why.contains("did not declare"), "{why}");
 }
 
 #[test]
 fn an_input_request_whose_params_do_not_fit_fails_the_call_as_the_servers_fault() {
-    let mut pair = pair(modern_client(), modern_server);
-    pair.handshake();
-    pair.take_client_events();
-    let app_id = call_echo(&mut pair);
-    let (id, _) = server_call(&mut pair);
-    let misfit = json!({"resultType": "input_required", "requestState": "s",
-        "inputRequests": {"q": {"method": "elicitation/create", "params": {"message": 7}}}});
-    let now = pair.clock.now();
-    pair.server.respond(now, id, Ok(RawJson::from(misfit))).unwrap();
-    pair.pump();
+    let misfit = json!({"q": {"method": "elicitation/create", "params": {"message": 7}}});
+    let (mut pair, app_id) = asked_for(misfit);
     // The app gets the request undecoded; its decoding refuses it with -32602 …
     let events = pair.take_client_events();
     let [Event::Request { id: local, request: ServerRequest::Elicit(p) }] = events.as_slice()
@@ -271,15 +276,11 @@ fn an_input_request_whose_params_do_not_fit_fails_the_call_as_the_servers_fault(
         panic!("{events:?}")
     };
     let refused = p.decode().unwrap_err();
+    let now = pair.clock.now();
     pair.client.respond(now, local.clone(), Err(refused)).unwrap();
     pair.pump();
     // … and the call fails as a bad result of the server's, not as the app's error.
-    let events = pair.take_client_events();
-    let [Event::Response { id, result: Err(RequestError::InvalidResult(why)) }] = events.as_slice()
-    else {
-        panic!("{events:?}")
-    };
-    assert_eq!(*id, app_id);
+    let why = invalid_result(&mut pair, &app_id);
     assert!(why.contains("cannot give"), "{why}");
 }
 
