@@ -22,12 +22,17 @@ impl FixtureProcess {
             .spawn()
             .expect("the fixture starts");
         let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+        let mut said = Vec::new();
         let url = lines
             .by_ref()
             .take(20)
             .map_while(Result::ok)
-            .find_map(|l| l.split_once("serving ").map(|(_, url)| url.trim().to_owned()))
-            .expect("the fixture says where it serves");
+            .inspect(|l| said.push(l.clone()))
+            .find_map(|l| l.split_once("serving ").map(|(_, url)| url.trim().to_owned()));
+        let Some(url) = url else {
+            let status = child.try_wait();
+            panic!("the fixture ({runtime}) never said where it serves: {said:?}, {status:?}");
+        };
         // Keep draining its stderr so that it never blocks on a full pipe.
         thread::spawn(move || {
             for line in lines.take(10_000).map_while(Result::ok) {
