@@ -71,7 +71,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod child;
 mod client;
 mod http_server;
 mod link;

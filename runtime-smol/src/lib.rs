@@ -71,13 +71,10 @@
 
 mod client;
 mod command;
-mod handle;
 mod http_server;
 mod memory;
 mod pipe;
-mod process;
 mod server;
-mod stdio;
 mod timer;
 mod writer;
 
@@ -89,13 +86,14 @@ pub use zest_core::RequestOptions;
 
 pub use client::{Client, Notifications};
 pub use command::{ClientOptions, StdioCommand, DEFAULT_GRACE};
-pub use handle::StdioServer;
 pub use http_server::{
     router_config, serve_http, serve_http_with, HttpConfig, HttpServer, ServerStats, SmolHub,
     DEFAULT_SHUTDOWN_GRACE,
 };
 pub use memory::{in_memory, in_memory_with, InMemoryServer};
-pub use server::{serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink};
+pub use server::{
+    serve, serve_stdio, Registry, RequestContext, ServerHandle, SessionLink, StdioServer,
+};
 pub use zest_core::auth::{
     AuthError, ClientCredentials, OAuthConfig, Principal, ProtectedResource, Tokens,
 };

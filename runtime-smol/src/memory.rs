@@ -8,9 +8,9 @@ use zest_core::server::ServerConfig;
 
 use crate::client::Client;
 use crate::command::ClientOptions;
-use crate::handle::StdioServer;
 use crate::server::Registry;
 use crate::server::ServerHandle;
+use crate::server::StdioServer;
 
 /// How many bytes each direction buffers before a writer waits for its reader.
 const PIPE_CAPACITY: usize = 64 * 1024;

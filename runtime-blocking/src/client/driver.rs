@@ -254,7 +254,7 @@ impl Session {
             Some(Pipe::Stdin(stdin)) => Some(stdin),
             _ => None,
         };
-        crate::child::shutdown(child, stdin, deadline, self.grace)
+        super::process::shutdown(child, stdin, deadline, self.grace)
     }
 
     /// The supervisor of a session over a caller's streams: runs until the session closes,

@@ -1,10 +1,11 @@
 //! The stdio client: spawns a server and offers blocking calls from any thread. The calling
-//! threads drive the session themselves (see [`session`]).
+//! threads drive the session themselves (see [`driver`]).
 
 mod connector;
+mod driver;
 mod pending;
+pub(crate) mod process;
 mod progress;
-mod session;
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -25,10 +26,9 @@ use zest_core::schema::methods::Method;
 use zest_core::schema::Root;
 use zest_core::RequestOptions;
 
-use crate::child;
 use crate::link::{self, Slot};
+use driver::{Pipe, ReadySlot, Session};
 pub use pending::{CancelHandle, PendingCall};
-use session::{Pipe, ReadySlot, Session};
 use zest_core::stdio::StdioCommand;
 
 pub use zest_core::runtime::NOTIFICATION_QUEUE;
@@ -78,8 +78,8 @@ impl Client {
     pub fn spawn(mut command: StdioCommand, options: ClientOptions) -> Result<Self, ConnectError> {
         let program = command.program_name();
         let spawned =
-            child::spawn(&command).map_err(|e| ConnectError::spawn(program.clone(), &e))?;
-        let child::Spawned { child, stdin, stdout, stderr } = spawned;
+            process::spawn(&command).map_err(|e| ConnectError::spawn(program.clone(), &e))?;
+        let process::Spawned { child, stdin, stdout, stderr } = spawned;
         let pid = child.id();
         let grace = command.grace();
         let machine = |config| Ok(machine::Client::new(config, Instant::now()));
@@ -92,8 +92,8 @@ impl Client {
             Box::new(move |line| eprintln!("[{prefix}] {line}"))
         });
         let reader = session.clone();
-        let readers = child::read_stream(stdout, move |event| reader.feed_stdout(event))
-            .and_then(|()| child::read_stderr(stderr, on_stderr));
+        let readers = process::read_stream(stdout, move |event| reader.feed_stdout(event))
+            .and_then(|()| process::read_stderr(stderr, on_stderr));
         // The child is handed to the supervisor through a cell, so that if the thread cannot
         // start, it is still here to be reaped.
         let cell = Arc::new(Mutex::new(Some(child)));
@@ -111,7 +111,7 @@ impl Client {
             Err(e) => {
                 if let Some(mut child) = link::lock(&cell).take() {
                     let first = Instant::now() + grace;
-                    let _ = child::shutdown(&mut child, session.take_stdin(), first, grace);
+                    let _ = process::shutdown(&mut child, session.take_stdin(), first, grace);
                 }
                 session.ask_close();
                 Err(ConnectError::spawn(program, &e))
@@ -141,7 +141,7 @@ impl Client {
         let session = opening.session.clone();
         // `initialize` is written before anything is read.
         session.start();
-        if let Err(e) = child::read_stream(reader, move |event| session.feed_stdout(event)) {
+        if let Err(e) = process::read_stream(reader, move |event| session.feed_stdout(event)) {
             opening.session.ask_close();
             let _ = supervisor.join();
             return Err(ConnectError::spawn("zest-reader thread", &e));

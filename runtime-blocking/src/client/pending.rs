@@ -7,8 +7,8 @@ use zest_core::api::CallError;
 use zest_core::error::RequestError;
 use zest_core::jsonrpc::{RawJson, RequestId};
 
+use super::driver::{Outcome, Session};
 use super::progress::CallProgress;
-use super::session::{Outcome, Session};
 
 /// A request sent by [`Client::start`](super::Client::start). Dropping it does not cancel the
 /// request; its outcome is then discarded.

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use zest_core::io::StreamEvent;
 
-use crate::child::{read_once, READ_BUF};
+use crate::client::process::{read_once, READ_BUF};
 use crate::link::{self, lock};
 
 /// How often the supervisor looks at a busy reader: a handler that runs longer than one to

@@ -23,8 +23,8 @@ use zest_core::runtime::{
 };
 
 use super::connector::Connector;
+use super::process::Spawned;
 use super::Shared;
-use crate::process::Spawned;
 use crate::timer::{self, Alarm};
 use crate::writer::{self, Source};
 

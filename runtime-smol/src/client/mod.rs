@@ -3,6 +3,7 @@
 
 mod connector;
 mod driver;
+mod process;
 
 use std::fmt;
 use std::io;
@@ -20,7 +21,6 @@ use zest_core::runtime::{CallKeys, CommandSink, ConnectError, Driven, NOTIFICATI
 use zest_core::schema::Root;
 
 use crate::command::{ClientOptions, StdioCommand};
-use crate::process;
 use crate::timer::Alarm;
 use driver::{Command, Driver, Ending, Host};
 

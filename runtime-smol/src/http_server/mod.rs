@@ -25,7 +25,7 @@ use zest_core::server::{ListKind, ServerConfig};
 pub(crate) use hub::Hub;
 pub use hub::SmolHub;
 
-use crate::handle::announcing;
+use crate::server::announcing;
 use crate::server::Registry;
 use crate::server::{http_handle, ServerHandle};
 

@@ -8,7 +8,8 @@ use zest_core::error::CloseReason;
 use zest_core::runtime::StdioLink;
 use zest_core::server::ServerConfig;
 
-use crate::server::{serve_on, serve_stdio_on, Registry, ServerHandle};
+use super::driver::{serve_on, serve_stdio_on};
+use super::{Registry, ServerHandle};
 
 /// A stdio session served with a [`ServerHandle`]: the same loop as [`serve`](crate::serve),
 /// as a task on smol's global executor (so from any executor), with `listChanged` and

@@ -3,24 +3,25 @@
 //! by the loop; one that does not finish then runs on as a task of a session-local
 //! executor, dropped if the call is cancelled.
 
+mod driver;
+mod handle;
+mod stdio;
+
+pub(crate) use handle::announcing;
+pub use handle::StdioServer;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Instant;
 
 use smol::io::{AsyncRead, AsyncWrite};
-use smol::{Executor, Task};
 use zest_core::error::CloseReason;
 use zest_core::handler::AsyncHandler;
 use zest_core::runtime::http_server::HubSink;
-use zest_core::runtime::{AsyncLink, ServerHost, ServerLoop, StdioLink};
+use zest_core::runtime::{AsyncLink, StdioLink};
 use zest_core::server::ServerConfig;
 
 use crate::http_server::{Hub, SmolHub};
-use crate::stdio;
-use crate::timer::Alarm;
-use crate::writer::{self, Source};
 
 /// What a server offers: typed async handlers whose parameters are the arguments (a
 /// `Deserialize + JsonSchema` type), a [`RequestContext`] and `State<S>` in any order (see
@@ -42,20 +43,8 @@ pub fn serve_stdio(config: ServerConfig, registry: Registry) -> impl Future<Outp
     // Boxed, so that the session's loop is compiled here, once, and not again into each
     // program that awaits it (an async fn's body is compiled where it is awaited).
     let session: Pin<Box<dyn Future<Output = CloseReason> + Send>> =
-        Box::pin(serve_stdio_on(config, registry, StdioLink::new()));
+        Box::pin(driver::serve_stdio_on(config, registry, StdioLink::new()));
     session
-}
-
-/// [`serve_stdio`] on a given session link (whose handles may exist already).
-pub(crate) async fn serve_stdio_on(
-    config: ServerConfig,
-    registry: Registry,
-    link: StdioLink<Handler>,
-) -> CloseReason {
-    let (reader, writer, restore) = stdio::open();
-    let reason = serve_on(config, registry, reader, writer, link).await;
-    drop(restore);
-    reason
 }
 
 /// Serves one MCP session over `reader` and `writer` until `reader` ends or a write fails;
@@ -75,59 +64,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    serve_on(config, registry, reader, writer, StdioLink::new()).await
-}
-
-/// [`serve`] on a given session link (whose handles may exist already).
-pub(crate) async fn serve_on<R, W>(
-    config: ServerConfig,
-    registry: Registry,
-    reader: R,
-    writer: W,
-    link: StdioLink<Handler>,
-) -> CloseReason
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let executor = Executor::new();
-    let host = Host { executor: &executor, alarm: Alarm::default() };
-    let config = zest_net::with_request_state(config);
-    let driver = ServerLoop::new(config, registry, link.clone(), AsyncLink::stdio(link), host);
-    executor.run(driver.run(&mut Source(reader), writer::recycling(writer))).await
-}
-
-/// The session's timer and the executor its handlers run on.
-struct Host<'e> {
-    executor: &'e Executor<'static>,
-    alarm: Alarm,
-}
-
-impl ServerHost for Host<'_> {
-    type Task = Task<()>;
-
-    fn poll_timer(&mut self, cx: &mut Context<'_>, at: Instant) -> Poll<()> {
-        // It may go off early (re-armed only for an earlier deadline): that is allowed here.
-        self.alarm.arm(Some(at));
-        self.alarm.poll_fired(cx)
-    }
-
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-
-    fn polls_first(&self) -> bool {
-        // Most handlers finish in their first poll: answered in the same drain, no task.
-        true
-    }
-
-    fn spawn(&mut self, work: Pin<Box<dyn Future<Output = ()> + Send>>) -> Task<()> {
-        self.executor.spawn(work)
-    }
-
-    fn stop(&mut self, task: Task<()>) {
-        drop(task);
-    }
+    driver::serve_on(config, registry, reader, writer, StdioLink::new()).await
 }
 
 /// What a handler gets: its request's id, cancellation, progress, logging, and requests to
