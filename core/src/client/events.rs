@@ -1,15 +1,13 @@
 //! What a [`Client`](super::Client) reports.
 
-use super::config::Negotiated;
-use crate::auth::Tokens;
-use crate::error::{CloseReason, ProtocolViolation, RequestError};
-use crate::jsonrpc::{Notification, RawJson, RequestId};
-use crate::rpc::parse_params;
 use std::fmt;
 use std::marker::PhantomData;
 
-use crate::error::Rejection;
-use crate::jsonrpc::ErrorObject;
+use super::config::Negotiated;
+use crate::auth::Tokens;
+use crate::error::{CloseReason, ProtocolViolation, Rejection, RequestError};
+use crate::jsonrpc::{ErrorObject, Notification, RawJson, RequestId};
+use crate::rpc::parse_params;
 use crate::schema::{
     CreateMessageParams, ElicitParams, ElicitationCompleteParams, EmptyParams,
     LoggingMessageParams, ProgressParams, ResourceUpdatedParams,
